@@ -1,0 +1,37 @@
+# Every target installs what it needs from this repo's own files (pyproject.toml).
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test test-fast bench eval lint clean
+
+setup: $(VENV)/.done
+
+# torch first and pinned: pip takes the local CPU wheel; anything else would pull a CUDA build.
+$(VENV)/.done: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	if [ "$$(uname -s)" = "Linux" ]; then $(BIN)/pip install -q "torch==2.13.0"; fi
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $@
+
+demo: setup
+	$(BIN)/casper demo
+
+test: setup
+	$(BIN)/pytest -q
+
+test-fast: setup
+	$(BIN)/pytest -q -m "not slow"
+
+bench: setup
+	$(BIN)/python -m bench
+
+eval: setup
+	$(BIN)/casper eval --dataset synthetic && $(BIN)/casper eval --dataset locomo
+
+lint: setup
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,106 @@
+"""Frozen settings and `load_config`: defaults < $CASPER_HOME/config.toml < explicit overrides.
+
+Imports: stdlib only. Only `load_config` reads the environment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from casper.errors import ConfigError
+
+DEFAULT_LLM = "mlx-community/Qwen3.5-4B-MLX-4bit"
+ALTERNATIVE_LLM = "mlx-community/Qwen3-4B-Instruct-2507-4bit"
+BUNDLED_EMBEDDER = "bundled:all-MiniLM-L6-v2"
+DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """Immutable settings. Runtime wiring lives in cli.py as local variables."""
+
+    data_dir: Path
+    chat_db: Path = Path.home() / "Library/Messages/chat.db"
+    contacts: Path | None = Path.home() / "Library/Application Support/AddressBook"
+    llm_model: str = DEFAULT_LLM
+    embed_model: str = BUNDLED_EMBEDDER
+    rerank_model: str | None = DEFAULT_RERANKER  # None → no rerank
+    rerank: bool = True
+    lexical: str = "lancedb"  # lancedb | rank-bm25
+    candidates: int = 50  # per retriever before fusion
+    top_k: int = 8
+    chunk_size: int = 8  # messages per chunk
+    chunk_stride: int = 4
+    chunk_gap_s: float = 6 * 3600  # a silence this long starts a new chunk
+    chunk_max_chars: int = 1500
+    embed_batch: int = 64
+    max_iterations: int = 5  # model calls in the loop (nudged retries count); synthesis is +1
+    max_new_tokens: int = 512
+    temperature: float = 0.0
+    thinking: bool = False
+    timezone: str | None = None  # None → the machine's local time zone
+    history_token_budget: int = 2000  # `casper chat` keeps this much history verbatim
+
+    @property
+    def store_path(self) -> Path:
+        return self.data_dir / "casper.sqlite"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "index.lance"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.data_dir / "runs"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.data_dir / "index.lock"
+
+    @property
+    def chat_history_path(self) -> Path:
+        return self.data_dir / "chat_history.json"
+
+
+def default_home() -> Path:
+    """$CASPER_HOME, else ~/.casper."""
+    env = os.environ.get("CASPER_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".casper"
+
+
+def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
+    """Build the Config.
+
+    Args:
+        data_dir: overrides $CASPER_HOME (the `--home` flag).
+        **overrides: explicit values (CLI flags); None values are ignored.
+
+    Returns:
+        The frozen Config: defaults < config.toml < environment paths < overrides.
+    """
+    home = Path(data_dir).expanduser() if data_dir else default_home()
+    values: dict[str, Any] = {}
+    toml_path = home / "config.toml"
+    if toml_path.exists():
+        try:
+            values.update(tomllib.loads(toml_path.read_text()))
+        except (tomllib.TOMLDecodeError, OSError) as exc:
+            raise ConfigError(f"cannot read {toml_path}: {exc}") from exc
+    if os.environ.get("CASPER_CHAT_DB"):
+        values["chat_db"] = os.environ["CASPER_CHAT_DB"]
+    if os.environ.get("CASPER_CONTACTS"):
+        values["contacts"] = os.environ["CASPER_CONTACTS"]
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name for f in dataclasses.fields(Config)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
+    for key in ("chat_db", "contacts"):
+        if isinstance(values.get(key), str):
+            values[key] = Path(values[key]).expanduser()
+    return Config(data_dir=home, **values)

@@ -1,0 +1,53 @@
+"""User-facing errors: a message plus a hint the CLI prints. Stdlib only."""
+
+from __future__ import annotations
+
+
+class CasperError(Exception):
+    """An error the user can act on; `cli.py` prints `error:` + `hint:` and exits 1."""
+
+    default_hint: str | None = None
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+
+class IndexMissing(CasperError):
+    default_hint = "run `casper index` first"
+
+
+class IndexMismatch(CasperError):
+    default_hint = "run `casper index --rebuild` to rebuild the search index with the current model"
+
+
+class ModelUnavailable(CasperError):
+    default_hint = (
+        "download the model once while online (it is cached), or pass --model with a local path; "
+        "`--no-llm` answers from search alone"
+    )
+
+
+class ConfigError(CasperError):
+    default_hint = "check $CASPER_HOME/config.toml"
+
+
+class AmbiguousPerson(CasperError):
+    """A name matched several people; `candidates` lists (id, name)."""
+
+    def __init__(self, query: str, candidates: list[tuple[str, str]]) -> None:
+        listed = ", ".join(f"{name} ({pid})" for pid, name in candidates)
+        super().__init__(
+            f"'{query}' matches {len(candidates)} people: {listed}",
+            hint="pass the id or a handle instead of the name",
+        )
+        self.candidates = candidates
+
+
+class PersonNotFound(CasperError):
+    default_hint = "run `casper contacts` to see names, handles and ids"
+
+
+class StoreBusy(CasperError):
+    default_hint = "another `casper index` is running; wait for it to finish"

@@ -1,0 +1,59 @@
+"""Stats read paths shared by the CLI and the agent's tools: precomputed or for a date range.
+
+Imports: casper.store, casper.stats.
+"""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from typing import Any
+
+from casper.records import ME
+from casper.stats import Line, attribute_to_people, compute_stats, volume_by_period
+from casper.store.db import Store
+
+
+def person_stats(
+    store: Store, person_id: str, tz: tzinfo, start: float | None = None, end: float | None = None
+) -> dict[str, Any]:
+    """All-time figures come precomputed; a range is computed from the store, same definitions."""
+    if start is None and end is None:
+        cached = store.stats(person_id)
+        if cached is not None:
+            return cached
+    chats = store.one_to_one_chat_ids(person_id)
+    timeline = [Line(s, ts, c, t) for s, c, ts, t in store.texts_for_person(chats, start, end)]
+    authored = [Line(s, ts, c, t) for s, c, ts, t in store.sent_by(person_id, start, end)]
+    return compute_stats(person_id, timeline, authored, tz)
+
+
+def message_volume(
+    store: Store,
+    tz: tzinfo,
+    start: float | None,
+    end: float | None,
+    *,
+    period: str = "month",
+    person_id: str | None = None,
+    top_n: int = 5,
+) -> dict[str, list[tuple[str, int]]]:
+    """Per period, the people I exchanged the most messages with (optionally one person)."""
+    owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
+    lines = [Line(s, ts, c) for s, c, ts, _kind in store.activity(start, end)]
+    pairs = attribute_to_people(lines, owner)
+    if person_id is not None:
+        pairs = [(p, ts) for p, ts in pairs if p == person_id]
+    pairs = [(p, ts) for p, ts in pairs if p != ME]
+    return volume_by_period(pairs, period, tz, top_n)
+
+
+def top_people(
+    store: Store, tz: tzinfo, start: float | None, end: float | None, top_n: int = 5
+) -> list[tuple[str, int]]:
+    """The people with the most messages exchanged in a range (for "who…most" questions)."""
+    owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
+    lines = [Line(s, ts, c) for s, c, ts, _kind in store.activity(start, end)]
+    counts: dict[str, int] = {}
+    for person, _ts in attribute_to_people(lines, owner):
+        counts[person] = counts.get(person, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top_n]

@@ -1,0 +1,63 @@
+"""DDL of Casper's SQLite store and its ordered migrations (llm's `_migrations` pattern).
+
+Imports: sqlite3 only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+STORE_VERSION = 1
+
+
+def _m001_initial(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE people (
+            id TEXT PRIMARY KEY, name TEXT NOT NULL, contact_key TEXT
+        );
+        CREATE TABLE handles (
+            address TEXT PRIMARY KEY, person_id TEXT NOT NULL, raw TEXT
+        );
+        CREATE INDEX handles_person ON handles(person_id);
+        CREATE TABLE chats (
+            id INTEGER PRIMARY KEY, guid TEXT NOT NULL, name TEXT NOT NULL,
+            is_group INTEGER NOT NULL, members TEXT NOT NULL
+        );
+        CREATE TABLE messages (
+            rowid INTEGER PRIMARY KEY, guid TEXT NOT NULL UNIQUE, chat_id INTEGER NOT NULL,
+            sender TEXT NOT NULL, ts REAL NOT NULL, text TEXT NOT NULL, kind TEXT NOT NULL,
+            edited INTEGER NOT NULL DEFAULT 0, reply_to TEXT, attachments TEXT, event TEXT,
+            service TEXT
+        );
+        CREATE INDEX messages_chat_ts ON messages(chat_id, ts);
+        CREATE INDEX messages_sender_ts ON messages(sender, ts);
+        CREATE INDEX messages_ts ON messages(ts);
+        CREATE TABLE reactions (
+            guid TEXT PRIMARY KEY, target_guid TEXT NOT NULL, sender TEXT NOT NULL,
+            kind INTEGER NOT NULL, emoji TEXT, ts REAL NOT NULL
+        );
+        CREATE INDEX reactions_target ON reactions(target_guid);
+        CREATE TABLE contact_stats (person_id TEXT PRIMARY KEY, data TEXT NOT NULL);
+        -- chats whose search chunks must be rebuilt; cleared only after the index is written,
+        -- so a crash between the two stores is repaired by the next run
+        CREATE TABLE dirty_chats (chat_id INTEGER PRIMARY KEY, full INTEGER NOT NULL DEFAULT 0);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_initial]
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the migrations this store has not seen yet, each in its own transaction."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY)")
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        with conn:
+            fn(conn)
+            conn.execute("INSERT INTO _migrations(name) VALUES (?)", (fn.__name__,))

@@ -1,0 +1,118 @@
+"""PURE: the texts the agent shows the model: system prompt, tool results, hints and nudges.
+
+Imports: stdlib and casper.protocols only. Kept short on purpose: small models have little context.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from casper.protocols import ToolSpec
+
+SYSTEM_TEMPLATE = """\
+You are Casper. You answer questions about the user's own iMessage history.
+Today is {weekday} {today}; time zone {tz}. "I" and "me" mean the user.
+Look things up with the tools before answering; never invent messages.
+Cite each message you rely on by its id, like [#1234].
+If the tools find nothing relevant, say you could not find it.
+Answer briefly, in plain text."""
+
+TOOLS_TEXT_HEADER = """\
+# Tools
+To call a tool, reply with only this, one block per call:
+<tool_call>
+{"name": "<tool name>", "arguments": {<arguments as JSON>}}
+</tool_call>
+Available tools:"""
+
+NUDGE_EMPTY = "Your reply was empty. Call a tool, or answer the question."
+NUDGE_NARRATED = "Do not describe what you will do: call the tool now, with a <tool_call> block."
+SYNTHESIS = (
+    "Stop calling tools. Answer the question now, using only the tool results above. "
+    "Cite message ids like [#1234]. If nothing relevant was found, say so."
+)
+FALLBACK_INTRO = "I could not write an answer, but these results look relevant:"
+FALLBACK_NOTHING = "I could not find anything about that in your messages."
+TRUNCATION_NOTICE = "[… truncated: {n} more characters not shown]"
+
+
+def cite_tag(rowid: int) -> str:
+    """The marker tool results put on each message line, and answers cite: `[#rowid]`."""
+    return f"[#{rowid}]"
+
+
+def system_prompt(today: date, tz_name: str, tools_text: str = "") -> str:
+    """The system prompt; `tools_text` is `tools_as_text(...)` for templates without tools."""
+    text = SYSTEM_TEMPLATE.format(weekday=today.strftime("%A"), today=today.isoformat(), tz=tz_name)
+    return f"{text}\n\n{tools_text}" if tools_text else text
+
+
+def format_tool_result(result_text: str, max_chars: int) -> str:
+    """Cap a tool result at `max_chars` (cut at a line end when one is near) plus a notice."""
+    if len(result_text) <= max_chars:
+        return result_text
+    cut = result_text.rfind("\n", 0, max_chars + 1)
+    if cut < max_chars // 2:
+        cut = max_chars
+    kept = result_text[:cut].rstrip()
+    notice = TRUNCATION_NOTICE.format(n=len(result_text) - len(kept))
+    return f"{kept}\n{notice}"
+
+
+def tools_as_text(specs: Sequence[ToolSpec]) -> str:
+    """Describe tools and the `<tool_call>{json}</tool_call>` format, for the system prompt."""
+    lines = [TOOLS_TEXT_HEADER]
+    for spec in specs:
+        lines.append(f"- {spec.name}: {spec.description.strip()}")
+        args = _describe_arguments(spec.parameters)
+        if args:
+            lines.append(f"  arguments: {args}")
+    return "\n".join(lines)
+
+
+def format_hints(hints: Sequence[str]) -> str:
+    """Hints (e.g. resolved dates) appended under the question; empty when there are none."""
+    kept = [h.strip() for h in hints if h.strip()]
+    if not kept:
+        return ""
+    return "Notes:\n" + "\n".join(f"- {h}" for h in kept)
+
+
+def user_message(question: str, hints: Sequence[str] = ()) -> str:
+    """The user turn: the question, then any hints."""
+    notes = format_hints(hints)
+    return f"{question.strip()}\n\n{notes}" if notes else question.strip()
+
+
+def nudge_malformed(errors: Sequence[str]) -> str:
+    """Tell the model its tool call could not be read, showing (the start of) what it wrote."""
+    shown = "; ".join(_clip(e, 200) for e in errors[:2])
+    return (
+        f"Your tool call could not be parsed: {shown}. Call the tool again with valid JSON: "
+        '<tool_call>{"name": "...", "arguments": {...}}</tool_call>'
+    )
+
+
+def _describe_arguments(schema: Mapping[str, Any]) -> str:
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        return ""
+    required = set(schema.get("required", ()))
+    parts = []
+    for name, prop in props.items():
+        prop = prop if isinstance(prop, Mapping) else {}
+        kind = str(prop.get("type", "any"))
+        if "enum" in prop:
+            kind = "|".join(json.dumps(v) for v in prop["enum"])
+        flag = ", required" if name in required else ""
+        desc = f" {prop['description']}" if prop.get("description") else ""
+        parts.append(f"{name} ({kind}{flag}){desc}")
+    return "; ".join(parts)
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"

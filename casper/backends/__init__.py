@@ -1,0 +1,1 @@
+"""Model backends: concrete Engine/Embedder/Reranker adapters, built lazily by one factory."""

@@ -1,0 +1,126 @@
+"""Question enrichment: date phrases → local date ranges, ranking intent (pinned now)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from casper.agent.enrich import Enrichment, enrich, to_hints
+
+LONDON = ZoneInfo("Europe/London")
+LA = ZoneInfo("America/Los_Angeles")
+SYDNEY = ZoneInfo("Australia/Sydney")
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=LONDON)  # a Sunday; Thanksgiving 2026 is Nov 26
+
+
+def d(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+CASES: list[tuple[str, str | None, str | None, str | None]] = [
+    ("What did we eat last Thanksgiving?", "2025-11-24", "2025-11-30", "last Thanksgiving"),
+    ("thanksgiving 2023 plans", "2023-11-20", "2023-11-26", "thanksgiving 2023"),
+    ("who came for christmas", "2025-12-22", "2025-12-28", "christmas"),
+    ("the 4th of july party", "2026-07-01", "2026-07-07", "the 4th of july"),
+    ("easter brunch", "2026-04-02", "2026-04-08", "easter"),
+    ("what did Sam say in March", "2026-03-01", "2026-03-31", "in March"),
+    ("last March plans", "2026-03-01", "2026-03-31", "last March"),
+    ("in November", "2026-11-01", "2026-11-30", "in November"),
+    ("last November", "2025-11-01", "2025-11-30", "last November"),
+    ("party in june", "2026-06-01", "2026-06-30", "in june"),
+    ("photos from December 2019", "2019-12-01", "2019-12-31", "from December 2019"),
+    ("since March", "2026-03-01", "2026-11-22", "since March"),
+    ("what happened two weeks ago", "2026-11-02", "2026-11-08", "two weeks ago"),
+    ("a couple of weeks ago", "2026-11-02", "2026-11-08", "a couple of weeks ago"),
+    ("dinner 3 days ago", "2026-11-19", "2026-11-19", "3 days ago"),
+    ("3 months ago", "2026-08-01", "2026-08-31", "3 months ago"),
+    ("in the past two weeks", "2026-11-08", "2026-11-22", "past two weeks"),
+    ("over the past month", "2026-10-22", "2026-11-22", "past month"),
+    ("how many messages in 2019", "2019-01-01", "2019-12-31", "in 2019"),
+    ("who texted me yesterday", "2026-11-21", "2026-11-21", "yesterday"),
+    ("trip last summer", "2026-06-01", "2026-08-31", "last summer"),
+    ("summer of 2019", "2019-06-01", "2019-08-31", "summer of 2019"),
+    ("last winter", "2025-12-01", "2026-02-28", "last winter"),
+    ("what happened last week", "2026-11-09", "2026-11-15", "last week"),
+    ("this week", "2026-11-16", "2026-11-22", "this week"),
+    ("last weekend", "2026-11-14", "2026-11-15", "last weekend"),
+    ("last month", "2026-10-01", "2026-10-31", "last month"),
+    ("last year", "2025-01-01", "2025-12-31", "last year"),
+    ("what did we talk about on Friday", "2026-11-20", "2026-11-20", "on Friday"),
+    ("dentist on March 3rd", "2026-03-03", "2026-03-03", "March 3rd"),
+    ("messages from 5 June 2021", "2021-06-05", "2021-06-05", "5 June 2021"),
+    ("what did I say an hour ago", "2026-11-22", "2026-11-22", "an hour ago"),
+    ("what did June say about the dentist", None, None, None),
+    ("what did Summer say", None, None, None),
+    ("we met at the cafe", None, None, None),
+    ("may I ask what Sam said", None, None, None),
+]
+
+
+@pytest.mark.parametrize(("question", "start", "end", "phrase"), CASES)
+def test_enrich_dates(
+    question: str, start: str | None, end: str | None, phrase: str | None
+) -> None:
+    got = enrich(question, NOW, LONDON)
+    expected = (d(start), d(end)) if start and end else None
+    assert got.date_range == expected
+    assert got.phrase == phrase
+
+
+@pytest.mark.parametrize(
+    ("question", "london", "los_angeles"),
+    [
+        ("yesterday", ("2026-11-21", "2026-11-21"), ("2026-11-20", "2026-11-20")),
+        ("today", ("2026-11-22", "2026-11-22"), ("2026-11-21", "2026-11-21")),
+        ("last week", ("2026-11-09", "2026-11-15"), ("2026-11-09", "2026-11-15")),
+        ("last Thanksgiving", ("2025-11-24", "2025-11-30"), ("2025-11-24", "2025-11-30")),
+    ],
+)
+def test_time_zone_decides_today(
+    question: str, london: tuple[str, str], los_angeles: tuple[str, str]
+) -> None:
+    early_utc = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)  # 03:00 London, 19:00 the day before LA
+    assert enrich(question, early_utc, LONDON).date_range == (d(london[0]), d(london[1]))
+    assert enrich(question, early_utc, LA).date_range == (d(los_angeles[0]), d(los_angeles[1]))
+
+
+def test_naive_now_is_read_as_local() -> None:
+    naive = datetime(2026, 11, 22, 1, 0)
+    assert enrich("yesterday", naive, LA).date_range == (d("2026-11-21"), d("2026-11-21"))
+
+
+def test_southern_hemisphere_summer() -> None:
+    got = enrich("last summer", NOW, SYDNEY)
+    assert got.date_range == (d("2025-12-01"), d("2026-02-28"))
+
+
+def test_thanksgiving_day_itself() -> None:
+    day = datetime(2026, 11, 26, 18, 0, tzinfo=LA)
+    assert enrich("thanksgiving", day, LA).date_range == (d("2026-11-23"), d("2026-11-29"))
+    assert enrich("last thanksgiving", day, LA).date_range == (d("2025-11-24"), d("2025-11-30"))
+
+
+@pytest.mark.parametrize(
+    ("question", "ranking"),
+    [
+        ("Who did I text the most?", True),
+        ("who do I talk to least", True),
+        ("How often do I message Sam?", True),
+        ("how many messages did Alex send in 2019", True),
+        ("What did Sam say about dinner?", False),
+        ("When is the dentist appointment?", False),
+    ],
+)
+def test_wants_ranking(question: str, ranking: bool) -> None:
+    assert enrich(question, NOW, LONDON).wants_ranking is ranking
+
+
+def test_to_hints() -> None:
+    assert to_hints(Enrichment()) == ()
+    day = Enrichment((d("2026-11-21"), d("2026-11-21")), "yesterday", False)
+    assert to_hints(day) == ('"yesterday" means 2026-11-21 (inclusive); filter searches to it.',)
+    both = to_hints(enrich("who did I text most last Thanksgiving", NOW, LONDON))
+    assert both[0].startswith('"last Thanksgiving" means 2025-11-24 to 2025-11-30')
+    assert "get_contact_stats" in both[1]

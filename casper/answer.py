@@ -1,0 +1,147 @@
+"""One question end to end: enrich → agent loop (or retrieval-only) → the `ask --json` shape.
+
+Imports: casper.agent, casper.store, casper.stats_query, casper.protocols. No backends: the
+engine and search function are passed in by the CLI.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from casper.agent import core, prompts
+from casper.agent.enrich import Enrichment, enrich, to_hints
+from casper.agent.loop import Event, run_agent
+from casper.agent.tools import Toolbox
+from casper.protocols import Engine, Hit
+from casper.stats_query import top_people
+from casper.store.db import Store
+from casper.timeutil import iso
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """Everything `casper ask` prints."""
+
+    answer: str
+    citations: list[dict[str, Any]]
+    iterations: int
+    tool_calls: list[dict[str, Any]]
+    guards: list[str]
+    model: str | None
+    tokens: dict[str, int]
+    elapsed_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer, "citations": self.citations, "iterations": self.iterations,
+            "tool_calls": self.tool_calls, "guards": self.guards, "model": self.model,
+            "tokens": self.tokens, "elapsed_s": self.elapsed_s,
+        }
+
+
+def coverage_note(store: Store, tz: ZoneInfo) -> str | None:
+    first, last = store.coverage()
+    if first is None:
+        return None
+    return f"The user's messages cover {(iso(first, tz) or '')[:7]} → {(iso(last, tz) or '')[:7]}."
+
+
+def build_hints(
+    question: str, store: Store, tz: ZoneInfo, now: datetime, history: Sequence[str] = ()
+) -> tuple[Enrichment, tuple[str, ...]]:
+    """Dates resolved by dateparser, coverage, and top contacts for ranking questions."""
+    found = enrich(question, now, tz)
+    hints = list(history) + list(to_hints(found))
+    note = coverage_note(store, tz)
+    if note:
+        hints.append(note)
+    if found.wants_ranking:
+        start = end = None
+        if found.date_range:
+            start = datetime.combine(found.date_range[0], datetime.min.time(), tz).timestamp()
+            end_day = found.date_range[1] + timedelta(days=1)
+            end = datetime.combine(end_day, datetime.min.time(), tz).timestamp()
+        names = store.names()
+        top = top_people(store, tz, start, end, 5)
+        if top:
+            listed = ", ".join(f"{names.get(p, p)} ({n} messages)" for p, n in top)
+            hints.append(f"Most messages exchanged{' in that range' if start else ''}: {listed}.")
+    return found, tuple(hints)
+
+
+def citations_for(store: Store, guids: Sequence[str], tz: ZoneInfo) -> list[dict[str, Any]]:
+    names = store.names()
+    out = []
+    for guid in guids:
+        m = store.message(guid)
+        if m is not None:
+            out.append({"guid": m.guid, "rowid": m.rowid, "ts": iso(m.ts, tz),
+                        "sender": names.get(m.sender, m.sender), "text": m.text})
+    return out
+
+
+def retrieval_only(
+    question: str, search: Callable[..., Sequence[Hit]], found: Enrichment, store: Store, tz: ZoneInfo
+) -> tuple[str, list[str]]:
+    """No model: the best-matching messages, cited; or a clear 'nothing found' with coverage."""
+    start = end = None
+    if found.date_range:
+        start = datetime.combine(found.date_range[0], datetime.min.time(), tz).timestamp()
+        end = datetime.combine(found.date_range[1] + timedelta(days=1), datetime.min.time(), tz).timestamp()
+    hits = list(search(question, since=start, until=end, k=3))
+    if not hits:
+        where = f" between {found.date_range[0]} and {found.date_range[1]}" if found.date_range else ""
+        note = coverage_note(store, tz) or "Nothing is indexed yet."
+        return f"I found nothing about that in your messages{where}. {note}", []
+    lines = ["These messages match best:"]
+    guids: list[str] = []
+    for hit in hits:
+        lines.append(f"{hit.chat}, {(iso(hit.start, tz) or '')[:10]}:")
+        for m in hit.messages:
+            if m.guid not in guids:
+                lines.append(f"  {prompts.cite_tag(m.rowid)} {m.sender}: {m.text}")
+                guids.append(m.guid)
+    return "\n".join(lines), guids[:8]
+
+
+def answer_question(
+    question: str,
+    *,
+    store: Store,
+    search: Callable[..., Sequence[Hit]],
+    engine: Engine | None,
+    tz: ZoneInfo,
+    limits: core.Limits,
+    now: datetime | None = None,
+    history: Sequence[str] = (),
+    unavailable_reason: str | None = None,
+    on_event: Callable[[Event], None] = lambda e: None,
+) -> Asked:
+    """Run one question; with no engine, answer from retrieval alone (guard model_unavailable)."""
+    started = time.perf_counter()
+    now = now or datetime.now(tz)
+    found, hints = build_hints(question, store, tz, now, history)
+    if engine is None:
+        text, guids = retrieval_only(question, search, found, store, tz)
+        if unavailable_reason:
+            text = f"({unavailable_reason}; answering from search alone.)\n{text}"
+        return Asked(text, citations_for(store, guids, tz), 0, [], ["model_unavailable"], None,
+                     {"prompt": 0, "completion": 0}, round(time.perf_counter() - started, 3))
+    toolbox = Toolbox(store, search, tz, now=now, max_chars=limits.max_result_chars)
+    system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)))
+    result = run_agent(question, engine, toolbox, limits, on_event=on_event, hints=hints, system=system)
+    return Asked(
+        answer=result.answer,
+        citations=citations_for(store, result.citations, tz),
+        iterations=result.iterations,
+        tool_calls=[{"name": n, "arguments": dict(a), "ok": ok} for n, a, ok in result.tool_calls],
+        guards=list(result.guards),
+        model=getattr(engine, "name", None),
+        tokens={"prompt": result.prompt_tokens, "completion": result.completion_tokens},
+        elapsed_s=round(time.perf_counter() - started, 3),
+    )

@@ -1,0 +1,1 @@
+"""CLI commands, registered on `casper.cli.app`."""

@@ -1,0 +1,77 @@
+"""The typer app, shared options and the error guard that every command uses."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from casper.config import Config, load_config
+from casper.errors import CasperError
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Ask questions about your own iMessage history, privately, on your Mac.",
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+Home = Annotated[Path | None, typer.Option("--home", help="data dir (default $CASPER_HOME or ~/.casper)")]
+Json = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
+Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="debug logs and tracebacks")]
+
+
+def _stderr():  # noqa: ANN202 - rich is imported lazily
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def guarded(fn: F) -> F:
+    """Turn CasperError into `error:` + `hint:` and exit 1; anything else is a bug."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        verbose = bool(kwargs.get("verbose"))
+        _setup_logging(verbose)
+        try:
+            return fn(*args, **kwargs)
+        except CasperError as exc:
+            err = _stderr()
+            err.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+            if exc.hint:
+                err.print(f"[yellow]hint:[/] {exc.hint}", soft_wrap=True)
+            raise typer.Exit(1) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            if verbose:
+                raise
+            err = _stderr()
+            err.print(f"[red]error:[/] unexpected {type(exc).__name__}: {exc}", soft_wrap=True)
+            err.print("[yellow]hint:[/] run again with -v to see the traceback", soft_wrap=True)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _setup_logging(verbose: bool) -> None:
+    level = logging.DEBUG if verbose else logging.WARNING
+    if verbose:
+        from rich.logging import RichHandler
+
+        handler: logging.Handler = RichHandler(console=_stderr(), show_path=False)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+def config(home: Path | None, **overrides: Any) -> Config:
+    return load_config(home, **overrides)

@@ -1,0 +1,257 @@
+"""Data commands: index, contacts, stats, show, doctor, demo."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from casper.commands.base import Home, Json, Verbose, app, config, guarded
+from casper.commands.wiring import make_index_fn, open_store
+from casper.config import Config
+from casper.timeutil import day_bounds, iso, local_tz
+
+
+def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed: bool = True):  # noqa: ANN201
+    """Lock, ingest and index; returns the IngestReport."""
+    from casper.commands.progress import stage_bars
+    from casper.lock import exclusive
+    from casper.pipeline import Indexer
+    from casper.store.db import ensure_private_dir
+
+    from casper.commands.base import _stderr
+
+    ensure_private_dir(cfg.data_dir)
+    waiting = lambda: _stderr().print("waiting for another `casper index` to finish…")  # noqa: E731
+    with exclusive(cfg.lock_path, on_wait=waiting), stage_bars(not quiet) as bars:
+        store = open_store(cfg, must_exist=False)
+        try:
+            indexer = Indexer(store, cfg.chat_db, cfg.contacts, local_tz(cfg.timezone), on_progress=bars)
+            return indexer.run(rebuild=rebuild, index_fn=make_index_fn(cfg, rebuild=rebuild) if embed else None)
+        finally:
+            store.close()
+
+
+def _index_json(report, tz) -> dict:  # noqa: ANN001
+    data = report.to_dict()
+    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
+    return data
+
+
+@app.command()
+@guarded
+def index(
+    chat_db: Annotated[Path | None, typer.Option("--chat-db", help="Messages database (read-only)")] = None,
+    contacts: Annotated[Path | None, typer.Option("--contacts", help="AddressBook folder or .abcddb")] = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="start over instead of incremental")] = False,
+    home: Home = None,
+    json: Json = False,
+    verbose: Verbose = False,
+) -> None:
+    """Ingest new messages (incremental), update stats and the search index."""
+    from casper.render import print_json
+    from casper.commands.base import _stderr
+
+    cfg = config(home, chat_db=chat_db, contacts=contacts)
+    tz = local_tz(cfg.timezone)
+    report = run_index(cfg, rebuild=rebuild, quiet=json)
+    if json:
+        print_json(_index_json(report, tz))
+        return
+    err = _stderr()
+    if report.noop:
+        err.print(f"up to date: {report.messages_total} messages ({report.elapsed_s:.2f} s)")
+        return
+    cov = report.coverage
+    err.print(
+        f"indexed {report.messages_new} new messages ({report.messages_total} total, "
+        f"{report.chunks_new} new chunks), {report.reactions} reactions folded, "
+        f"{report.deleted} deleted, {report.decode_failures} undecodable bodies — "
+        f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]} "
+        f"in {report.elapsed_s:.1f} s"
+    )
+
+
+@app.command()
+@guarded
+def contacts(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
+    """People with handles and message counts."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from casper.render import print_json
+
+    cfg = config(home)
+    tz = local_tz(cfg.timezone)
+    store = open_store(cfg)
+    rows = []
+    for p in store.people():
+        s = store.stats(p.id) or {}
+        rows.append({
+            "id": p.id, "name": p.name, "handles": list(p.handles), "sent": s.get("sent", 0),
+            "received": s.get("received", 0), "first": iso(s.get("first"), tz), "last": iso(s.get("last"), tz),
+        })
+    rows.sort(key=lambda r: -(r["sent"] + r["received"]))
+    if json:
+        print_json(rows)
+        return
+    table = Table("id", "name", "handles", "sent", "received", "first", "last")
+    for r in rows:
+        table.add_row(r["id"], r["name"], ", ".join(r["handles"]), str(r["sent"]), str(r["received"]),
+                      (r["first"] or "")[:10], (r["last"] or "")[:10])
+    Console().print(table)
+
+
+@app.command()
+@guarded
+def stats(
+    person: Annotated[str, typer.Argument(help="name, handle or id")],
+    since: Annotated[str | None, typer.Option("--since", help="ISO date or phrase")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="ISO date or phrase (whole day)")] = None,
+    home: Home = None,
+    json: Json = False,
+    verbose: Verbose = False,
+) -> None:
+    """One person's stats (precomputed; computed for the range with --since/--until)."""
+    from casper.render import print_json, stats_json
+    from casper.stats_query import person_stats
+
+    cfg = config(home)
+    tz = local_tz(cfg.timezone)
+    store = open_store(cfg)
+    who = store.resolve_person(person)
+    start, end = day_bounds(since, until, tz)
+    data = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
+    if json:
+        print_json(data)
+        return
+    _print_stats(data)
+
+
+def _print_stats(data: dict) -> None:
+    from rich.console import Console
+
+    c = Console()
+    p = data["person"]
+    c.print(f"[bold]{p['name']}[/]  [dim]{p['id']} · {', '.join(p['handles'])}[/]")
+    c.print(f"  sent {data['sent']} · received {data['received']} · active days {data['active_days']}")
+    c.print(f"  first {(data['first'] or '-')[:10]} · last {(data['last'] or '-')[:10]}")
+    r = data["median_reply_s"]
+    fmt = lambda s: "-" if s is None else (f"{s/60:.0f} min" if s < 3600 else f"{s/3600:.1f} h")  # noqa: E731
+    c.print(f"  median reply: me {fmt(r['me'])} · them {fmt(r['them'])}")
+    i = data["initiations"]
+    c.print(f"  conversations started: me {i['me']} · them {i['them']}")
+    if data["top_emoji"]:
+        c.print("  top emoji: " + " ".join(f"{e}×{n}" for e, n in data["top_emoji"]))
+    if data["busiest_hours"]:
+        c.print("  busiest hours: " + ", ".join(f"{h:02d}h ({n})" for h, n in data["busiest_hours"]))
+
+
+@app.command()
+@guarded
+def show(
+    ref: Annotated[str, typer.Argument(metavar="ID", help="message guid or rowid")],
+    before: Annotated[int, typer.Option("--before", help="messages before")] = 5,
+    after: Annotated[int, typer.Option("--after", help="messages after")] = 5,
+    home: Home = None,
+    json: Json = False,
+    verbose: Verbose = False,
+) -> None:
+    """A message with its surrounding conversation."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from casper.errors import CasperError
+    from casper.render import message_json, message_line, print_json
+
+    cfg = config(home)
+    tz = local_tz(cfg.timezone)
+    store = open_store(cfg)
+    msg = store.message(ref)
+    if msg is None:
+        raise CasperError(f"no message {ref!r}", hint="use a rowid or guid from `casper search`")
+    ctx = store.context(msg, before, after)
+    names = store.names()
+    if json:
+        print_json({"message": message_json(msg, names, tz), "context": [message_json(m, names, tz) for m in ctx]})
+        return
+    chat = store.chat(msg.chat_id)
+    console = Console()
+    console.print(f"[bold]{escape(chat.name if chat else 'Unknown chat')}[/]")
+    for m in ctx:
+        line = escape(message_line(m, names, tz))
+        console.print(f"[reverse]{line}[/]" if m.rowid == msg.rowid else line)
+
+
+@app.command()
+@guarded
+def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
+    """Environment and data health: chat.db access, counts, decode rate, coverage."""
+    from casper.doctor import run_checks
+    from casper.render import print_json
+
+    cfg = config(home)
+    report = run_checks(cfg)
+    if json:
+        print_json(report)
+        return
+    from rich.console import Console
+
+    c = Console()
+    for check in report["checks"]:
+        mark = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}[check["status"]]
+        c.print(f"{mark} {check['name']}: {check['detail']}")
+        if check.get("hint"):
+            c.print(f"   [dim]hint: {check['hint']}[/]")
+    if any(ch["status"] == "fail" for ch in report["checks"]):
+        raise typer.Exit(1)
+
+
+@app.command()
+@guarded
+def demo(
+    question: Annotated[str | None, typer.Argument(help="question to ask the demo corpus")] = None,
+    home: Home = None,
+    verbose: Verbose = False,
+) -> None:
+    """Build the synthetic demo corpus in its own home, index it, show people and stats, ask."""
+    from casper.commands.base import _stderr
+    from ingest.synthetic import build_demo_corpus
+
+    base = config(home)
+    demo_home = base.data_dir / "demo"
+    source = demo_home / "source"
+    err = _stderr()
+    if not (source / "chat.db").exists():
+        err.print(f"building the demo corpus in {source} …")
+        corpus = build_demo_corpus(source)
+        chat_db, contacts = corpus.chat_db, corpus.contacts
+    else:
+        chat_db, contacts = source / "chat.db", source / "AddressBook"
+    cfg = dataclasses.replace(config(demo_home), chat_db=chat_db, contacts=contacts)
+    report = run_index(cfg)
+    err.print(f"demo index: {report.messages_total} messages, {report.chunks_total} chunks in {cfg.data_dir}")
+    _demo_overview(cfg)
+    from casper.commands.ask import ask_once
+
+    ask_once(cfg, question or "When did Sam and I plan Thanksgiving, and who is bringing what?", json=False)
+
+
+def _demo_overview(cfg: Config) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    store = open_store(cfg)
+    tz = local_tz(cfg.timezone)
+    table = Table("name", "id", "sent", "received", "active days", "median reply (them)", "top emoji",
+                  title="People in the demo corpus")
+    for p in store.people():
+        s = store.stats(p.id) or {}
+        reply = (s.get("median_reply_s") or {}).get("them")
+        table.add_row(p.name, p.id, str(s.get("sent", 0)), str(s.get("received", 0)),
+                      str(s.get("active_days", 0)), "-" if reply is None else f"{reply/60:.0f} min",
+                      " ".join(e for e, _ in s.get("top_emoji", [])[:3]))
+    Console().print(table)
+    _ = tz

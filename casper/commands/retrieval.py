@@ -1,0 +1,84 @@
+"""`casper search` and the retriever wiring shared with `ask` and `eval`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from casper.commands.base import Home, Json, Verbose, _stderr, app, config, guarded
+from casper.commands.wiring import open_index, open_store
+from casper.config import Config
+from casper.store.db import Store
+from casper.timeutil import day_bounds, local_tz
+
+
+def make_retriever(cfg: Config, store: Store, *, rerank: bool = True, lexical: str | None = None) -> Any:
+    """Embedder + index + (optional) reranker → Retriever. Says once if rerank is off."""
+    from casper.backends.factory import make_embedder, make_reranker
+    from casper.retrieve import Retriever
+
+    embedder = make_embedder(cfg)
+    index = open_index(cfg, embedder)
+    reranker = None
+    if rerank and cfg.rerank and cfg.rerank_model:
+        reranker, reason = make_reranker(cfg)
+        if reranker is None and reason:
+            _stderr().print(f"[dim]rerank off: {reason}[/]")
+    return Retriever(
+        index, embedder, reranker, store=store, candidates=cfg.candidates, top_k=cfg.top_k,
+        lexical=lexical or cfg.lexical,
+    )
+
+
+@app.command()
+@guarded
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for")],
+    person: Annotated[str | None, typer.Option("--person", help="name, handle or id")] = None,
+    chat: Annotated[str | None, typer.Option("--chat", help="chat name or id")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="ISO date or phrase")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="ISO date or phrase (whole day)")] = None,
+    k: Annotated[int | None, typer.Option("-k", help="number of hits")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="hybrid | bm25 | vector")] = "hybrid",
+    lexical: Annotated[str | None, typer.Option("--lexical", help="lancedb | rank-bm25")] = None,
+    no_rerank: Annotated[bool, typer.Option("--no-rerank", help="skip the cross-encoder")] = False,
+    home: Home = None,
+    json: Json = False,
+    verbose: Verbose = False,
+) -> None:
+    """Retrieval only, no LLM: hybrid BM25 + vector, fused, reranked."""
+    from casper.errors import CasperError
+    from casper.render import hit_json, hits_table, print_json
+
+    if mode not in ("hybrid", "bm25", "vector"):
+        raise CasperError(f"unknown mode {mode!r}", hint="use hybrid, bm25 or vector")
+    if lexical not in (None, "lancedb", "rank-bm25"):
+        raise CasperError(f"unknown lexical backend {lexical!r}", hint="use lancedb or rank-bm25")
+    cfg = config(home)
+    tz = local_tz(cfg.timezone)
+    store = open_store(cfg)
+    person_id = store.resolve_person(person).id if person else None
+    chat_id = None
+    if chat:
+        found = store.find_chats(chat)
+        if len(found) != 1:
+            names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
+            raise CasperError(f"--chat {chat!r} matches {len(found)} chats: {names}", hint="pass the chat id")
+        chat_id = found[0].id
+    start, end = day_bounds(since, until, tz)
+    retriever = make_retriever(cfg, store, rerank=not no_rerank, lexical=lexical)
+    hits = retriever.search(query, person_id=person_id, chat_id=chat_id, since=start, until=end,
+                            k=k, mode=mode, rerank=not no_rerank)
+    if json:
+        filters = {"person": person_id, "chat": chat_id, "since": since, "until": until, "mode": mode,
+                   "lexical": lexical or cfg.lexical, "rerank": not no_rerank}
+        print_json({"query": query, "filters": filters, "hits": [hit_json(h, tz) for h in hits]})
+        return
+    from rich.console import Console
+
+    console = Console()
+    if not hits:
+        console.print("no matching messages")
+    for line in hits_table(hits, tz):
+        console.print(line)

@@ -1,0 +1,65 @@
+"""Builds concrete backends and stores from Config: the only place that knows both sides."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from casper.config import Config
+from casper.errors import IndexMissing
+from casper.store.db import Store
+
+
+def open_store(cfg: Config, *, must_exist: bool = True) -> Store:
+    """The SQLite store; a missing one tells the user to run `casper index`."""
+    if must_exist and not cfg.store_path.exists():
+        raise IndexMissing(f"nothing indexed yet in {cfg.data_dir}")
+    return Store.open(cfg.store_path)
+
+
+def open_index(cfg: Config, embedder: Any, *, create: bool = False) -> Any:
+    """The LanceDB chunk index, checked against the embedder and chunker it was built with."""
+    from casper.chunking import CHUNKER_VERSION
+    from casper.store.index import ChunkIndex
+
+    if not create and not cfg.index_dir.exists():
+        raise IndexMissing(f"no search index in {cfg.data_dir}")
+    return ChunkIndex.open(
+        cfg.index_dir,
+        embedder_name=embedder.name,
+        dim=embedder.dim,
+        checksum=getattr(embedder, "checksum", ""),
+        chunker_version=f"{CHUNKER_VERSION}:{cfg.chunk_size}/{cfg.chunk_stride}",
+        create=create,
+    )
+
+
+def make_index_fn(cfg: Config, *, rebuild: bool = False) -> Callable[..., tuple[int, int]]:
+    """The pipeline's search-index step: embed and index the chunks of changed chats."""
+
+    def index_fn(store: Store, dirty: dict[int, bool], progress: Callable[..., None]) -> tuple[int, int]:
+        from casper.backends.factory import make_embedder
+        from casper.indexing import update_index
+
+        if rebuild and cfg.index_dir.exists():
+            import shutil
+
+            shutil.rmtree(cfg.index_dir)
+        embedder = make_embedder(cfg)
+        index = open_index(cfg, embedder, create=True)
+        if not cfg.index_dir.exists() or index.count() == 0:
+            dirty = {c.id: True for c in store.chats()}
+        update = update_index(
+            store,
+            index,
+            embedder,
+            dirty=dirty,
+            size=cfg.chunk_size,
+            stride=cfg.chunk_stride,
+            gap_s=cfg.chunk_gap_s,
+            max_chars=cfg.chunk_max_chars,
+            on_progress=lambda done, total: progress("embed", done, total),
+        )
+        return update.chunks_total, update.chunks_new
+
+    return index_fn

@@ -1,0 +1,96 @@
+"""Terminal and JSON rendering for the CLI: shapes from CLI.md, rich tables on a console.
+
+Imports: stdlib, rich (lazily via the console passed in), casper.records, casper.timeutil.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import tzinfo
+from typing import Any
+
+from casper.protocols import Hit
+from casper.records import ME, Person, StoredMessage
+from casper.timeutil import iso
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout and nothing else there."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "rowid": m.rowid,
+        "guid": m.guid,
+        "ts": iso(m.ts, tz),
+        "sender": names.get(m.sender, m.sender),
+        "text": m.text,
+        "chat_id": m.chat_id,
+        "kind": m.kind,
+    }
+    if m.edited:
+        data["edited"] = True
+    if m.reply_to:
+        data["reply_to"] = m.reply_to
+    if m.reactions:
+        data["reactions"] = [[names.get(s, s), label] for s, label in m.reactions]
+    if m.attachments:
+        data["attachments"] = [{"name": n, "mime": mime} for n, mime in m.attachments]
+    if m.event:
+        data["event"] = m.event
+    return data
+
+
+def stats_json(person: Person, stats: Mapping[str, Any], tz: tzinfo) -> dict[str, Any]:
+    out = {"person": {"id": person.id, "name": person.name, "handles": list(person.handles)}}
+    out.update(stats)
+    out["first"] = iso(stats.get("first"), tz)
+    out["last"] = iso(stats.get("last"), tz)
+    return out
+
+
+def hit_json(hit: Hit, tz: tzinfo) -> dict[str, Any]:
+    return {
+        "chunk_id": hit.chunk_id,
+        "chat": hit.chat,
+        "score": round(hit.score, 6),
+        "start": iso(hit.start, tz),
+        "end": iso(hit.end, tz),
+        "participants": list(hit.participants),
+        "messages": [
+            {"rowid": m.rowid, "guid": m.guid, "ts": iso(m.ts, tz), "sender": m.sender,
+             "text": m.text}
+            for m in hit.messages
+        ],
+    }
+
+
+def message_line(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> str:
+    """`2024-03-02 18:04  Sam: text  [#123]` for terminals (rich markup escaped by caller)."""
+    when = iso(m.ts, tz) or ""
+    who = "me" if m.sender == ME else names.get(m.sender, m.sender)
+    body = m.event if m.kind == "system" and m.event else m.text
+    extra = ""
+    if m.reactions:
+        extra += "  " + " ".join(label for _, label in m.reactions)
+    if m.edited:
+        extra += "  (edited)"
+    return f"{when[:16].replace('T', ' ')}  {who}: {body}{extra}  [#{m.rowid}]"
+
+
+def hits_table(hits: Sequence[Hit], tz: tzinfo) -> list[str]:
+    lines: list[str] = []
+    for n, hit in enumerate(hits, 1):
+        lines.append(f"[bold]{n}. {hit.chat}[/]  [dim]{(iso(hit.start, tz) or '')[:10]} · score {hit.score:.3f}[/]")
+        for m in hit.messages:
+            when = (iso(m.ts, tz) or "")[:16].replace("T", " ")
+            lines.append(f"   [dim]{when}[/]  [cyan]{_esc(m.sender)}[/]: {_esc(m.text)}  [dim]#{m.rowid}[/]")
+    return lines
+
+
+def _esc(text: str) -> str:
+    return text.replace("[", "\\[")

@@ -19,6 +19,7 @@ from casper.people import UNKNOWN_CHAT, build_directory, label_chats
 from casper.records import ME, StoredMessage
 from casper.stats import Line, compute_stats
 from casper.store.db import Store
+from ingest.dates import APPLE_EPOCH_OFFSET
 from ingest.errors import IngestError
 from ingest.records import Message, Reaction
 
@@ -139,7 +140,8 @@ class Indexer:
             changed = (
                 ingest.read_changed(
                     conn, caps, upto_rowid=watermark, since_date_unix=last_date,
-                    edited_after_unix=edited_after,
+                    # never before Apple's epoch: an unset date_edited (0) must not match
+                    edited_after_unix=max(edited_after, APPLE_EPOCH_OFFSET),
                 )
                 if watermark
                 else []
@@ -152,7 +154,8 @@ class Indexer:
                 and int(self.store.meta_float("deleted_rowid")) == state.max_deleted_rowid
                 and int(self.store.meta_float("recoverable_count")) == state.recoverable_count
                 and self.store.get_meta("contacts_sig") == contacts_sig
-                and not self.store.dirty_chats()
+                # dirty chats only matter when this run also maintains the search index
+                and not (index_fn is not None and self.store.dirty_chats())
             )
             report.timings["check"] = round(time.perf_counter() - t0, 4)
             if unchanged:
@@ -231,6 +234,7 @@ class Indexer:
             authors.add(stored.sender)
             max_edit = max(max_edit, m.date_edited or 0.0, m.date_retracted or 0.0)
 
+        count_before = self.store.message_count()
         deleted_guids, deleted_rowid = ingest.load_deleted_guids(
             conn, caps, after_rowid=int(self.store.meta_float("deleted_rowid"))
         )
@@ -243,7 +247,7 @@ class Indexer:
             missing = sorted(self.store.rowids() - ingest.load_rowids(conn))
             gone_chats |= self.store.delete_rowids(missing)
         dirty_full |= gone_chats
-        report.deleted = len(deleted_guids) + len(recently)
+        report.deleted = count_before - self.store.message_count()
 
         self.store.mark_dirty(dirty - dirty_full)
         self.store.mark_dirty(dirty_full | (set(c.id for c in chats) if people_changed else set()), full=True)

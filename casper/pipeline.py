@@ -6,6 +6,7 @@ unsends, tombstones and disappeared rows. Imports: ingest, casper.store, casper.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -87,6 +88,17 @@ def _to_stored(m: Message, handle_person: dict[int, str]) -> StoredMessage:
 def _reaction_row(r: Reaction, handle_person: dict[int, str]) -> tuple:
     sender = ME if r.is_from_me else handle_person.get(r.handle_rowid or -1, UNKNOWN_SENDER)
     return (r.guid, r.target_guid, sender, r.kind, r.emoji, r.ts)
+
+
+@dataclass(slots=True)
+class _Accumulator:
+    """What the rows of one run touched, and the new watermarks."""
+
+    max_rowid: int
+    max_date: float
+    max_edit: float
+    dirty: set[int] = field(default_factory=set)
+    authors: set[str] = field(default_factory=set)
 
 
 class Indexer:
@@ -193,39 +205,20 @@ class Indexer:
         handle_person = dict(directory.handle_person)
 
         counters = ingest.ReadCounters()
-        dirty: set[int] = set()
-        dirty_full: set[int] = set()
-        authors: set[str] = set()
-        batch: list[StoredMessage] = []
-        reactions: list[tuple] = []
-        max_rowid, max_date = watermark, self.store.meta_float("last_date")
-        # edits/unsends are found by their own time, newer than any we have seen
-        max_edit = self.store.meta_float("edited_after")
-
-        def flush() -> None:
-            self.store.upsert_messages(batch)
-            self.store.add_reactions(reactions)
-            batch.clear()
-            reactions.clear()
-
+        acc = _Accumulator(
+            max_rowid=watermark,
+            max_date=self.store.meta_float("last_date"),
+            # edits/unsends are found by their own time, newer than any we have seen
+            max_edit=self.store.meta_float("edited_after"),
+        )
         total = max(state.max_rowid - watermark, 0)
-        for row in ingest.iter_rows(conn, caps, after_rowid=watermark, stats=counters):
-            max_rowid = max(max_rowid, row.rowid)
-            if isinstance(row, Reaction):
-                reactions.append(_reaction_row(row, handle_person))
-                continue
-            stored = _to_stored(row, handle_person)
-            batch.append(stored)
-            max_date = max(max_date, stored.ts)
-            max_edit = max(max_edit, row.date_edited or 0.0, row.date_retracted or 0.0)
-            dirty.add(stored.chat_id)
-            authors.add(stored.sender)
-            if len(batch) >= self.batch_size:
-                flush()
-                self.progress("read", max_rowid - watermark, total)
-        flush()
-        self.progress("read", total, total)
+        # a first run (or one with a large backlog) loads faster without live secondary indexes
+        bulk = self.store.bulk_load() if total > 50_000 else contextlib.nullcontext()
+        with bulk:
+            self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
         report.timings["read+store"] = round(time.perf_counter() - t, 3)
+        dirty, dirty_full, authors = acc.dirty, set(), acc.authors
+        max_rowid, max_date, max_edit = acc.max_rowid, acc.max_date, acc.max_edit
 
         for m in changed:
             stored = _to_stored(m, handle_person)
@@ -272,6 +265,34 @@ class Indexer:
             ("decode_failures", int(self.store.meta_float("decode_failures")) + counters.decode_failures),
         ):
             self.store.set_meta(key, value)
+
+    def _read_rows(self, conn, caps, watermark, counters, handle_person, total, acc) -> None:  # noqa: ANN001
+        """Stream new rows into the store in batches, noting what they touch."""
+        batch: list[StoredMessage] = []
+        reactions: list[tuple] = []
+
+        def flush() -> None:
+            self.store.upsert_messages(batch)
+            self.store.add_reactions(reactions)
+            batch.clear()
+            reactions.clear()
+
+        for row in ingest.iter_rows(conn, caps, after_rowid=watermark, stats=counters):
+            acc.max_rowid = max(acc.max_rowid, row.rowid)
+            if isinstance(row, Reaction):
+                reactions.append(_reaction_row(row, handle_person))
+                continue
+            stored = _to_stored(row, handle_person)
+            batch.append(stored)
+            acc.max_date = max(acc.max_date, stored.ts)
+            acc.max_edit = max(acc.max_edit, row.date_edited or 0.0, row.date_retracted or 0.0)
+            acc.dirty.add(stored.chat_id)
+            acc.authors.add(stored.sender)
+            if len(batch) >= self.batch_size:
+                flush()
+                self.progress("read", acc.max_rowid - watermark, total)
+        flush()
+        self.progress("read", total, total)
 
     def _update_stats(self, person_ids: Iterable[str], chats: list) -> None:  # noqa: ANN001
         one_to_one: dict[str, list[int]] = {}

@@ -78,14 +78,21 @@ def compute_stats(
     mine = [line for line in one_to_one if line.sender == ME]
     counted = sorted([*mine, *authored], key=lambda line: line.ts)
     timeline = sorted(one_to_one, key=lambda line: line.ts)
-    days = {_local(line.ts, tz).date() for line in counted}
     starts = Counter(
         "me" if conv[0].sender == ME else "them" for conv in conversations(timeline)
     )
     replies = reply_times(timeline)
-    emoji = Counter(e for line in counted for e in emoji_in(line.text))
-    hours = Counter(_local(line.ts, tz).hour for line in counted)
-    months = Counter(_local(line.ts, tz).strftime("%Y-%m") for line in counted)
+    days: set[tuple[int, int, int]] = set()
+    hours: Counter[int] = Counter()
+    months: Counter[str] = Counter()
+    emoji: Counter[str] = Counter()
+    for line in counted:  # one local-time conversion per message: this loop is the hot path
+        d = _local(line.ts, tz)
+        days.add((d.year, d.month, d.day))
+        hours[d.hour] += 1
+        months[f"{d.year:04d}-{d.month:02d}"] += 1
+        if line.text and not line.text.isascii():
+            emoji.update(_EMOJI.findall(line.text))
     return {
         "sent": len(mine),
         "received": len(authored),

@@ -206,6 +206,21 @@ class Store:
         )
         return len(rows)
 
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Insert many messages without maintaining secondary indexes, then rebuild them once."""
+        indexes = self.conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type='index' AND tbl_name='messages' "
+            "AND sql IS NOT NULL"
+        ).fetchall()
+        for name, _sql in indexes:
+            self.conn.execute(f"DROP INDEX {name}")
+        try:
+            yield
+        finally:
+            for _name, sql in indexes:
+                self.conn.execute(sql)
+
     def add_reactions(self, rows: Iterable[tuple[str, str, str, int, str | None, float]]) -> None:
         """(guid, target_guid, sender, kind, emoji, ts) rows; the final state is derived on read."""
         self.conn.executemany(

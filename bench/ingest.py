@@ -1,0 +1,100 @@
+"""Ingest benchmark: a generated 200k-message chat.db → store + stats (no embeddings).
+
+Reports throughput (messages/s), peak RSS of the ingest process, an incremental no-op run and
+an incremental run after 1,000 new messages. Run: `python -m bench.ingest [--messages N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+CHILD = """
+import json, sys, time, resource
+from pathlib import Path
+from zoneinfo import ZoneInfo
+from casper.pipeline import Indexer
+from casper.store.db import Store
+store = Store.open(Path(sys.argv[1]))
+t = time.perf_counter()
+report = Indexer(store, Path(sys.argv[2]), None, ZoneInfo("UTC")).run()
+elapsed = time.perf_counter() - t
+rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"elapsed_s": elapsed, "rows": report.messages_new, "reactions": report.reactions,
+                  "noop": report.noop, "timings": report.timings, "peak_rss_mb": rss_mb}))
+"""
+
+
+def _run(store: Path, db: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(store), str(db)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark and write bench/results/ingest.{json,md}."""
+    from ingest.synthetic.bulk import append_messages, build_bulk_chat_db
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=200_000)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        db, store = Path(tmp) / "chat.db", Path(tmp) / "home" / "casper.sqlite"
+        t = time.perf_counter()
+        build_bulk_chat_db(db, n_messages=args.messages, n_people=50)
+        gen_s = time.perf_counter() - t
+        full = _run(store, db)
+        noop = _run(store, db)
+        append_messages(db, 1000)
+        incr = _run(store, db)
+    rows = args.messages
+    result = {
+        "chat_db_rows": rows,
+        "generate_s": round(gen_s, 2),
+        "full": {**full, "rows_per_s": round(rows / full["elapsed_s"])},
+        "noop": noop,
+        "incremental_1000": incr,
+        "targets": {"rows_per_s": 50_000, "peak_rss_mb": 500, "noop_s": 1.0},
+        "machine": _machine(),
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "ingest.json").write_text(json.dumps(result, indent=2))
+    (RESULTS / "ingest.md").write_text(_markdown(result))
+    print(_markdown(result))
+    return result
+
+
+def _machine() -> str:
+    import os
+    import platform
+
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def _markdown(r: dict) -> str:
+    full, noop, incr = r["full"], r["noop"], r["incremental_1000"]
+    return "\n".join([
+        f"Ingest of a {r['chat_db_rows']:,}-row chat.db ({r['machine']}), no embeddings:",
+        "",
+        "| measure | result | target |",
+        "|---|---|---|",
+        f"| full ingest (parse + store + stats) | {full['elapsed_s']:.2f} s → **{full['rows_per_s']:,} rows/s** | ≥ 50,000/s |",
+        f"| peak RSS of the ingest process | **{full['peak_rss_mb']:.0f} MB** | ≤ 500 MB |",
+        f"| incremental no-op run | **{noop['elapsed_s'] * 1000:.0f} ms** | ≤ 1 s |",
+        f"| incremental run, 1,000 new rows | {incr['elapsed_s'] * 1000:.0f} ms | — |",
+        "",
+        f"Stage timings of the full run: {json.dumps(full['timings'])}",
+        "",
+    ])
+
+
+if __name__ == "__main__":
+    main()

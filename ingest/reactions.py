@@ -1,0 +1,125 @@
+"""Tapbacks: type codes, target GUIDs, and legacy plain-text SMS reactions. Pure."""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+STICKER_PLACED = 1000
+POLL_VOTE = 4000
+GUID_LEN = 36
+# 2000–2005 and their removals 3000–3005, in Apple's order.
+CLASSIC = ("❤️", "👍", "👎", "😂", "‼️", "❓")
+_VERBS = {
+    "Loved": 2000,
+    "Liked": 2001,
+    "Disliked": 2002,
+    "Laughed at": 2003,
+    "Emphasized": 2004,
+    "Questioned": 2005,
+}
+_REMOVED_NOUNS = {
+    "heart": 3000,
+    "like": 3001,
+    "dislike": 3002,
+    "laugh": 3003,
+    "exclamation": 3004,
+    "exclamation mark": 3004,
+    "emphasis": 3004,
+    "question mark": 3005,
+    "sticker": 3007,
+}
+_Q = '[\u201c"]'  # SMS bridges use curly quotes; some Android clients send straight ones
+_QE = '[\u201d"]'
+_VERB_RE = re.compile(
+    rf"^(Loved|Liked|Disliked|Laughed at|Emphasized|Questioned) {_Q}(.*){_QE}$", re.S
+)
+_REACTED_RE = re.compile(rf"^Reacted (.+?) to {_Q}(.*){_QE}$", re.S)
+_REMOVED_RE = re.compile(rf"^Removed (?:an? )?(.+?) from {_Q}(.*){_QE}$", re.S)
+_PREFIXES = (*_VERBS, "Reacted ", "Removed ")
+_ELLIPSES = ("\u2026", "...")
+
+
+def is_tapback(kind: int) -> bool:
+    """Rows that are reactions to another message, never messages themselves."""
+    return kind == STICKER_PLACED or 2000 <= kind <= 2007 or 3000 <= kind <= 3007
+
+
+def target_guid(associated: str | None) -> str | None:
+    """The target message GUID: the 36 characters after `p:N/` or `bp:`, or a bare GUID."""
+    if not associated:
+        return None
+    if associated.startswith("p:"):
+        slash = associated.find("/")
+        associated = associated[slash + 1 :] if slash >= 0 else ""
+    elif associated.startswith("bp:"):
+        associated = associated[3:]
+    guid = associated[:GUID_LEN]
+    return guid or None
+
+
+def tapback_emoji(kind: int, emoji: str | None = None) -> str | None:
+    """The emoji a tapback shows: classic types by code, 2006/3006 from the emoji column."""
+    base = kind - 1000 if kind >= 3000 else kind
+    if 2000 <= base <= 2005:
+        return CLASSIC[base - 2000]
+    if base == 2006:
+        return emoji or None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyReaction:
+    """A reaction that arrived as ordinary text (`Loved “…”`), with the quoted text."""
+
+    kind: int
+    emoji: str | None
+    quote: str
+
+
+def parse_legacy_reaction(text: str) -> LegacyReaction | None:
+    """Recognise `Loved “…”`, `Reacted 😂 to “…”`, `Removed a heart from “…”`; else None."""
+    if not text.endswith(("\u201d", '"')) or not text.startswith(_PREFIXES):
+        return None
+    if m := _VERB_RE.match(text):
+        kind = _VERBS[m.group(1)]
+        return LegacyReaction(kind, tapback_emoji(kind), m.group(2).strip())
+    if m := _REACTED_RE.match(text):
+        what = m.group(1).strip()
+        if what == "with a sticker":
+            return LegacyReaction(2007, None, m.group(2).strip())
+        return LegacyReaction(2006, what, m.group(2).strip())
+    if m := _REMOVED_RE.match(text):
+        what = m.group(1).strip()
+        kind = _REMOVED_NOUNS.get(what.lower(), 3006)
+        return LegacyReaction(kind, tapback_emoji(kind) or what, m.group(2).strip())
+    return None
+
+
+class RecentTexts:
+    """Per-chat ring buffer of recent (text, guid): what a legacy reaction's quote can match."""
+
+    def __init__(self, per_chat: int = 256) -> None:
+        self._per_chat = per_chat
+        self._chats: dict[int | None, deque[tuple[str, str]]] = {}
+
+    def add(self, chat: int | None, text: str, guid: str) -> None:
+        buf = self._chats.get(chat)
+        if buf is None:
+            buf = self._chats[chat] = deque(maxlen=self._per_chat)
+        buf.append((text, guid))
+
+    def find(self, chat: int | None, quote: str) -> str | None:
+        """GUID of the most recent message in `chat` whose text is the quote (or starts it, …)."""
+        buf = self._chats.get(chat)
+        if not buf or not quote:
+            return None
+        prefix = None
+        for ell in _ELLIPSES:
+            if quote.endswith(ell):
+                prefix = quote[: -len(ell)].rstrip()
+        for text, guid in reversed(buf):
+            if text == quote or (prefix and text.startswith(prefix)):
+                return guid
+        return None

@@ -94,11 +94,14 @@ def retrieval_only(
         start = datetime.combine(found.date_range[0], datetime.min.time(), tz).timestamp()
         end = datetime.combine(found.date_range[1] + timedelta(days=1), datetime.min.time(), tz).timestamp()
     hits = list(search(question, since=start, until=end, k=3))
-    if not hits:
-        where = f" between {found.date_range[0]} and {found.date_range[1]}" if found.date_range else ""
-        note = coverage_note(store, tz) or "Nothing is indexed yet."
-        return f"I found nothing about that in your messages{where}. {note}", []
     lines = ["These messages match best:"]
+    if not hits and found.date_range:
+        hits = list(search(question, k=3))
+        lines = [f"Nothing between {found.date_range[0]} and {found.date_range[1]}; "
+                 "the closest matches from other dates:"]
+    if not hits:
+        note = coverage_note(store, tz) or "Nothing is indexed yet."
+        return f"I found nothing about that in your messages. {note}", []
     guids: list[str] = []
     for hit in hits:
         lines.append(f"{hit.chat}, {(iso(hit.start, tz) or '')[:10]}:")

@@ -133,7 +133,9 @@ def _holiday(q: str, today: date, tz: str) -> _Found:
         m = re.search(
             rf"\b(?:(last|this)\s+)?(?:{pattern})(?:\s+(?:of\s+)?((?:19|20)\d{{2}}))?", q, re.I
         )
-        if m:
+        # A bare "Thanksgiving" could be any year's: only "last/this Thanksgiving" or one with
+        # a year pins a range; otherwise searching all years beats guessing the latest one.
+        if m and (m.group(1) or m.group(2)):
             if m.group(2):
                 day = day_of(int(m.group(2)))
             else:

@@ -19,6 +19,10 @@ def open_store(cfg: Config, *, must_exist: bool = True) -> Store:
 
 def open_index(cfg: Config, embedder: Any, *, create: bool = False) -> Any:
     """The LanceDB chunk index, checked against the embedder and chunker it was built with."""
+    import os
+
+    # lance's Rust logger warns on routine events (a new table); keep stderr for real problems
+    os.environ.setdefault("LANCE_LOG", "error")
     from casper.chunking import CHUNKER_VERSION
     from casper.store.index import ChunkIndex
 

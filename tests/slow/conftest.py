@@ -1,0 +1,34 @@
+"""Session-scoped tiny models for the real-load tests, built offline under tmp_path_factory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.models import build_tiny_cross_encoder, build_tiny_qwen3
+
+
+@contextmanager
+def _offline() -> Iterator[None]:
+    # Session fixtures run before the autouse per-test env, so set offline mode here too.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("TRANSFORMERS_OFFLINE", "1")
+        yield
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 2-layer Qwen3 with a ChatML+tools template (mlx-lm loadable)."""
+    with _offline():
+        return build_tiny_qwen3(tmp_path_factory.mktemp("tiny-qwen3"))
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoder_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 1-layer BERT cross-encoder (sentence-transformers loadable)."""
+    with _offline():
+        return build_tiny_cross_encoder(tmp_path_factory.mktemp("tiny-cross-encoder"))

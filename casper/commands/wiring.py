@@ -23,7 +23,7 @@ def open_index(cfg: Config, embedder: Any, *, create: bool = False) -> Any:
 
     # lance's Rust logger warns on routine events (a new table); keep stderr for real problems
     os.environ.setdefault("LANCE_LOG", "error")
-    from casper.chunking import CHUNKER_VERSION
+    from casper.chunking import chunker_signature
     from casper.store.index import ChunkIndex
 
     if not create and not cfg.index_dir.exists():
@@ -33,7 +33,9 @@ def open_index(cfg: Config, embedder: Any, *, create: bool = False) -> Any:
         embedder_name=embedder.name,
         dim=embedder.dim,
         checksum=getattr(embedder, "checksum", ""),
-        chunker_version=f"{CHUNKER_VERSION}:{cfg.chunk_size}/{cfg.chunk_stride}",
+        chunker_version=chunker_signature(
+            cfg.chunk_size, cfg.chunk_stride, cfg.chunk_gap_s, cfg.chunk_max_chars
+        ),
         create=create,
     )
 
@@ -62,8 +64,16 @@ def make_index_fn(cfg: Config, *, rebuild: bool = False) -> Callable[..., tuple[
             stride=cfg.chunk_stride,
             gap_s=cfg.chunk_gap_s,
             max_chars=cfg.chunk_max_chars,
+            tz_name=_zone_name(cfg),
             on_progress=lambda done, total: progress("embed", done, total),
         )
         return update.chunks_total, update.chunks_new
 
     return index_fn
+
+
+def _zone_name(cfg: Config) -> str | None:
+    """The IANA name of the local zone, for chunk date headers (None → UTC)."""
+    from casper.timeutil import local_tz
+
+    return getattr(local_tz(cfg.timezone), "key", None)

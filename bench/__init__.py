@@ -1,0 +1,1 @@
+"""Benchmarks, e.g. `python -m bench.retrieval`; results go to bench/results/."""

@@ -1,0 +1,205 @@
+"""PURE: one chat's messages → retrieval chunks (gap-split segments, sliding windows, char caps).
+
+Imports: stdlib (datetime, zoneinfo, hashlib, re) and casper.records only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, tzinfo
+from zoneinfo import ZoneInfo
+
+from casper.records import ME, ChatInfo, Chunk, StoredMessage
+
+CHUNKER_VERSION = "c1"
+# A segment longer than this is cut so an incremental re-chunk never reaches further back.
+MAX_SEGMENT = 512
+SEGMENT_KEY = "segment_start"  # Chunk.extra key: ts of the segment's first message (repr)
+
+# Scripts written without spaces between words (and Hangul, whose particles attach to nouns),
+# plus emoji and pictographic symbols: word tokenizers miss them, so a character n-gram leg
+# searches them.
+_UNSEGMENTED_RANGES = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x1780, 0x17FF),  # Khmer
+    (0x2190, 0x21FF),  # arrows
+    (0x2300, 0x23FF),  # misc technical (⌚ ⏰)
+    (0x2460, 0x24FF),  # enclosed alphanumerics
+    (0x25A0, 0x27BF),  # shapes, misc symbols, dingbats (☀ ☕ ✅ ❤)
+    (0x2B00, 0x2BFF),  # misc symbols and arrows (⭐)
+    (0x2E80, 0x2FFF),  # CJK radicals
+    (0x3040, 0x33FF),  # kana, bopomofo, CJK compatibility
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xA960, 0xA97F),  # Hangul Jamo extended
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width katakana
+    (0x1F000, 0x1FAFF),  # emoji and pictographs
+    (0x20000, 0x3FFFF),  # CJK extensions B+
+)
+_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _UNSEGMENTED_RANGES)
+_RUN = re.compile(f"[{_CLASS}\u200d\ufe0e\ufe0f]+")
+_ONE = re.compile(f"[{_CLASS}]")
+_JOINERS = re.compile("[\u200d\ufe0e\ufe0f]")  # ZWJ, variation selectors: dropped both sides
+
+
+def is_unsegmented(ch: str) -> bool:
+    """True for CJK/Thai/Hangul characters and emoji/pictographic symbols."""
+    return _ONE.fullmatch(ch) is not None
+
+
+def unsegmented_text(text: str) -> str:
+    """Keep only CJK/emoji characters (runs separated by single spaces), for the n-gram leg."""
+    if text.isascii():
+        return ""
+    runs = (_JOINERS.sub("", run) for run in _RUN.findall(text))
+    return " ".join(run for run in runs if run)
+
+
+def without_unsegmented(text: str) -> str:
+    """The text with CJK/emoji runs replaced by spaces (what word tokenizers can handle)."""
+    return text if text.isascii() else _RUN.sub(" ", text)
+
+
+def unit_name(size: int, stride: int) -> str:
+    """The chunk unit label used in chunk ids, e.g. "8x4" (windows) or "3x1" (passages)."""
+    return f"{size}x{stride}"
+
+
+def chunker_signature(size: int, stride: int, gap_s: float, max_chars: int) -> str:
+    """Everything that changes chunk contents; an index built with another one must be rebuilt."""
+    return f"{CHUNKER_VERSION}/{unit_name(size, stride)}/gap{int(gap_s)}/max{max_chars}"
+
+
+def segments(
+    messages: Sequence[StoredMessage], gap_s: float, max_len: int = MAX_SEGMENT
+) -> list[list[StoredMessage]]:
+    """Searchable messages in time order, split where the silence exceeds `gap_s`."""
+    ordered = sorted((m for m in messages if m.searchable), key=lambda m: (m.ts, m.rowid))
+    out: list[list[StoredMessage]] = []
+    for m in ordered:
+        if out and m.ts - out[-1][-1].ts <= gap_s and len(out[-1]) < max_len:
+            out[-1].append(m)
+        else:
+            out.append([m])
+    return out
+
+
+def window_bounds(count: int, size: int, stride: int) -> list[tuple[int, int]]:
+    """[start, end) windows anchored at 0; a window wholly inside its predecessor is skipped."""
+    if size < 1 or stride < 1:
+        raise ValueError("chunk size and stride must be positive")
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    while start < count:
+        if start == 0 or count > start - stride + size:
+            bounds.append((start, min(start + size, count)))
+        else:
+            break
+        start += stride
+    return bounds
+
+
+def _line(m: StoredMessage, names: Mapping[str, str], max_chars: int) -> str:
+    sender = names.get(m.sender, "me" if m.sender == ME else m.sender)
+    line = f"{sender}: {' '.join(m.text.split())}"
+    return line if len(line) <= max_chars else line[: max_chars - 1] + "…"
+
+
+def _split_by_chars(lines: list[str], max_chars: int) -> list[tuple[int, int]]:
+    """Greedy [start, end) pieces of a window whose joined lines stay within `max_chars`."""
+    pieces: list[tuple[int, int]] = []
+    start, used = 0, 0
+    for i, line in enumerate(lines):
+        cost = len(line) + (1 if i > start else 0)
+        if i > start and used + cost > max_chars:
+            pieces.append((start, i))
+            start, used = i, len(line)
+        else:
+            used += cost
+    if lines:
+        pieces.append((start, len(lines)))
+    return pieces
+
+
+def _zone(tz_name: str | None) -> tzinfo:
+    return ZoneInfo(tz_name) if tz_name else UTC
+
+
+def _make_chunk(
+    msgs: Sequence[StoredMessage],
+    lines: Sequence[str],
+    chat: ChatInfo,
+    names: Mapping[str, str],
+    unit: str,
+    zone: tzinfo,
+    segment_start: float,
+) -> Chunk:
+    text = "\n".join(lines)
+    day = datetime.fromtimestamp(msgs[0].ts, zone).strftime("%Y-%m-%d")
+    embed_text = f"{chat.name} — {day}\n{text}"
+    participants: dict[str, None] = {}
+    for m in msgs:
+        participants[names.get(m.sender, "me" if m.sender == ME else m.sender)] = None
+    # Members are hashed too: a membership change must rewrite the row's filter columns.
+    digest = hashlib.sha1(
+        f"{CHUNKER_VERSION}\n{embed_text}\n{','.join(chat.members)}".encode()
+    ).hexdigest()
+    return Chunk(
+        id=f"{chat.id}:{msgs[0].rowid}:{msgs[-1].rowid}:{unit}",
+        chat_id=chat.id,
+        chat_name=chat.name,
+        participants=tuple(participants),
+        person_ids=tuple(chat.members),
+        start=msgs[0].ts,
+        end=msgs[-1].ts,
+        rowids=tuple(m.rowid for m in msgs),
+        guids=tuple(m.guid for m in msgs),
+        text=text,
+        embed_text=embed_text,
+        content_hash=digest,
+        extra={SEGMENT_KEY: repr(segment_start)},
+    )
+
+
+def chunk_chat(
+    messages: Sequence[StoredMessage],
+    chat: ChatInfo,
+    names: Mapping[str, str],
+    *,
+    size: int = 8,
+    stride: int = 4,
+    gap_s: float = 6 * 3600,
+    max_chars: int = 1500,
+    tz_name: str | None = None,
+) -> list[Chunk]:
+    """Chunks of one chat in time order; ids are stable when later messages are appended."""
+    unit = unit_name(size, stride)
+    zone = _zone(tz_name)
+    chunks: dict[str, Chunk] = {}
+    for seg in segments(messages, gap_s):
+        lines = [_line(m, names, max_chars) for m in seg]
+        for lo, hi in window_bounds(len(seg), size, stride):
+            for a, b in _split_by_chars(lines[lo:hi], max_chars):
+                chunk = _make_chunk(
+                    seg[lo + a : lo + b],
+                    lines[lo + a : lo + b],
+                    chat,
+                    names,
+                    unit,
+                    zone,
+                    seg[0].ts,
+                )
+                chunks.setdefault(chunk.id, chunk)
+    return sorted(chunks.values(), key=lambda c: (c.start, c.rowids[0], c.end, c.rowids[-1]))
+
+
+def segment_start(chunk: Chunk) -> float:
+    """The ts of the first message of the segment a chunk was cut from."""
+    value = chunk.extra.get(SEGMENT_KEY)
+    return float(value) if value is not None else chunk.start

@@ -1,0 +1,313 @@
+"""Real SQLite store + real LanceDB index with fake models: indexing, filters, CJK, mismatch."""
+
+from __future__ import annotations
+
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from casper.chunking import chunk_chat, chunker_signature
+from casper.errors import IndexMismatch, IndexMissing
+from casper.indexing import update_index
+from casper.records import ME, ChatInfo, Person, StoredMessage
+from casper.retrieve import Retriever
+from casper.store.db import Store
+from casper.store.index import ChunkIndex, Filter
+from casper.store.lexical import SIDECAR, RankBM25Index, tokenize
+from casper.store.vectors import EXACT_MAX, ChunkMeta, VectorMatrix
+from tests.fakes_search import HashEmbedder, OverlapReranker
+
+SIG = chunker_signature(8, 4, 6 * 3600, 1500)
+SAM, ALEX = "p_sam", "p_alex"
+CHATS = [
+    ChatInfo(1, "c1", "Sam", False, (SAM,)),
+    ChatInfo(2, "c2", "Alex", False, (ALEX,)),
+    ChatInfo(3, "c3", "Trip crew", True, (SAM, ALEX)),
+]
+
+
+def ts(month: int, day: int = 1, hour: int = 12) -> float:
+    return datetime(2024, month, day, hour, tzinfo=UTC).timestamp()
+
+
+def conversation() -> list[StoredMessage]:
+    rows: list[tuple[int, str, float, str]] = [
+        (1, SAM, ts(1), "are we still on for dinner friday"),
+        (1, ME, ts(1) + 60, "yes dinner at the noodle place"),
+        (1, SAM, ts(1) + 120, "my dentist appointment moved to monday"),
+        (1, ME, ts(1) + 180, "ugh dentist again, good luck"),
+        (2, ALEX, ts(3), "dinner plans this weekend?"),
+        (2, ME, ts(3) + 60, "昨日は寿司を食べた"),
+        (2, ALEX, ts(3) + 120, "🍣 again? lucky"),
+        (2, ME, ts(3) + 180, ""),
+        (3, SAM, ts(5), "group dinner for the trip"),
+        (3, ALEX, ts(5) + 60, "I booked the hotel in Lisbon"),
+        (3, ME, ts(5) + 120, "great, dinner on the first night then"),
+    ]
+    out = [
+        StoredMessage(i, f"guid-{i}", chat, sender, t, text)
+        for i, (chat, sender, t, text) in enumerate(rows, start=1)
+    ]
+    out.append(StoredMessage(99, "guid-99", 1, ME, ts(1) + 240, "", kind="system", event="x"))
+    return out
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Store:
+    s = Store.open(tmp_path / "casper.sqlite")
+    s.replace_people([Person(SAM, "Sam", ("+15550001",)), Person(ALEX, "Alex", ("a@x.io",))], {})
+    s.upsert_chats(CHATS)
+    s.upsert_messages(conversation())
+    return s
+
+
+def open_index(path: Path, embedder: HashEmbedder, **kw: object) -> ChunkIndex:
+    return ChunkIndex.open(
+        path, embedder_name=embedder.name, dim=embedder.dim, checksum=embedder.checksum,
+        chunker_version=SIG, **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+@pytest.fixture()
+def embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture()
+def index(tmp_path: Path, store: Store, embedder: HashEmbedder) -> ChunkIndex:
+    idx = open_index(tmp_path / "index.lance", embedder)
+    update_index(store, idx, embedder, dirty={c.id: True for c in CHATS})
+    return idx
+
+
+def retriever(index: ChunkIndex, store: Store, **kw: object) -> Retriever:
+    return Retriever(index, HashEmbedder(), store=store, **kw)  # type: ignore[arg-type]
+
+
+def chat_of(chunk_id: str) -> int:
+    return int(chunk_id.split(":")[0])
+
+
+def test_index_then_hybrid_search_returns_hits_with_store_messages(
+    index: ChunkIndex, store: Store
+) -> None:
+    assert index.count() == 3
+    hits = retriever(index, store).search("dentist appointment")
+    top = hits[0]
+    assert top.chat == "Sam" and top.participants == ("Sam", "me")
+    assert [m.sender for m in top.messages] == ["Sam", "me", "Sam", "me"]
+    assert top.messages[2].text == "my dentist appointment moved to monday"
+    assert top.messages[2].guid == "guid-3" and top.start == ts(1)
+
+
+LEG_NAMES = ["vector", "fts", "rank-bm25"]
+
+
+def leg(index: ChunkIndex, name: str, flt: Filter | None) -> list[str]:
+    if name == "vector":
+        return [i for i, _ in index.vector_search(HashEmbedder().embed_query("dinner"), 10, flt)]
+    if name == "fts":
+        return [i for i, _ in index.fts_search("dinner", 10, flt)]
+    return [i for i, _ in RankBM25Index(index).search("dinner", 10, flt)]
+
+
+@pytest.mark.parametrize("name", LEG_NAMES)
+def test_filters_apply_inside_every_leg(index: ChunkIndex, name: str) -> None:
+    assert {chat_of(i) for i in leg(index, name, None)} == {1, 2, 3}
+    assert {chat_of(i) for i in leg(index, name, Filter(person_id=ALEX))} == {2, 3}
+    assert {chat_of(i) for i in leg(index, name, Filter(person_id=SAM))} == {1, 3}
+    assert {chat_of(i) for i in leg(index, name, Filter(chat_id=2))} == {2}
+    assert {chat_of(i) for i in leg(index, name, Filter(since=ts(2), until=ts(4)))} == {2}
+    assert {chat_of(i) for i in leg(index, name, Filter(since=ts(4)))} == {3}
+    assert {chat_of(i) for i in leg(index, name, Filter(person_id=SAM, until=ts(2)))} == {1}
+    assert leg(index, name, Filter(person_id="p_nobody")) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "guid"), [("寿司", "guid-6"), ("🍣", "guid-7"), ("寿司 🍣", "guid-6")]
+)
+@pytest.mark.parametrize(
+    ("mode", "lexical"), [("bm25", "lancedb"), ("hybrid", "lancedb"), ("bm25", "rank-bm25")]
+)
+def test_cjk_and_emoji_queries_find_their_message(
+    index: ChunkIndex, store: Store, query: str, guid: str, mode: str, lexical: str
+) -> None:
+    hits = retriever(index, store, lexical=lexical).search(query, mode=mode)  # type: ignore[arg-type]
+    assert hits and guid in {m.guid for m in hits[0].messages}
+    assert hits[0].chat == "Alex"
+
+
+def test_cjk_leg_respects_filters(index: ChunkIndex) -> None:
+    assert index.ngram_search("寿司", 5)
+    assert index.ngram_search("寿司", 5, Filter(person_id=SAM)) == []
+    assert index.ngram_search("plain words", 5) == []
+    assert "寿" in tokenize("昨日は寿司") and "寿司" in tokenize("昨日は寿司")
+
+
+def test_search_modes_filters_and_timings(index: ChunkIndex, store: Store) -> None:
+    r = retriever(index, store)
+    for mode in ("hybrid", "bm25", "vector"):
+        hits = r.search("dinner", mode=mode, person_id=ALEX)  # type: ignore[arg-type]
+        assert hits and {h.chat for h in hits} <= {"Alex", "Trip crew"}
+    r.search("dinner")
+    assert {"embed", "vector", "lexical", "fuse", "fetch", "total"} <= set(r.timings)
+    assert r.search("dinner", k=1) and len(r.search("dinner", k=1)) == 1
+    assert r.search("dinner", since=ts(12)) == []
+    with pytest.raises(ValueError):
+        r.search("dinner", mode="fuzzy")  # type: ignore[arg-type]
+
+
+def test_rerank_reorders_fused_candidates(index: ChunkIndex, store: Store) -> None:
+    reranker = OverlapReranker()
+    r = Retriever(index, HashEmbedder(), reranker, store=store)
+    hits = r.search("hotel Lisbon booked")
+    assert hits[0].chat == "Trip crew" and hits[0].score == pytest.approx(1.0)
+    assert reranker.calls and "rerank" in r.timings
+    assert r.search("hotel Lisbon booked", rerank=False)[0].score < 1.0
+
+
+def add_messages(store: Store, chat_id: int, start_rowid: int, texts: list[str], t0: float) -> None:
+    store.upsert_messages(
+        StoredMessage(start_rowid + i, f"guid-{start_rowid + i}", chat_id, SAM, t0 + 60 * i, text)
+        for i, text in enumerate(texts)
+    )
+
+
+def test_reindex_embeds_only_new_chunks_and_finds_new_message(
+    index: ChunkIndex, store: Store, embedder: HashEmbedder
+) -> None:
+    embedder.calls.clear()
+    nothing = update_index(store, index, embedder, dirty={})
+    assert nothing.embedded == 0 and embedder.embedded == 0 and nothing.chunks_total == 3
+    add_messages(store, 1, 200, ["zeppelin tickets!", "for saturday", "bring snacks"], ts(1, 1, 13))
+    update = update_index(store, index, embedder, dirty={1: False})
+    # the chat's partial 4-message window grows into a 7-message one: one new id, one gone
+    assert update.chunks_new == 1 and update.embedded == 1 and update.chunks_deleted == 1
+    assert embedder.embedded == 1
+    hits = retriever(index, store).search("zeppelin")
+    assert "guid-200" in {m.guid for m in hits[0].messages}
+    again = update_index(store, index, embedder, dirty={1: False, 2: False})
+    assert again.embedded == 0 and again.chunks_new == 0
+
+
+def test_incremental_updates_match_a_full_rechunk(
+    index: ChunkIndex, store: Store, embedder: HashEmbedder
+) -> None:
+    for n in range(6):  # grow one segment past several windows, one message at a time
+        add_messages(store, 1, 300 + n, [f"update {n}"], ts(1) + 300 + 60 * n)
+        update_index(store, index, embedder, dirty={1: False})
+    add_messages(store, 1, 400, ["much later"], ts(2))  # a new segment after a long gap
+    update_index(store, index, embedder, dirty={1: False})
+    add_messages(store, 1, 500, ["late arrival from the past"], ts(1) + 30)  # older than tail
+    update_index(store, index, embedder, dirty={1: False})
+    expected = chunk_chat(store.chat_messages(1), CHATS[0], store.names())
+    assert index.ids_for_chat(1) == {c.id: c.content_hash for c in expected}
+
+
+def test_deleted_message_disappears_after_full_reindex(
+    index: ChunkIndex, store: Store, embedder: HashEmbedder
+) -> None:
+    store.delete_messages(["guid-3"])
+    update = update_index(store, index, embedder, dirty={1: True})
+    # same first/last rowid, so the same id with new content: re-embedded in place
+    assert update.embedded == 1 and update.chunks_new == 0 and update.chunks_deleted == 0
+    assert index.get(["1:1:4:8x4"])[0].rowids == (1, 2, 4)
+    hits = retriever(index, store).search("appointment monday", mode="bm25")
+    assert all("guid-3" not in {m.guid for m in h.messages} for h in hits)
+
+
+def test_rank_bm25_sidecar_is_reused_until_the_index_changes(
+    index: ChunkIndex, store: Store, embedder: HashEmbedder
+) -> None:
+    assert RankBM25Index(index).refresh() is True
+    assert (index.dir / SIDECAR).exists()
+    assert RankBM25Index(index).refresh() is False
+    add_messages(store, 2, 600, ["kayak rental"], ts(3) + 600)
+    update_index(store, index, embedder, dirty={2: False})
+    fresh = RankBM25Index(index)
+    assert fresh.refresh() is True
+    assert fresh.search("kayak", 3)[0][0].startswith("2:")
+
+
+def test_model_mismatch_and_missing_index(tmp_path: Path, index: ChunkIndex) -> None:
+    with pytest.raises(IndexMismatch) as info:
+        open_index(index.dir, HashEmbedder(dim=32))
+    assert "rebuild" in (info.value.hint or "")
+    with pytest.raises(IndexMismatch):
+        ChunkIndex.open(index.dir, embedder_name="other-model", dim=64, checksum="hash",
+                        chunker_version=SIG)  # fmt: skip
+    with pytest.raises(IndexMismatch):
+        ChunkIndex.open(index.dir, embedder_name="hash-64", dim=64, checksum="hash",
+                        chunker_version=chunker_signature(3, 1, 6 * 3600, 1500))  # fmt: skip
+    with pytest.raises(IndexMissing):
+        open_index(tmp_path / "nowhere.lance", HashEmbedder(), create=False)
+    fresh = open_index(index.dir, HashEmbedder(dim=32), reset=True)
+    assert fresh.count() == 0 and fresh.dim == 32
+
+
+def test_index_files_are_owner_only(index: ChunkIndex) -> None:
+    RankBM25Index(index).refresh()
+    paths = [index.dir, *index.dir.rglob("*")]
+    loose = [p for p in paths if stat.S_IMODE(p.stat().st_mode) & 0o077]
+    assert not loose, loose[:3]
+
+
+def test_empty_index_searches_return_nothing(tmp_path: Path, store: Store) -> None:
+    idx = open_index(tmp_path / "empty.lance", HashEmbedder())
+    r = retriever(idx, store)
+    for mode in ("hybrid", "bm25", "vector"):
+        assert r.search("dinner", mode=mode) == []  # type: ignore[arg-type]
+    assert Retriever(idx, HashEmbedder(), lexical="rank-bm25").search("x", mode="bm25") == []
+
+
+def matrix_of(vectors: np.ndarray, chats: np.ndarray) -> VectorMatrix:
+    n = len(vectors)
+    people = [[f"p{c % 7}"] for c in chats]
+    meta = pa.table({
+        "id": [f"c{i}" for i in range(n)], "chat_id": chats.astype(np.int64),
+        "chat_name": [f"chat {c}" for c in chats], "participants": [["me"]] * n,
+        "person_ids": pa.array(people, pa.list_(pa.string())),
+        "start": np.arange(n, dtype=np.float64), "end": np.arange(n, dtype=np.float64) + 0.5,
+        "rowids": pa.array([[i] for i in range(n)], pa.list_(pa.int64())),
+    })  # fmt: skip
+    return VectorMatrix.build(meta, vectors, version=0)
+
+
+def test_binary_rescoring_path_matches_exact_search_and_filters() -> None:
+    rng = np.random.default_rng(0)
+    n, dim = 3 * EXACT_MAX, 96
+    centroids = rng.standard_normal((200, dim))
+    vecs = centroids[rng.integers(0, 200, n)] + 0.7 * rng.standard_normal((n, dim))
+    vecs = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+    matrix = matrix_of(vecs, rng.integers(0, 50, n))
+    queries = vecs[rng.integers(0, n, 20)] + 0.05 * rng.standard_normal((20, dim))
+    recalls = []
+    for q in queries.astype(np.float32):
+        q = q / np.linalg.norm(q)
+        exact = {f"c{i}" for i in np.argsort(-(vecs @ q))[:10]}
+        got = matrix.search(q, 10)
+        recalls.append(len(exact & {cid for cid, _ in got}) / 10)
+        assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+    assert np.mean(recalls) >= 0.95
+    broad = Filter(person_id="p3", since=100.0)  # ~1/7 of the rows: still the binary path
+    mask = matrix.mask(broad)
+    assert mask is not None and int(mask.sum()) > EXACT_MAX // 4
+    hits = matrix.search(queries[0].astype(np.float32), 50, mask)
+    rows = [int(cid[1:]) for cid, _ in hits]
+    assert len(hits) == 50 and all(mask[r] for r in rows)
+    assert matrix.meta(["c5"])["c5"] == ChunkMeta("c5", int(matrix.filters.chat_ids[5]),
+                                                   f"chat {matrix.filters.chat_ids[5]}", ("me",),
+                                                   5.0, 5.5, (5,))  # fmt: skip
+
+
+def test_vector_cache_is_memory_mapped_on_reopen(index: ChunkIndex, embedder: HashEmbedder) -> None:
+    query = embedder.embed_query("dinner")
+    first = index.vector_search(query, 5)
+    assert list(index.dir.glob("vectors-*.npy"))
+    reopened = open_index(index.dir, embedder)
+    assert isinstance(reopened.matrix().vectors, np.memmap)
+    assert reopened.vector_search(query, 5) == first

@@ -1,0 +1,88 @@
+"""Fusion: RRF tables (ties included), score ordering, overlap dedupe, top-k."""
+
+from __future__ import annotations
+
+import pytest
+
+from casper.fusion import dedupe_overlapping, minmax, order_by_scores, rrf, top_k
+
+
+def r(rank: int, k: int = 60) -> float:
+    return 1.0 / (k + rank)
+
+
+@pytest.mark.parametrize(
+    ("lists", "expected"),
+    [
+        ([], []),
+        ([[]], []),
+        ([["a", "b"]], [("a", r(1)), ("b", r(2))]),
+        ([["a", "b"], ["b", "a"]], [("a", r(1) + r(2)), ("b", r(1) + r(2))]),
+        ([["a", "b", "c"], ["c"]], [("c", r(3) + r(1)), ("a", r(1)), ("b", r(2))]),
+        ([["x"], ["y"]], [("x", r(1)), ("y", r(1))]),
+        ([["b", "a"], ["a"]], [("a", r(2) + r(1)), ("b", r(1))]),
+        ([["a", "a", "b"]], [("a", r(1)), ("b", r(3))]),
+    ],
+)
+def test_rrf_table(lists: list[list[str]], expected: list[tuple[str, float]]) -> None:
+    got = rrf(lists)
+    assert [i for i, _ in got] == [i for i, _ in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected])
+
+
+def test_rrf_ties_break_by_best_rank_then_id() -> None:
+    # z (ranks 1, 3) and q (3, 1) tie exactly and share best rank 1, so the id decides;
+    # m (2, 2) sums slightly lower.
+    assert [i for i, _ in rrf([["z", "m", "q"], ["q", "m", "z"]])] == ["q", "z", "m"]
+    assert [i for i, _ in rrf([["b"], ["a"]])] == ["a", "b"]
+    # equal sums with different best ranks: the better single rank wins before the id
+    got = rrf([["zz", "aa"], ["x", "aa"]], k=0)  # all sum to 1.0; aa's best rank is 2
+    assert got == [("x", 1.0), ("zz", 1.0), ("aa", 1.0)]
+
+
+def test_rrf_k_changes_weights() -> None:
+    assert rrf([["a"]], k=0) == [("a", 1.0)]
+    assert rrf([["a"]], k=1) == [("a", 0.5)]
+
+
+def test_order_by_scores_is_stable_descending() -> None:
+    assert order_by_scores(["a", "b", "c", "d"], [0.1, 0.9, 0.9, -1.0]) == [
+        ("b", 0.9),
+        ("c", 0.9),
+        ("a", 0.1),
+        ("d", -1.0),
+    ]
+    assert order_by_scores([], []) == []
+    with pytest.raises(ValueError):
+        order_by_scores(["a"], [])
+
+
+def test_dedupe_drops_mostly_contained_chunks() -> None:
+    rowids = {
+        "w1": range(1, 9),  # 8x4 windows overlap by half: both kept
+        "w2": range(5, 13),
+        "w3": range(9, 17),  # 4 of 8 in w2: kept; then w4 is wholly inside w2 ∪ w3
+        "w4": range(7, 15),
+        "other": [100, 101],
+    }
+    assert dedupe_overlapping(["w1", "w2", "w3", "w4", "other"], rowids) == [
+        "w1",
+        "w2",
+        "w3",
+        "other",
+    ]
+
+
+def test_dedupe_passages_and_unknown_ids() -> None:
+    rowids = {"p1": [1, 2, 3], "p2": [2, 3, 4], "p3": [5, 6, 7]}
+    assert dedupe_overlapping(["p2", "p1", "p3", "ghost"], rowids) == ["p2", "p3", "ghost"]
+    assert dedupe_overlapping(["p2", "p1"], rowids, max_overlap=0.7) == ["p2", "p1"]
+
+
+def test_top_k_and_minmax() -> None:
+    assert top_k([1, 2, 3], 2) == [1, 2]
+    assert top_k([1, 2], 5) == [1, 2]
+    assert top_k([1, 2], 0) == [] == top_k([1], -1)
+    assert minmax([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
+    assert minmax([5.0, 5.0]) == [1.0, 1.0]
+    assert minmax([]) == []

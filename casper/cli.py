@@ -5,7 +5,7 @@ Heavy libraries (lancedb, torch, mlx) are imported inside commands so `casper --
 
 from __future__ import annotations
 
-from casper.commands import ask, data, retrieval  # noqa: F401  (each registers its commands)
+from casper.commands import ask, data, evaluate, models, retrieval  # noqa: F401  (registers commands)
 from casper.commands.base import app
 
 __all__ = ["app"]

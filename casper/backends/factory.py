@@ -53,8 +53,8 @@ def load_failure(kind: str, model: str, exc: BaseException) -> ModelUnavailable:
         hint = "the directory exists but is not a loadable model; re-download or fix the path"
     elif hub_offline():
         hint = (
-            f"{model} is not in the Hugging Face cache and HF_HUB_OFFLINE is set; "
-            "run once online to cache it, or point the setting at a local copy"
+            f"{model} is not in the local model cache (Casper never downloads while answering); "
+            "run `casper pull` once while online, or point the setting at a local copy"
         )
     else:
         hint = (

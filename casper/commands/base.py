@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,7 @@ def guarded(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         verbose = bool(kwargs.get("verbose"))
         _setup_logging(verbose)
+        go_offline()
         try:
             return fn(*args, **kwargs)
         except CasperError as exc:
@@ -59,6 +61,17 @@ def guarded(fn: F) -> F:
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def go_offline() -> None:
+    """No network while Casper reads or answers: models load from the local cache only.
+
+    Set before any Hugging Face import (their constants read the environment at import time);
+    `casper pull` is the one command that downloads, explicitly.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
 def _setup_logging(verbose: bool) -> None:

@@ -1,0 +1,398 @@
+"""run_eval: index each corpus via the user's ingest path, then score every ablation's rankings."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import shutil
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from casper.config import BUNDLED_EMBEDDER, Config
+from casper.errors import CasperError, ModelUnavailable
+from eval import metrics
+from eval.gold import GoldItem, load_gold
+
+MODES = ("bm25", "vector", "hybrid")
+LEXICALS = ("lancedb", "rank-bm25")
+DEFAULT_UNITS: tuple[tuple[int, int], ...] = ((8, 4), (3, 1))
+SYNTHETIC_TZ = "UTC"  # the demo corpus counts years in UTC
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One ablation: how to retrieve, and which index (unit × embedder) to retrieve from."""
+
+    mode: str
+    lexical: str = "lancedb"
+    rerank: bool = False
+    chunk_size: int = 3
+    chunk_stride: int = 1
+    embed_model: str = BUNDLED_EMBEDDER
+
+    @property
+    def unit(self) -> str:
+        return f"{self.chunk_size}x{self.chunk_stride}"
+
+    @property
+    def index_key(self) -> tuple[int, int, str]:
+        return self.chunk_size, self.chunk_stride, self.embed_model
+
+    @property
+    def label(self) -> str:
+        parts = [self.mode]
+        if self.mode != "vector":
+            parts.append(self.lexical)
+        if self.rerank:
+            parts.append("rerank")
+        parts += [self.unit, model_slug(self.embed_model)]
+        return "/".join(parts)
+
+
+@dataclass(slots=True)
+class Corpus:
+    """A chat.db with its gold questions; `root` None means the user's current index."""
+
+    name: str
+    items: list[GoldItem]
+    chat_db: Path | None = None
+    contacts: Path | None = None
+    root: Path | None = None
+    timezone: str | None = None
+    groups: dict[str, Collection[str]] = field(default_factory=dict)
+
+
+def model_slug(model: str) -> str:
+    """A short filesystem-safe name: bundled:all-MiniLM-L6-v2 → all-minilm-l6-v2."""
+    tail = model.split(":")[-1].rstrip("/").split("/")[-1]
+    return re.sub(r"[^a-z0-9]+", "-", tail.lower()).strip("-") or "model"
+
+
+def parse_unit(text: str) -> tuple[int, int]:
+    """`8x4` → (8, 4)."""
+    m = re.fullmatch(r"\s*(\d+)\s*[x/,]\s*(\d+)\s*", text)
+    if not m or int(m[1]) < 1 or int(m[2]) < 1:
+        raise CasperError(f"bad chunk unit {text!r}", hint="write SIZExSTRIDE, e.g. 8x4 or 3x1")
+    return int(m[1]), int(m[2])
+
+
+def plan_runs(
+    modes: Sequence[str] = MODES,
+    units: Sequence[tuple[int, int]] = DEFAULT_UNITS,
+    embedders: Sequence[str] = (BUNDLED_EMBEDDER,),
+    *,
+    rerank: bool = True,
+) -> list[RunSpec]:
+    """The ablation grid: bm25 (both backends, once per unit), vector, hybrid, hybrid+rerank."""
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        raise CasperError(f"unknown mode(s): {', '.join(unknown)}", hint="use bm25, vector, hybrid")
+    specs: list[RunSpec] = []
+    for size, stride in units:
+        for i, model in enumerate(embedders):
+            base = RunSpec("hybrid", chunk_size=size, chunk_stride=stride, embed_model=model)
+            if "bm25" in modes and i == 0:
+                specs += [dataclasses.replace(base, mode="bm25", lexical=lex) for lex in LEXICALS]
+            if "vector" in modes:
+                specs.append(dataclasses.replace(base, mode="vector"))
+            if "hybrid" in modes:
+                specs.append(base)
+                if rerank:
+                    specs.append(dataclasses.replace(base, rerank=True))
+    return specs
+
+
+# ---- datasets ---------------------------------------------------------------------------------
+def _tree_hash(files: Iterable[Path]) -> str:
+    digest = hashlib.sha256()
+    for f in sorted(files):
+        digest.update(f.name.encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()
+
+
+def synthetic_corpus(cfg: Config) -> Corpus:
+    """The demo corpus under CASPER_HOME/eval/synthetic/, rebuilt when its generator changes."""
+    import ingest.synthetic as synthetic
+
+    package = Path(synthetic.__file__).parent
+    source_hash = _tree_hash([*package.glob("*.py"), *package.glob("*.sql")])
+    root = cfg.data_dir / "eval" / "synthetic"
+    src = root / "source"
+    stamp = src / "source.sha256"
+    if not (stamp.is_file() and stamp.read_text().strip() == source_hash):
+        if root.exists():
+            shutil.rmtree(root)
+        synthetic.build_demo_corpus(src)
+        stamp.write_text(source_hash + "\n")
+    return Corpus("synthetic", load_gold(src / "gold.jsonl"), src / "chat.db", src / "AddressBook",
+                  root, SYNTHETIC_TZ)
+
+
+def locomo_corpora(
+    cfg: Config, path: Path | None, conversations: int | None, *, verbatim: bool = False
+) -> tuple[list[Corpus], dict[str, Any]]:
+    """One corpus per LoCoMo conversation under CASPER_HOME/eval/locomo/<sample_id>/."""
+    from eval import locomo
+
+    convs = locomo.load_locomo(path or locomo.default_locomo_path(), conversations,
+                               verbatim=verbatim)
+    root = cfg.data_dir / "eval" / "locomo"
+    corpora = []
+    for conv in convs:
+        chat_db, contacts = locomo.prepare_corpus(conv, root)
+        corpora.append(Corpus(conv.sample_id, list(conv.questions), chat_db, contacts,
+                              root / conv.sample_id, locomo.LOCOMO_TZ,
+                              {locomo.POOLED: locomo.POOLED_MEMBERS}))
+    style = "verbatim" if verbatim else "first-person (owner's name → I/me/my)"
+    return corpora, {**locomo.summary(convs), "questions_style": style}
+
+
+def load_dataset(
+    cfg: Config, dataset: str, *, locomo_path: Path | None = None, conversations: int | None = None
+) -> tuple[list[Corpus], dict[str, Any]]:
+    """`synthetic`, `locomo`, `locomo-verbatim`, or a gold JSONL PATH (current index)."""
+    if dataset == "synthetic":
+        return [synthetic_corpus(cfg)], {}
+    if dataset in ("locomo", "locomo-verbatim"):
+        return locomo_corpora(cfg, locomo_path, conversations,
+                              verbatim=dataset == "locomo-verbatim")
+    path = Path(dataset).expanduser()
+    if not path.exists():
+        raise CasperError(f"unknown dataset {dataset!r}", hint="use synthetic, locomo, "
+                          "locomo-verbatim or the path of a gold .jsonl file")
+    return [Corpus("current", load_gold(path))], {"gold": str(path)}
+
+
+# ---- indexes ----------------------------------------------------------------------------------
+def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
+    """The Config of one (corpus, unit, embedder) index: its own data dir, named by unit."""
+    settings = {"rerank": spec.rerank, "lexical": spec.lexical}
+    if corpus.root is None:
+        return dataclasses.replace(cfg, **settings)
+    return dataclasses.replace(
+        cfg, **settings, data_dir=corpus.root / f"{spec.unit}-{model_slug(spec.embed_model)}",
+        chat_db=corpus.chat_db, contacts=corpus.contacts, chunk_size=spec.chunk_size,
+        chunk_stride=spec.chunk_stride, embed_model=spec.embed_model, timezone=corpus.timezone,
+    )
+
+
+def ensure_index(vcfg: Config) -> dict[str, Any]:
+    """Build or update the index with the same Indexer + index_fn `casper index` uses."""
+    from casper.commands.wiring import make_index_fn, open_store
+    from casper.pipeline import Indexer
+    from casper.timeutil import local_tz
+
+    if vcfg.store_path.exists() and not vcfg.index_dir.exists():
+        for suffix in ("", "-wal", "-shm"):  # a half-built variant: start it over
+            Path(str(vcfg.store_path) + suffix).unlink(missing_ok=True)
+    store = open_store(vcfg, must_exist=False)
+    try:
+        indexer = Indexer(store, vcfg.chat_db, vcfg.contacts, local_tz(vcfg.timezone))
+        report = indexer.run(index_fn=make_index_fn(vcfg))
+    finally:
+        store.close()
+    return {"messages": report.messages_total, "chunks_new": report.chunks_new,
+            "reused": report.noop, "elapsed_s": report.elapsed_s}
+
+
+def make_search(vcfg: Config, store: Any, embedder: Any, reranker: Any, *, max_k: int) -> Any:
+    """A Retriever over one variant's index, sharing the loaded models across runs."""
+    from casper.commands.wiring import open_index
+    from casper.retrieve import Retriever
+
+    return Retriever(
+        open_index(vcfg, embedder), embedder, reranker, store=store,
+        candidates=max(vcfg.candidates, max_k), top_k=vcfg.top_k, lexical=vcfg.lexical,
+    )
+
+
+# ---- the run ----------------------------------------------------------------------------------
+class QueryCache:
+    """Wraps an Embedder so each question is embedded once across runs; the cost is replayed.
+
+    `replayed_ms` holds the original embedding time of the last cached query, which the harness
+    adds back to that search's latency so every run reports what a user would wait.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name: str = inner.name
+        self.dim: int = inner.dim
+        self.checksum: str = getattr(inner, "checksum", "")
+        self.replayed_ms = 0.0
+        self._cache: dict[str, tuple[Any, float]] = {}
+
+    def embed_documents(self, texts: Sequence[str], *args: Any, **kwargs: Any) -> Any:
+        return self.inner.embed_documents(texts, *args, **kwargs)
+
+    def embed_query(self, text: str) -> Any:
+        hit = self._cache.get(text)
+        if hit is not None:
+            self.replayed_ms = hit[1]
+            return hit[0]
+        t0 = time.perf_counter()
+        vec = self.inner.embed_query(text)
+        self._cache[text] = (vec, (time.perf_counter() - t0) * 1000.0)
+        return vec
+
+
+@dataclass(slots=True)
+class _Acc:
+    spec: RunSpec
+    embedder: str
+    rows: list[tuple[str | None, dict[str, float]]] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    indexes: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _load_models(
+    cfg: Config, specs: Sequence[RunSpec]
+) -> tuple[dict[str, Any], Any, list[dict[str, Any]]]:
+    """Embedders by model id, the reranker (or None) and the runs skipped for want of a model."""
+    from casper.backends import factory
+
+    embedders: dict[str, Any] = {}
+    skipped: list[dict[str, Any]] = []
+    for model in dict.fromkeys(s.embed_model for s in specs):
+        try:
+            loaded = factory.make_embedder(dataclasses.replace(cfg, embed_model=model))
+            embedders[model] = QueryCache(loaded)
+        except ModelUnavailable as exc:
+            skipped += [_skip(s, exc.message) for s in specs if s.embed_model == model]
+    reranker = None
+    if any(s.rerank for s in specs):
+        reranker, reason = factory.make_reranker(dataclasses.replace(cfg, rerank=True))
+        if reranker is None:
+            why = reason or "no rerank model configured"
+            skipped += [_skip(s, why) for s in specs if s.rerank and s.embed_model in embedders]
+    return embedders, reranker, skipped
+
+
+def _skip(spec: RunSpec, reason: str) -> dict[str, Any]:
+    return {"label": spec.label, **_describe(spec), "embedder": spec.embed_model, "reason": reason}
+
+
+def _describe(spec: RunSpec) -> dict[str, Any]:
+    return {"mode": spec.mode, "lexical": spec.lexical, "rerank": spec.rerank, "unit": spec.unit}
+
+
+def _evaluate_corpus(
+    cfg: Config, corpus: Corpus, specs: Sequence[RunSpec], accs: dict[RunSpec, _Acc],
+    embedders: dict[str, Any], reranker: Any, ks: Sequence[int], progress: Progress,
+) -> None:
+    from casper.commands.wiring import open_store
+
+    scored = [item for item in corpus.items if item.answerable]
+    max_k = max(ks)
+    for key in dict.fromkeys(s.index_key for s in specs):
+        group = [s for s in specs if s.index_key == key]
+        vcfg = variant_config(cfg, corpus, group[0])
+        built = ensure_index(vcfg) if corpus.root is not None else {"reused": True}
+        progress(f"{corpus.name} {group[0].unit}: index {'reused' if built['reused'] else 'built'}")
+        store = open_store(vcfg)
+        try:
+            for spec in group:
+                acc = accs[spec]
+                acc.indexes.append({"corpus": corpus.name, **built})
+                search = make_search(variant_config(cfg, corpus, spec), store,
+                                     embedders[spec.embed_model],
+                                     reranker if spec.rerank else None, max_k=max_k)
+                cache = embedders[spec.embed_model]
+                for item in scored:
+                    cache.replayed_ms = 0.0
+                    t0 = time.perf_counter()
+                    hits = search.search(item.question, k=max_k, mode=spec.mode,
+                                         rerank=spec.rerank)
+                    acc.latencies.append((time.perf_counter() - t0) * 1000 + cache.replayed_ms)
+                    chunks = [[m.guid for m in hit.messages] for hit in hits]
+                    acc.rows.append((item.category,
+                                     metrics.score_question(chunks, item.relevant, ks)))
+                progress(f"{corpus.name} {spec.label}: {len(scored)} questions")
+        finally:
+            store.close()
+
+
+def _run_doc(acc: _Acc, groups: dict[str, Collection[str]]) -> dict[str, Any]:
+    overall, by_category = metrics.aggregate(acc.rows, groups)
+    spec = acc.spec
+    return {
+        "label": spec.label, **_describe(spec), "embedder": acc.embedder,
+        "chunk_size": spec.chunk_size, "chunk_stride": spec.chunk_stride,
+        "questions": len(acc.rows), "metrics": overall, "by_category": by_category,
+        "latency_ms": {"p50": round(metrics.percentile(acc.latencies, 50), 2),
+                       "p95": round(metrics.percentile(acc.latencies, 95), 2)},
+        "indexes": acc.indexes,
+    }
+
+
+def run_eval(
+    cfg: Config,
+    dataset: str,
+    *,
+    modes: Sequence[str] = MODES,
+    ks: Sequence[int] = metrics.KS,
+    units: Sequence[tuple[int, int]] | None = None,
+    embedders: Sequence[str] | None = None,
+    rerank: bool = True,
+    out_dir: Path | None = None,
+    locomo_path: Path | None = None,
+    conversations: int | None = None,
+    answers: bool = False,
+    engine: Any = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Evaluate retrieval on a dataset; returns the `eval` JSON document (and writes it)."""
+    say = progress or (lambda _msg: None)
+    ks = sorted(set(ks))
+    corpora, info = load_dataset(cfg, dataset, locomo_path=locomo_path,
+                                 conversations=conversations)
+    current = corpora[0].root is None
+    specs = plan_runs(modes, units or DEFAULT_UNITS, embedders or (cfg.embed_model,),
+                      rerank=rerank)
+    skipped: list[dict[str, Any]] = []
+    if current:  # a PATH dataset is scored against the index the user already has
+        mine = (cfg.chunk_size, cfg.chunk_stride, cfg.embed_model)
+        skipped += [_skip(s, "a gold file is scored against the current index only")
+                    for s in specs if s.index_key != mine]
+        specs = [s for s in specs if s.index_key == mine]
+    models, reranker, missing = _load_models(cfg, specs)
+    skipped += missing
+    gone = {s["label"] for s in missing}
+    specs = [s for s in specs if s.label not in gone]
+    accs = {s: _Acc(s, getattr(models[s.embed_model], "name", s.embed_model)) for s in specs}
+    started = time.perf_counter()
+    for corpus in corpora:
+        _evaluate_corpus(cfg, corpus, specs, accs, models, reranker, ks, say)
+    groups = {k: v for c in corpora for k, v in c.groups.items()}
+    items = [i for c in corpora for i in c.items]
+    doc: dict[str, Any] = {
+        "dataset": dataset if not current else str(Path(dataset).expanduser()),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "questions": len(items),
+        "scored_questions": sum(1 for i in items if i.answerable),
+        "ks": ks,
+        "info": info,
+        "runs": [_run_doc(accs[s], groups) for s in specs],
+        "skipped": skipped,
+        "elapsed_s": round(time.perf_counter() - started, 2),
+    }
+    if dataset.startswith("locomo"):
+        from eval.locomo import dragon_reference
+
+        doc["reference"] = dragon_reference()
+    if any(i.category == "stats" for i in items) or answers:
+        from eval import answers as answers_mod
+
+        doc.update(answers_mod.evaluate_corpora(cfg, corpora, specs, models, reranker,
+                                                with_llm=answers, engine=engine, progress=say))
+    if out_dir is not None:
+        from eval import report
+
+        doc["files"] = {k: str(v) for k, v in report.write_run(doc, out_dir).items()}
+    return doc

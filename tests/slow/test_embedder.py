@@ -85,4 +85,4 @@ def test_missing_path_and_uncached_hub_id_are_unavailable() -> None:
         SentenceTransformerEmbedder("/nonexistent/embedder")
     with pytest.raises(ModelUnavailable) as info:
         SentenceTransformerEmbedder("casper-test/not-a-cached-model")
-    assert info.value.hint and "HF_HUB_OFFLINE" in info.value.hint
+    assert info.value.hint and "casper pull" in info.value.hint

@@ -47,7 +47,7 @@ def test_unloadable_models_raise_model_unavailable(tmp_path: Path) -> None:
         CrossEncoderReranker(str(tmp_path / "missing"))
     with pytest.raises(ModelUnavailable) as info:
         CrossEncoderReranker("cross-encoder/not-a-cached-model")
-    assert info.value.hint and "HF_HUB_OFFLINE" in info.value.hint
+    assert info.value.hint and "casper pull" in info.value.hint
     (tmp_path / "empty").mkdir()
     with pytest.raises(ModelUnavailable, match="cannot load rerank model"):
         CrossEncoderReranker(str(tmp_path / "empty"))

@@ -71,7 +71,7 @@ def test_load_failure_hints_fit_the_situation(
 ) -> None:
     error = factory.load_failure("rerank model", "org/model", OSError("not found\nmore"))
     assert error.message == "cannot load rerank model org/model: OSError: not found"
-    assert error.hint and "HF_HUB_OFFLINE" in error.hint
+    assert error.hint and "casper pull" in error.hint
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
     assert "connection" in (factory.load_failure("x", "org/model", ValueError()).hint or "")

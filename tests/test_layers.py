@@ -1,0 +1,89 @@
+"""The import rules of the architecture (README "Layers"), checked with an AST walk."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = {"sqlite3", "lancedb", "pyarrow", "mlx", "mlx_lm", "torch", "sentence_transformers",
+         "transformers", "typer", "rich", "rank_bm25"}
+PURE = ["casper/stats.py", "casper/people.py", "casper/chunking.py", "casper/fusion.py",
+        "casper/agent/core.py", "casper/agent/prompts.py", "casper/agent/enrich.py",
+        "casper/backends/toolcalls.py", "ingest/body.py", "ingest/dates.py",
+        "ingest/summary_info.py", "ingest/payload.py", "eval/metrics.py"]
+LEAF = ["casper/config.py", "casper/errors.py", "casper/protocols.py", "casper/records.py"]
+USE_CASES = ["casper/pipeline.py", "casper/indexing.py", "casper/retrieve.py",
+             "casper/stats_query.py", "casper/answer.py", "casper/agent/tools.py",
+             "casper/agent/loop.py"]
+
+
+def imports(path: Path, *, top_level_only: bool = False) -> set[str]:
+    """Modules a file imports (absolute names); optionally only those at module level."""
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def files(*dirs: str) -> list[Path]:
+    return [p for d in dirs for p in sorted((REPO / d).rglob("*.py"))]
+
+
+def _starts(names: set[str], prefixes: set[str]) -> set[str]:
+    return {n for n in names if any(n == p or n.startswith(p + ".") for p in prefixes)}
+
+
+@pytest.mark.parametrize("path", files("ingest"), ids=str)
+def test_ingest_knows_nothing_of_casper(path: Path) -> None:
+    assert not _starts(imports(path), {"casper", "eval", "tests"})
+
+
+@pytest.mark.parametrize("rel", PURE)
+def test_pure_modules_have_no_io(rel: str) -> None:
+    assert not _starts(imports(REPO / rel), HEAVY | {"time", "random", "os", "subprocess"})
+
+
+@pytest.mark.parametrize("rel", LEAF)
+def test_leaf_modules_import_only_leaves(rel: str) -> None:
+    casper = _starts(imports(REPO / rel), {"casper"})
+    assert casper <= {"casper.errors"}
+
+
+@pytest.mark.parametrize("path", files("casper/store"), ids=str)
+def test_store_does_not_reach_up(path: Path) -> None:
+    banned = {"casper.agent", "casper.backends", "casper.cli", "casper.commands", "casper.answer"}
+    assert not _starts(imports(path), banned)
+
+
+@pytest.mark.parametrize("rel", USE_CASES)
+def test_use_cases_get_backends_passed_in(rel: str) -> None:
+    assert not _starts(imports(REPO / rel), {"casper.backends", "casper.cli", "casper.commands"})
+
+
+@pytest.mark.parametrize("path", files("casper/backends"), ids=str)
+def test_backends_stay_adapters(path: Path) -> None:
+    banned = {"casper.store", "casper.retrieve", "casper.agent", "casper.cli", "casper.commands",
+              "casper.pipeline"}
+    assert not _starts(imports(path), banned)
+    # heavy libraries only inside functions, so importing a backend module stays cheap
+    assert not _starts(imports(path, top_level_only=True), HEAVY - {"sqlite3"})
+
+
+@pytest.mark.parametrize("path", files("casper", "ingest", "eval"), ids=str)
+def test_product_code_never_imports_tests(path: Path) -> None:
+    assert not _starts(imports(path), {"tests", "notebooks", "bench"})
+
+
+def test_eval_only_enters_through_the_eval_command() -> None:
+    for path in files("casper"):
+        if path.name == "evaluate.py":
+            continue
+        assert not _starts(imports(path), {"eval"}), path

@@ -1,0 +1,16 @@
+"""`python -m bench` (`make bench`): every benchmark; results in bench/results/*.{json,md}."""
+
+from __future__ import annotations
+
+from bench import agent, ingest, models, retrieval
+
+
+def main() -> None:
+    ingest.main([])
+    retrieval.main([])
+    models.main()
+    agent.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -24,18 +24,27 @@ from zoneinfo import ZoneInfo
 from casper.pipeline import Indexer
 from casper.store.db import Store
 store = Store.open(Path(sys.argv[1]))
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 report = Indexer(store, Path(sys.argv[2]), None, ZoneInfo("UTC")).run()
-elapsed = time.perf_counter() - t
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"elapsed_s": elapsed, "rows": report.messages_new, "reactions": report.reactions,
-                  "noop": report.noop, "timings": report.timings, "peak_rss_mb": rss_mb}))
+elapsed, cpu = time.perf_counter() - t, time.process_time() - c
+try:  # VmHWM is this process's own peak; ru_maxrss survives exec, so it can be the parent's
+    rss_mb = next(int(line.split()[1]) / 1024 for line in open("/proc/self/status")
+                  if line.startswith("VmHWM:"))
+except OSError:
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1 << 20 if sys.platform == "darwin" else 1024)
+print(json.dumps({"elapsed_s": elapsed, "cpu_s": cpu, "rows": report.messages_new,
+                  "reactions": report.reactions, "noop": report.noop, "timings": report.timings,
+                  "cpu_timings": report.cpu_s, "peak_rss_mb": rss_mb}))
 """
 
 
 def _run(store: Path, db: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(store), str(db)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(store), str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -59,7 +68,12 @@ def main(argv: list[str] | None = None) -> dict:
     result = {
         "chat_db_rows": rows,
         "generate_s": round(gen_s, 2),
-        "full": {**full, "rows_per_s": round(rows / full["elapsed_s"])},
+        "full": {
+            **full,
+            "rows_per_s": round(rows / full["elapsed_s"]),
+            "rows_per_cpu_s": round(rows / full["cpu_s"]),
+        },
+        "load_avg_1m": _load(),
         "noop": noop,
         "incremental_1000": incr,
         "targets": {"rows_per_s": 50_000, "peak_rss_mb": 500, "noop_s": 1.0},
@@ -79,21 +93,51 @@ def _machine() -> str:
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+def _load() -> float | None:
+    import os
+
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
 def _markdown(r: dict) -> str:
     full, noop, incr = r["full"], r["noop"], r["incremental_1000"]
-    return "\n".join([
-        f"Ingest of a {r['chat_db_rows']:,}-row chat.db ({r['machine']}), no embeddings:",
-        "",
-        "| measure | result | target |",
-        "|---|---|---|",
-        f"| full ingest (parse + store + stats) | {full['elapsed_s']:.2f} s → **{full['rows_per_s']:,} rows/s** | ≥ 50,000/s |",
-        f"| peak RSS of the ingest process | **{full['peak_rss_mb']:.0f} MB** | ≤ 500 MB |",
-        f"| incremental no-op run | **{noop['elapsed_s'] * 1000:.0f} ms** | ≤ 1 s |",
-        f"| incremental run, 1,000 new rows | {incr['elapsed_s'] * 1000:.0f} ms | — |",
-        "",
-        f"Stage timings of the full run: {json.dumps(full['timings'])}",
-        "",
-    ])
+    stages = [
+        f"| {name} | {wall:.3f} | {full['cpu_timings'].get(name, float('nan')):.3f} |"
+        for name, wall in full["timings"].items()
+    ]
+    return "\n".join(
+        [
+            f"Ingest of a {r['chat_db_rows']:,}-row chat.db ({r['machine']}; 1-minute load "
+            f"average {r['load_avg_1m']} at the start), no embeddings. Wall time is what the "
+            "targets are about; CPU time (all threads of the process) shows the work itself when "
+            "other jobs share the cores.",
+            "",
+            "| measure | wall | CPU | target |",
+            "|---|---|---|---|",
+            f"| full ingest (parse + store + stats) | {full['elapsed_s']:.2f} s → "
+            f"**{full['rows_per_s']:,} rows/s** | {full['cpu_s']:.2f} s → "
+            f"{full['rows_per_cpu_s']:,} rows/CPU-s | ≥ 50,000/s |",
+            f"| peak RSS of the ingest process | **{full['peak_rss_mb']:.0f} MB** | | ≤ 500 MB |",
+            f"| incremental no-op run | **{noop['elapsed_s'] * 1000:.0f} ms** | "
+            f"{noop['cpu_s'] * 1000:.0f} ms | ≤ 1 s |",
+            f"| incremental run, 1,000 new rows | {incr['elapsed_s'] * 1000:.0f} ms | "
+            f"{incr['cpu_s'] * 1000:.0f} ms | — |",
+            "",
+            "Stages of the full run (seconds; nested: `read+store+indexes` contains `read+store` "
+            "and, on a helper thread, the index build that runs beside `stats (from memory)`; "
+            "`ingest` is the whole transaction, commit included):",
+            "",
+            "| stage | wall | CPU |",
+            "|---|---|---|",
+            *stages,
+            "",
+            f"Incremental run after 1,000 new rows, stages: {json.dumps(incr['timings'])}",
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":

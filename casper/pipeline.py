@@ -7,22 +7,26 @@ unsends, tombstones and disappeared rows. Imports: ingest, casper.store, casper.
 from __future__ import annotations
 
 import contextlib
+import gc
+import json
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import tzinfo
+from operator import itemgetter
 from pathlib import Path
 
 import ingest
 from casper.errors import CasperError
 from casper.people import UNKNOWN_CHAT, build_directory, label_chats
 from casper.records import ME, StoredMessage
-from casper.stats import Line, compute_stats
+from casper.stats import LocalClock, StatRow, StatsState, emoji_field, zone_id
 from casper.store.db import Store
 from ingest.dates import APPLE_EPOCH_OFFSET
 from ingest.errors import IngestError
-from ingest.records import Message, Reaction
+from ingest.messages import iter_pages
+from ingest.records import Message
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +50,8 @@ class IngestReport:
     coverage: dict[str, float | None] = field(default_factory=lambda: {"first": None, "last": None})
     elapsed_s: float = 0.0
     noop: bool = False
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # wall seconds per stage
+    cpu_s: dict[str, float] = field(default_factory=dict)  # process CPU seconds per stage
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -85,9 +90,94 @@ def _to_stored(m: Message, handle_person: dict[int, str]) -> StoredMessage:
     )
 
 
-def _reaction_row(r: Reaction, handle_person: dict[int, str]) -> tuple:
-    sender = ME if r.is_from_me else handle_person.get(r.handle_rowid or -1, UNKNOWN_SENDER)
-    return (r.guid, r.target_guid, sender, r.kind, r.emoji, r.ts)
+# Positions in ingest's Message / Reaction tuples (their fields in declaration order).
+(M_ROWID, M_GUID, M_CHAT, M_HANDLE, M_FROM_ME, M_TS, M_TEXT, M_KIND, _M_SERVICE, M_EDITED,
+ M_REPLY_TO, M_ATTACHMENTS, M_EVENT, _M_FAILED, M_DATE_EDITED, M_DATE_RETRACTED) = range(16)  # fmt: skip
+R_GUID, R_TARGET, R_KIND, R_FROM_ME, R_HANDLE, R_TS, R_EMOJI = range(1, 8)
+_TS = itemgetter(1)  # of a StatRow
+
+
+def _store_rows(
+    msgs: list[tuple], handle_person: dict[int, str], clock: LocalClock, acc: _Accumulator
+) -> tuple[list[tuple], list[tuple]]:
+    """Message tuples → store rows (FULL_COLS, PLAIN_COLS), noting what they touch in `acc`."""
+    full: list[tuple] = []
+    plain: list[tuple] = []
+    add_full, add_plain, person = full.append, plain.append, handle_person.get
+    max_date, max_edit = acc.max_date, acc.max_edit
+    new = acc.new
+    owner, timelines, authored = new.owner.get, new.timelines, new.authored
+    for t, day, hour in zip(msgs, *clock.day_hours([t[M_TS] for t in msgs]), strict=True):
+        ts, text, chat = t[M_TS], t[M_TEXT], t[M_CHAT] or 0
+        sender = ME if t[M_FROM_ME] else person(t[M_HANDLE] or -1, UNKNOWN_SENDER)
+        if ts > max_date:
+            max_date = ts
+        emoji = None if text.isascii() else emoji_field(text)
+        if t[M_KIND] == "text" and not (
+            t[M_EDITED] or t[M_REPLY_TO] or t[M_ATTACHMENTS] or t[M_EVENT] or emoji
+        ):
+            add_plain((t[M_ROWID], t[M_GUID], chat, sender, ts, text, day, hour))
+        else:
+            atts = t[M_ATTACHMENTS]
+            add_full(
+                (t[M_ROWID], t[M_GUID], chat, sender, ts, text, t[M_KIND], int(t[M_EDITED]),
+                 t[M_REPLY_TO], json.dumps([(a.name, a.mime) for a in atts]) if atts else None,
+                 t[M_EVENT], day, hour, emoji)
+            )  # fmt: skip
+            max_edit = max(max_edit, t[M_DATE_EDITED] or 0.0, t[M_DATE_RETRACTED] or 0.0)
+            if t[M_KIND] == "system":
+                continue  # not counted in stats
+        row = (sender, ts, day, hour, emoji)  # a StatRow, filed under who it counts for
+        if sender is not ME:
+            rows = authored.get(sender)
+            if rows is None:
+                rows = authored[sender] = []
+            rows.append(row)
+        pid = owner(chat)
+        if pid is not None:
+            timelines[pid].append(row)
+    acc.max_date, acc.max_edit = max_date, max_edit
+    acc.dirty.update({t[M_CHAT] or 0 for t in msgs})
+    return full, plain
+
+
+def _reaction_rows(reacts: list[tuple], handle_person: dict[int, str]) -> list[tuple]:
+    """Reaction tuples → (guid, target_guid, sender, kind, emoji, ts) rows."""
+    person = handle_person.get
+    return [
+        (r[R_GUID], r[R_TARGET],
+         ME if r[R_FROM_ME] else person(r[R_HANDLE] or -1, UNKNOWN_SENDER),
+         r[R_KIND], r[R_EMOJI], r[R_TS])
+        for r in reacts
+    ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def _stage(report: IngestReport, name: str) -> Iterator[None]:
+    """Record a stage's wall time (`timings`) and process CPU time, all threads (`cpu_s`)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    try:
+        yield
+    finally:
+        _record(report, name, wall, cpu)
+
+
+def _record(report: IngestReport, name: str, wall: float, cpu: float) -> None:
+    report.timings[name] = round(time.perf_counter() - wall, 3)
+    report.cpu_s[name] = round(time.process_time() - cpu, 3)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic GC while ingesting: it would re-scan the growing batches of row tuples (which
+    hold no cycles) every few thousand allocations, ~4% of the run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(slots=True)
@@ -98,7 +188,26 @@ class _Accumulator:
     max_date: float
     max_edit: float
     dirty: set[int] = field(default_factory=set)
-    authors: set[str] = field(default_factory=set)
+    new: _NewRows = field(default_factory=lambda: _NewRows({}))
+
+
+@dataclass(slots=True)
+class _NewRows:
+    """The countable messages a run adds, as StatRows per person (stats fold them in)."""
+
+    owner: dict[int, str]  # 1:1 chat id → the person on the other side
+    timelines: dict[str, list[StatRow]] = field(default_factory=dict)  # 1:1 chats, in order
+    authored: dict[str, list[StatRow]] = field(default_factory=dict)  # what they wrote anywhere
+
+    def __post_init__(self) -> None:
+        self.timelines = {pid: [] for pid in self.owner.values()}
+
+    def in_order(self) -> _NewRows:
+        """Timelines sorted by time: rows come in ROWID order, so ties stay as the store's
+        `ORDER BY ts, rowid` has them."""
+        for rows in self.timelines.values():
+            rows.sort(key=_TS)
+        return self
 
 
 class Indexer:
@@ -123,7 +232,7 @@ class Indexer:
 
     def run(self, *, rebuild: bool = False, index_fn: IndexFn | None = None) -> IngestReport:
         """Bring the store (and, with `index_fn`, the search index) up to date."""
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         report = IngestReport()
         try:
             self._run(report, rebuild, index_fn)
@@ -133,10 +242,11 @@ class Indexer:
         first, last = self.store.coverage()
         report.coverage = {"first": first, "last": last}
         report.elapsed_s = round(time.perf_counter() - started, 3)
+        report.cpu_s["total"] = round(time.process_time() - cpu, 3)
         return report
 
     def _run(self, report: IngestReport, rebuild: bool, index_fn: IndexFn | None) -> None:
-        t0 = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         conn = ingest.open_chat_db(self.chat_db)
         try:
             caps = ingest.Capabilities.probe(conn)
@@ -166,25 +276,26 @@ class Indexer:
                 and int(self.store.meta_float("deleted_rowid")) == state.max_deleted_rowid
                 and int(self.store.meta_float("recoverable_count")) == state.recoverable_count
                 and self.store.get_meta("contacts_sig") == contacts_sig
+                and self.store.get_meta("local_tz") == zone_id(self.tz)
                 # dirty chats only matter when this run also maintains the search index
                 and not (index_fn is not None and self.store.dirty_chats())
             )
-            report.timings["check"] = round(time.perf_counter() - t0, 4)
+            _record(report, "check", wall, cpu)
             if unchanged:
                 report.noop = True
                 return
-            with self.store.transaction():
+            # one transaction: a crash anywhere in it leaves the previous store as it was
+            with _stage(report, "ingest"), self.store.transaction(), _gc_paused():
                 self.store.set_meta("source", source)
                 self._ingest(conn, caps, state, watermark, changed, contacts_sig, report)
         finally:
             conn.close()
         if index_fn is not None:
-            t1 = time.perf_counter()
-            dirty = self.store.dirty_chats()
-            report.chunks_total, report.chunks_new = index_fn(self.store, dirty, self.progress)
-            with self.store.transaction():
-                self.store.clear_dirty(dirty)
-            report.timings["index"] = round(time.perf_counter() - t1, 3)
+            with _stage(report, "index"):
+                dirty = self.store.dirty_chats()
+                report.chunks_total, report.chunks_new = index_fn(self.store, dirty, self.progress)
+                with self.store.transaction():
+                    self.store.clear_dirty(dirty)
 
     def _reset(self) -> None:
         with self.store.transaction():
@@ -192,7 +303,6 @@ class Indexer:
                 self.store.conn.execute(f"DELETE FROM {table}")
 
     def _ingest(self, conn, caps, state, watermark, changed, contacts_sig, report) -> None:  # noqa: ANN001
-        t = time.perf_counter()
         handles = ingest.load_handles(conn)
         contacts = ingest.load_contacts(self.contacts)
         directory = build_directory(handles, ingest.match_contacts(handles, contacts))
@@ -204,6 +314,10 @@ class Indexer:
         self.store.upsert_chats([*chats, UNKNOWN_CHAT])
         handle_person = dict(directory.handle_person)
 
+        # stats columns (local day/hour) are precomputed for one zone: a new zone redoes them
+        zone_changed = self.store.get_meta("local_tz") != zone_id(self.tz)
+        if zone_changed and watermark:
+            self.store.refresh_local(LocalClock(self.tz))
         counters = ingest.ReadCounters()
         acc = _Accumulator(
             max_rowid=watermark,
@@ -211,43 +325,74 @@ class Indexer:
             # edits/unsends are found by their own time, newer than any we have seen
             max_edit=self.store.meta_float("edited_after"),
         )
+        one_to_one = _one_to_one(chats)
+        everybody = {p.id for p in directory.people}
+        fresh_store = self.store.message_count() == 0
+        fresh: dict[str, StatsState] = {}
+        acc.new = _NewRows({chat: pid for pid, ids in one_to_one.items() for chat in ids})
+
+        def fresh_stats() -> None:
+            """Into an empty store, the rows just read are all there is: no SQL needed."""
+            if fresh_store:
+                with _stage(report, "stats (from memory)"):
+                    new = acc.new.in_order()
+                    clock = LocalClock(self.tz)
+                    for pid in everybody:
+                        fresh[pid] = StatsState()
+                        fresh[pid].add(
+                            new.timelines.get(pid, []), new.authored.get(pid, []), clock
+                        )
+
         total = max(state.max_rowid - watermark, 0)
         # a first run (or one with a large backlog) loads faster without live secondary indexes
-        bulk = self.store.bulk_load() if total > 50_000 else contextlib.nullcontext()
-        with bulk:
-            self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
-        report.timings["read+store"] = round(time.perf_counter() - t, 3)
-        dirty, dirty_full, authors = acc.dirty, set(), acc.authors
+        if total > 50_000:  # index build and in-memory stats run side by side
+            with _stage(report, "read+store+indexes"), self.store.bulk_load(alongside=fresh_stats):
+                with _stage(report, "read+store"):
+                    self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
+        else:
+            with _stage(report, "read+store"):
+                self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
+            fresh_stats()
+        dirty, dirty_full = acc.dirty, set()
         max_rowid, max_date, max_edit = acc.max_rowid, acc.max_date, acc.max_edit
 
+        clock = LocalClock(self.tz)
+        owner = {chat: pid for pid, ids in one_to_one.items() for chat in ids}
+        edited_people: set[str] = set()  # their stats are recomputed from the store
         for m in changed:
             stored = _to_stored(m, handle_person)
-            self.store.upsert_messages([stored])
+            self.store.upsert_messages([stored], local=clock)
             dirty_full.add(stored.chat_id)
-            authors.add(stored.sender)
+            edited_people.update((stored.sender, owner.get(stored.chat_id, ME)))
             max_edit = max(max_edit, m.date_edited or 0.0, m.date_retracted or 0.0)
 
         count_before = self.store.message_count()
         deleted_guids, deleted_rowid = ingest.load_deleted_guids(
             conn, caps, after_rowid=int(self.store.meta_float("deleted_rowid"))
         )
-        gone_chats = self.store.delete_messages(deleted_guids)
+        gone_senders: set[str] = set()
+        gone_chats = self.store.delete_messages(deleted_guids, gone_senders)
         recently = sorted(ingest.load_recently_deleted_rowids(conn, caps))
-        gone_chats |= self.store.delete_rowids(recently)
+        gone_chats |= self.store.delete_rowids(recently, gone_senders)
         expected = int(self.store.meta_float("source_count")) + (state.max_rowid - watermark)
         if watermark and state.message_count < expected:
             # rows vanished without a tombstone: compare rowids once (only on this rare path)
             missing = sorted(self.store.rowids() - ingest.load_rowids(conn))
-            gone_chats |= self.store.delete_rowids(missing)
+            gone_chats |= self.store.delete_rowids(missing, gone_senders)
         dirty_full |= gone_chats
         report.deleted = count_before - self.store.message_count()
 
         self.store.mark_dirty(dirty - dirty_full)
-        self.store.mark_dirty(dirty_full | (set(c.id for c in chats) if people_changed else set()), full=True)
-        t = time.perf_counter()
-        stale = {p.id for p in directory.people} if people_changed or gone_chats else authors
-        self._update_stats(stale, chats)
-        report.timings["stats"] = round(time.perf_counter() - t, 3)
+        everything = set(c.id for c in chats) if people_changed else set()
+        self.store.mark_dirty(dirty_full | everything, full=True)
+        with _stage(report, "stats"):
+            # who needs a recompute from the store; everyone else just folds in the new rows
+            redo = edited_people | gone_senders | {owner[c] for c in gone_chats if c in owner}
+            if people_changed or zone_changed or (fresh_store and report.deleted):
+                redo = everybody
+            if report.deleted:  # rows read into an empty store were all there is, until now
+                fresh.clear()
+            self._update_stats(acc.new.in_order(), one_to_one, redo, fresh)
 
         report.messages_new = counters.messages - counters.events
         report.decode_failures = counters.decode_failures
@@ -260,6 +405,7 @@ class Indexer:
             ("deleted_rowid", max(deleted_rowid, int(self.store.meta_float("deleted_rowid")))),
             ("recoverable_count", state.recoverable_count),
             ("contacts_sig", contacts_sig),
+            ("local_tz", zone_id(self.tz)),
             ("last_date", max_date),
             ("edited_after", max_edit),
             ("decode_failures", int(self.store.meta_float("decode_failures")) + counters.decode_failures),
@@ -267,42 +413,63 @@ class Indexer:
             self.store.set_meta(key, value)
 
     def _read_rows(self, conn, caps, watermark, counters, handle_person, total, acc) -> None:  # noqa: ANN001
-        """Stream new rows into the store in batches, noting what they touch."""
-        batch: list[StoredMessage] = []
+        """Stream new rows into the store page by page, noting what they touch."""
+        clock = LocalClock(self.tz)
+        full: list[tuple] = []
+        plain: list[tuple] = []
         reactions: list[tuple] = []
-
-        def flush() -> None:
-            self.store.upsert_messages(batch)
-            self.store.add_reactions(reactions)
-            batch.clear()
-            reactions.clear()
-
-        for row in ingest.iter_rows(conn, caps, after_rowid=watermark, stats=counters):
-            acc.max_rowid = max(acc.max_rowid, row.rowid)
-            if isinstance(row, Reaction):
-                reactions.append(_reaction_row(row, handle_person))
-                continue
-            stored = _to_stored(row, handle_person)
-            batch.append(stored)
-            acc.max_date = max(acc.max_date, stored.ts)
-            acc.max_edit = max(acc.max_edit, row.date_edited or 0.0, row.date_retracted or 0.0)
-            acc.dirty.add(stored.chat_id)
-            acc.authors.add(stored.sender)
-            if len(batch) >= self.batch_size:
-                flush()
+        for msgs, reacts in iter_pages(conn, caps, after_rowid=watermark, stats=counters):
+            if msgs or reacts:
+                last = max(msgs[-1][M_ROWID] if msgs else 0, reacts[-1][0] if reacts else 0)
+                acc.max_rowid = max(acc.max_rowid, last)
+            page_full, page_plain = _store_rows(msgs, handle_person, clock, acc)
+            full += page_full
+            plain += page_plain
+            reactions += _reaction_rows(reacts, handle_person)
+            if len(full) + len(plain) >= self.batch_size:
+                self.store.put_messages(full, plain)
+                self.store.add_reactions(reactions)
+                full, plain, reactions = [], [], []
                 self.progress("read", acc.max_rowid - watermark, total)
-        flush()
+        self.store.put_messages(full, plain)
+        self.store.add_reactions(reactions)
         self.progress("read", total, total)
 
-    def _update_stats(self, person_ids: Iterable[str], chats: list) -> None:  # noqa: ANN001
-        one_to_one: dict[str, list[int]] = {}
-        for chat in chats:
-            if not chat.is_group and len(chat.members) == 1:
-                one_to_one.setdefault(chat.members[0], []).append(chat.id)
-        for pid in sorted(set(person_ids) - {ME, UNKNOWN_SENDER}):
-            timeline = [
-                Line(s, ts, c, text)
-                for s, c, ts, text in self.store.texts_for_person(one_to_one.get(pid, []), None, None)
-            ]
-            authored = [Line(s, ts, c, text) for s, c, ts, text in self.store.sent_by(pid, None, None)]
-            self.store.set_stats(pid, compute_stats(pid, timeline, authored, self.tz))
+    def _update_stats(
+        self,
+        new: _NewRows,
+        one_to_one: dict[str, list[int]],
+        redo: set[str],
+        fresh: dict[str, StatsState],
+    ) -> None:
+        """Stats of everyone the new rows touch (and of `redo`), stored with their state.
+
+        A person's state from the last run takes this run's rows when they only add to it
+        (in time order); otherwise, or without a state, the store's rows are read back.
+        """
+        timelines, authored = new.timelines, new.authored
+        clock = LocalClock(self.tz)
+        touched = {pid for pid, rows in timelines.items() if rows} | authored.keys()
+        for pid in sorted((redo | touched) - {ME, UNKNOWN_SENDER}):
+            timeline = timelines.get(pid, [])
+            state = fresh.get(pid)
+            if state is None and pid not in redo:
+                saved = self.store.stats_state(pid)
+                state = StatsState.from_json(saved) if saved else None
+                if state is not None and state.accepts(timeline):
+                    state.add(timeline, authored.get(pid, []), clock)
+                else:
+                    state = None
+            if state is None:
+                state = StatsState()
+                state.add(*self.store.stat_rows(pid, one_to_one.get(pid, [])), clock)
+            self.store.set_stats(pid, state.result(), state.to_json())
+
+
+def _one_to_one(chats: list) -> dict[str, list[int]]:  # noqa: ANN001
+    """person id → the ids of their 1:1 chats."""
+    out: dict[str, list[int]] = {}
+    for chat in chats:
+        if not chat.is_group and len(chat.members) == 1:
+            out.setdefault(chat.members[0], []).append(chat.id)
+    return out

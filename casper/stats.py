@@ -5,12 +5,16 @@ Inputs are plain rows; the time zone is passed in. Imports: stdlib, casper.recor
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import statistics
+import struct
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
+from operator import itemgetter
 
 from casper.records import ME
 
@@ -33,13 +37,109 @@ class Line:
     text: str = ""
 
 
+# What the store keeps per message for stats: sender, ts (UTC s), local day as YYYYMMDD, local
+# hour, and the emoji of its text (space-separated; None when there are none). The local fields
+# may be None (not precomputed for this zone): stats_from_rows then derives them from ts.
+StatRow = tuple[str, float, int | None, int | None, str | None]
+_DAY_S = 86400
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+_VARIES = float("nan")  # marks a UTC day with an offset change (DST): computed per timestamp
+_NO_SPAN = (_VARIES, _VARIES, 0)  # no timestamp is inside it
+_LAST_US = 3600 - 5e-7  # from here fromtimestamp's rounding to µs may carry into the next hour
+_TS = itemgetter(1)
+
+
 def emoji_in(text: str) -> list[str]:
     """The emoji characters in a text, in order."""
     return _EMOJI.findall(text)
 
 
+def emoji_field(text: str) -> str | None:
+    """The emoji of a text as one space-separated string (what the store keeps), else None."""
+    if not text or text.isascii():
+        return None
+    return " ".join(_EMOJI.findall(text)) or None
+
+
+def zone_id(tz: tzinfo) -> str:
+    """A stable name for a time zone: precomputed local fields are valid only for this zone."""
+    return repr(tz)
+
+
 def _local(ts: float, tz: tzinfo) -> datetime:
     return datetime.fromtimestamp(ts, tz)
+
+
+class LocalClock:
+    """(YYYYMMDD, hour) of UTC timestamps in one zone, as `datetime.fromtimestamp` gives them.
+
+    The UTC offset is looked up once per UTC day; a timestamp inside the local day seen last
+    costs a subtraction and a division (no datetime). Local days that contain a DST change,
+    and the last half microsecond of an hour (which fromtimestamp rounds up), go the slow way.
+    """
+
+    __slots__ = ("tz", "_offsets", "_days")
+
+    def __init__(self, tz: tzinfo) -> None:
+        self.tz = tz
+        self._offsets: dict[float, float] = {}  # UTC day number → offset s (NaN: it changes)
+        self._days: dict[float, int] = {}  # local day number → YYYYMMDD
+
+    def day_hours(self, stamps: Iterable[float]) -> tuple[list[int], list[int]]:
+        """`self(ts)` for many timestamps, as (days, hours) lists: the ingest hot path."""
+        days: list[int] = []
+        hours: list[int] = []
+        add_day, add_hour = days.append, hours.append
+        start, end, day = _NO_SPAN
+        for ts in stamps:
+            if not start <= ts < end:
+                start, end, day = self._span(ts)
+            if start <= ts < end:
+                since = ts - start  # exact: both are close, and start is whole seconds
+                hour = int(since // 3600)
+                if since - hour * 3600 < _LAST_US:
+                    add_day(day)
+                    add_hour(hour)
+                    continue
+            day_, hour_ = self(ts)
+            add_day(day_)
+            add_hour(hour_)
+        return days, hours
+
+    def __call__(self, ts: float) -> tuple[int, int]:
+        start, end, day = self._span(ts)
+        if start <= ts < end and (ts - start) % 3600 < _LAST_US:
+            return day, int((ts - start) // 3600)
+        d = datetime.fromtimestamp(ts, self.tz)
+        return d.year * 10000 + d.month * 100 + d.day, d.hour
+
+    def _span(self, ts: float) -> tuple[float, float, int]:
+        """[start, end) in UTC seconds of the local day holding `ts`, and its YYYYMMDD; or an
+        empty span when the offset changes within that day."""
+        offset = self._offset(ts // _DAY_S)
+        if offset != offset:  # NaN: this UTC day has a transition
+            return _NO_SPAN
+        local_day = (ts + offset) // _DAY_S
+        start = local_day * _DAY_S - offset
+        end = start + _DAY_S
+        # the local day may straddle two UTC days: one offset must hold across it (NaN != NaN)
+        if self._offset(start // _DAY_S) != offset or self._offset((end - 1) // _DAY_S) != offset:
+            return _NO_SPAN
+        day = self._days.get(local_day)
+        if day is None:
+            d = date.fromordinal(int(local_day) + _EPOCH_ORDINAL)
+            day = self._days[local_day] = d.year * 10000 + d.month * 100 + d.day
+        return start, end, day
+
+    def _offset(self, utc_day: float) -> float:
+        offset = self._offsets.get(utc_day)
+        if offset is None:
+            start = utc_day * _DAY_S
+            first = datetime.fromtimestamp(start, self.tz).utcoffset()
+            last = datetime.fromtimestamp(start + _DAY_S - 1, self.tz).utcoffset()
+            same = first is not None and first == last  # zone transitions fall on whole seconds
+            offset = self._offsets[utc_day] = first.total_seconds() if same else _VARIES
+        return offset
 
 
 def conversations(timeline: Sequence[Line]) -> list[list[Line]]:
@@ -75,38 +175,155 @@ def compute_stats(
     `one_to_one`: every countable message in the 1:1 chats with the person (both sides).
     `authored`: every countable message the person wrote, in any chat (groups included).
     """
-    mine = [line for line in one_to_one if line.sender == ME]
-    counted = sorted([*mine, *authored], key=lambda line: line.ts)
-    timeline = sorted(one_to_one, key=lambda line: line.ts)
-    starts = Counter(
-        "me" if conv[0].sender == ME else "them" for conv in conversations(timeline)
-    )
-    replies = reply_times(timeline)
-    days: set[tuple[int, int, int]] = set()
-    hours: Counter[int] = Counter()
-    months: Counter[str] = Counter()
-    emoji: Counter[str] = Counter()
-    for line in counted:  # one local-time conversion per message: this loop is the hot path
-        d = _local(line.ts, tz)
-        days.add((d.year, d.month, d.day))
-        hours[d.hour] += 1
-        months[f"{d.year:04d}-{d.month:02d}"] += 1
-        if line.text and not line.text.isascii():
-            emoji.update(_EMOJI.findall(line.text))
-    return {
-        "sent": len(mine),
-        "received": len(authored),
-        "first": counted[0].ts if counted else None,
-        "last": counted[-1].ts if counted else None,
-        "active_days": len(days),
-        "median_reply_s": {
-            side: (statistics.median(v) if v else None) for side, v in replies.items()
-        },
-        "initiations": {"me": starts.get("me", 0), "them": starts.get("them", 0)},
-        "top_emoji": [[e, n] for e, n in sorted(emoji.items(), key=lambda kv: (-kv[1], kv[0]))[:5]],
-        "busiest_hours": [[h, n] for h, n in sorted(hours.items(), key=lambda kv: (-kv[1], kv[0]))[:5]],
-        "by_month": dict(sorted(months.items())),
-    }
+    clock = LocalClock(tz)
+
+    def row(line: Line) -> StatRow:
+        day, hour = clock(line.ts)
+        return (line.sender, line.ts, day, hour, emoji_field(line.text))
+
+    timeline = sorted(one_to_one, key=lambda line: line.ts)  # stable: ties keep their order
+    return stats_from_rows([row(x) for x in timeline], [row(x) for x in authored], clock)
+
+
+def stats_from_rows(
+    one_to_one: Sequence[StatRow], authored: Sequence[StatRow], clock: LocalClock
+) -> dict[str, object]:
+    """`compute_stats` on StatRows, `one_to_one` in (ts, rowid) order (as the store gives it)."""
+    state = StatsState()
+    state.add(one_to_one, authored, clock)
+    return state.result()
+
+
+@dataclass(slots=True)
+class StatsState:
+    """Everything the stats are made of, so new messages can be folded in without the old.
+
+    Valid while messages are only added, and in time order within the 1:1 chats: `accepts`
+    tells whether a timeline continues this one. Deletions and edits need a fresh state.
+    """
+
+    sent: int = 0
+    received: int = 0
+    first: float | None = None
+    last: float | None = None
+    days: set[int] = field(default_factory=set)
+    hours: Counter[int] = field(default_factory=Counter)
+    months: Counter[int] = field(default_factory=Counter)  # YYYYMM
+    emoji: Counter[str] = field(default_factory=Counter)
+    starts: dict[str, int] = field(default_factory=lambda: {"me": 0, "them": 0})
+    replies: dict[str, list[float]] = field(default_factory=lambda: {"me": [], "them": []})
+    tail: tuple[float, bool] | None = None  # (ts, from me) of the 1:1 timeline's last message
+
+    def accepts(self, timeline: Sequence[StatRow]) -> bool:
+        """Does `timeline` (sorted) start at or after this state's last 1:1 message?"""
+        return not timeline or self.tail is None or timeline[0][1] >= self.tail[0]
+
+    def add(
+        self, timeline: Sequence[StatRow], authored: Sequence[StatRow], clock: LocalClock
+    ) -> None:
+        """Fold in more rows: 1:1 `timeline` in (ts, rowid) order, after `tail`; `authored`."""
+        counted = [r for r in timeline if r[0] == ME]
+        self.sent += len(counted)
+        self.received += len(authored)
+        counted += authored
+        if not counted and not timeline:
+            return
+        days = [r[2] for r in counted]
+        hours = [r[3] for r in counted]
+        if None in days or None in hours:  # not precomputed for this zone
+            days, hours = clock.day_hours([r[1] for r in counted])
+        if counted:
+            stamps = [r[1] for r in counted]
+            low, high = min(stamps), max(stamps)
+            self.first = low if self.first is None else min(self.first, low)
+            self.last = high if self.last is None else max(self.last, high)
+        self.days.update(days)
+        self.hours.update(hours)
+        self.months.update([d // 100 for d in days])
+        self.emoji.update([e for r in counted if r[4] for e in r[4].split()])
+        self._walk(timeline)
+
+    def _walk(self, timeline: Sequence[StatRow]) -> None:
+        """`conversations` (who starts each) and `reply_times`, continued from `tail`."""
+        starts, replies = self.starts, self.replies
+        prev_ts, prev_me = self.tail if self.tail is not None else (None, False)
+        for row in timeline:
+            ts, me = row[1], row[0] == ME
+            side = "me" if me else "them"
+            if prev_ts is None:
+                starts[side] += 1
+            else:
+                gap = ts - prev_ts
+                if gap >= CONVERSATION_GAP_S:
+                    starts[side] += 1
+                if me is not prev_me and 0 <= gap <= MAX_REPLY_S:
+                    replies[side].append(gap)
+            prev_ts, prev_me = ts, me
+        if prev_ts is not None:
+            self.tail = (prev_ts, prev_me)
+
+    def result(self) -> dict[str, object]:
+        """The stats, in CLI.md's shape."""
+        return {
+            "sent": self.sent,
+            "received": self.received,
+            "first": self.first,
+            "last": self.last,
+            "active_days": len(self.days),
+            "median_reply_s": {
+                side: (statistics.median(v) if v else None) for side, v in self.replies.items()
+            },
+            "initiations": dict(self.starts),
+            "top_emoji": _top5(self.emoji),
+            "busiest_hours": _top5(self.hours),
+            "by_month": {
+                f"{m // 100:04d}-{m % 100:02d}": n for m, n in sorted(self.months.items())
+            },
+        }
+
+    def to_json(self) -> str:
+        """Compact JSON: the long number lists (days, reply gaps) as base64 arrays."""
+        return json.dumps(
+            {
+                "v": 1, "sent": self.sent, "received": self.received, "first": self.first,
+                "last": self.last, "days": _pack("q", sorted(self.days)),
+                "hours": list(self.hours.items()), "months": list(self.months.items()),
+                "emoji": list(self.emoji.items()), "starts": self.starts,
+                "replies": {side: _pack("d", gaps) for side, gaps in self.replies.items()},
+                "tail": self.tail,
+            }
+        )  # fmt: skip
+
+    @classmethod
+    def from_json(cls, text: str) -> StatsState | None:
+        """The state `to_json` wrote; None for one in an unknown format."""
+        d = json.loads(text)
+        if d.get("v") != 1:
+            return None
+        tail = d["tail"]
+        return cls(
+            sent=d["sent"], received=d["received"], first=d["first"], last=d["last"],
+            days=set(_unpack("q", d["days"])), hours=Counter(dict(d["hours"])),
+            months=Counter(dict(d["months"])), emoji=Counter(dict(d["emoji"])),
+            starts=d["starts"],
+            replies={side: _unpack("d", packed) for side, packed in d["replies"].items()},
+            tail=(tail[0], tail[1]) if tail else None,
+        )  # fmt: skip
+
+
+def _pack(code: str, values: Sequence[float]) -> str:
+    """Numbers → base64 of their little-endian binary form: exact, and fast to (de)code."""
+    return base64.b64encode(struct.pack(f"<{len(values)}{code}", *values)).decode("ascii")
+
+
+def _unpack(code: str, text: str) -> list:
+    raw = base64.b64decode(text)
+    return list(struct.unpack(f"<{len(raw) // struct.calcsize(code)}{code}", raw))
+
+
+def _top5(counts: Counter) -> list[list]:
+    """The five largest counts, ties by key: [[key, n], ...]."""
+    return [[k, n] for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:5]]
 
 
 def period_key(ts: float, period: str, tz: tzinfo) -> str:

@@ -9,7 +9,15 @@ from datetime import tzinfo
 from typing import Any
 
 from casper.records import ME
-from casper.stats import Line, attribute_to_people, compute_stats, volume_by_period
+from casper.stats import (
+    Line,
+    LocalClock,
+    attribute_to_people,
+    compute_stats,
+    stats_from_rows,
+    volume_by_period,
+    zone_id,
+)
 from casper.store.db import Store
 
 
@@ -22,9 +30,15 @@ def person_stats(
         if cached is not None:
             return cached
     chats = store.one_to_one_chat_ids(person_id)
-    timeline = [Line(s, ts, c, t) for s, c, ts, t in store.texts_for_person(chats, start, end)]
-    authored = [Line(s, ts, c, t) for s, c, ts, t in store.sent_by(person_id, start, end)]
-    return compute_stats(person_id, timeline, authored, tz)
+    indexed_for = store.get_meta("local_tz")
+    if indexed_for is None:  # not (re)indexed by this version: per-message fields may be unset
+        timeline = [Line(s, ts, c, t) for s, c, ts, t in store.texts_for_person(chats, start, end)]
+        authored = [Line(s, ts, c, t) for s, c, ts, t in store.sent_by(person_id, start, end)]
+        return compute_stats(person_id, timeline, authored, tz)
+    # the stored local day/hour hold for the zone the index was built in; others are derived
+    same_zone = indexed_for == zone_id(tz)
+    rows = store.stat_rows(person_id, chats, start, end, local=same_zone)
+    return stats_from_rows(*rows, LocalClock(tz))
 
 
 def message_volume(

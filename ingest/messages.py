@@ -42,6 +42,7 @@ EDIT_WINDOW_S = 20 * 60
 _ORC, _REPL = "\ufffc", "\ufffd"
 _URL_BALLOON = "com.apple.messages.URLBalloonProvider"
 _APPLE_EPOCH = 978307200
+_NS_MIN = 100_000_000_000  # larger `date` values are nanoseconds (see ingest.dates)
 # Positions in queries.MESSAGE_FIELDS + (needs_extra, chat id), and in EXTRA_FIELDS after the
 # ROWID; a unit test pins these to the field tuples.
 (ROWID, GUID, TEXT, BODY, HANDLE, FROM_ME, DATE, SERVICE, ITEM_TYPE, ASSOC_TYPE, ASSOC_GUID,
@@ -136,7 +137,7 @@ def _join_parts(body: str) -> str:
 
 def _ts(value: int | float | None) -> float:
     # The common case (an int of nanoseconds) inline; apple_to_unix covers seconds and junk.
-    if type(value) is int and value > 100_000_000_000:
+    if type(value) is int and value > _NS_MIN:
         return value / 1e9 + _APPLE_EPOCH
     return apple_to_unix(value) or 0.0
 
@@ -147,8 +148,18 @@ class _Converter:
     def __init__(self, conn: sqlite3.Connection, caps: Capabilities, stats: ReadCounters) -> None:
         self.conn, self.caps, self.stats = conn, caps, stats
         self.recent = RecentTexts()
+        # (chat, text, guid) of this page's messages not yet in `recent`: one bulk extend per
+        # page instead of a call per message; flushed before any legacy reaction looks it up.
+        self.pending: list[tuple[int | None, str, str]] = []
+        self.messages: list[tuple] = []  # this page's output, Message / Reaction field order
+        self.reactions: list[tuple] = []
         self._addresses: dict[int, str] | None = None
         self.recoverable = load_recently_deleted_rowids(conn, caps)
+
+    def sync_recent(self) -> None:
+        if self.pending:
+            self.recent.extend(self.pending)
+            self.pending.clear()
 
     def address(self, rowid: int) -> str | None:
         if self._addresses is None:
@@ -162,40 +173,34 @@ class _Converter:
         wanted = [r[ROWID] for r in rows if r[NEEDS_EXTRA]]
         return atts, fetch_extras(self.conn, self.caps, wanted)
 
-    def convert(
-        self, row: tuple, atts: list[AttachmentRow], ex: tuple | None
-    ) -> Message | Reaction | None:
+    def convert(self, row: tuple, atts: list[AttachmentRow], ex: tuple | None) -> None:
+        """Any row (the general path): appends to `messages` or `reactions`, or counts a skip."""
         self.stats.rows += 1
         if row[ROWID] in self.recoverable:
             self.stats.recently_deleted_skipped += 1
-            return None
+            return
         ex = ex or NO_EXTRA
         kind = row[ASSOC_TYPE]
         if kind and (is_tapback(kind) or kind == POLL_VOTE):
             target = target_guid(row[ASSOC_GUID])
             if kind == POLL_VOTE or target is None:
                 self.stats.skipped += 1
-                return None
-            return self._reaction(row, target, kind, tapback_emoji(kind, ex[X_EMOJI]))
-        if row[ITEM_TYPE]:
+                return
+            self._reaction(row, target, kind, tapback_emoji(kind, ex[X_EMOJI]))
+        elif row[ITEM_TYPE]:
             event = describe_event(row[ITEM_TYPE], row[HANDLE], ex, self.address)
-            return self._message(row, ex, "", "system", event, None, False, False)
-        return self._body(row, atts, ex)
+            self._message(row, ex, "", "system", event, None, False, False)
+        else:
+            self._body(row, atts, ex)
 
-    def _reaction(self, row: tuple, target: str, kind: int, emoji: str | None) -> Reaction:
+    def _reaction(self, row: tuple, target: str, kind: int, emoji: str | None) -> None:
         self.stats.reactions += 1
-        return Reaction(
-            rowid=row[ROWID],
-            guid=row[GUID],
-            target_guid=target,
-            kind=kind,
-            is_from_me=bool(row[FROM_ME]),
-            handle_rowid=row[HANDLE] or None,
-            ts=_ts(row[DATE]),
-            emoji=emoji,
-        )
+        self.reactions.append(
+            (row[ROWID], row[GUID], target, kind, bool(row[FROM_ME]), row[HANDLE] or None,
+             _ts(row[DATE]), emoji)
+        )  # fmt: skip
 
-    def _body(self, row: tuple, atts: list[AttachmentRow], ex: tuple) -> Message | Reaction | None:
+    def _body(self, row: tuple, atts: list[AttachmentRow], ex: tuple) -> None:
         """A regular row: decoded text, edits/unsends applied, annotations appended."""
         blob = row[BODY]
         body = decode_attributed_body(blob) if blob else None
@@ -207,7 +212,8 @@ class _Converter:
             summary = parse_summary_info(info)  # ~30 µs: only when it can hold `ec` or `rp`
         if summary is not None and summary.unsent_parts:
             if summary.is_fully_unsent(ex[X_PART_COUNT]):
-                return self._message(row, ex, "", "system", _UNSENT, None, False, False)
+                self._message(row, ex, "", "system", _UNSENT, None, False, False)
+                return
             if blob and not failed:
                 body = _without_parts(blob, summary.unsent_parts) or body
         transcript = None
@@ -218,22 +224,25 @@ class _Converter:
         if not body and summary is not None and summary.edited_parts:
             body = " ".join(h[-1] for _, h in sorted(summary.edited_parts.items()) if h).strip()
         if ex[X_RETRACTED] and not body and not atts:
-            return self._message(row, ex, "", "system", _UNSENT, None, False, False)
+            self._message(row, ex, "", "system", _UNSENT, None, False, False)
+            return
         legacy = None if atts or not body.endswith(_QUOTE_ENDS) else parse_legacy_reaction(body)
         if legacy is not None:
+            self.sync_recent()
             target = self.recent.find(row[CHAT], legacy.quote)
             if target is None:
                 self.stats.legacy_unmatched += 1
-                return None
+                return
             self.stats.legacy_reactions += 1
-            return self._reaction(row, target, legacy.kind, legacy.emoji)
+            self._reaction(row, target, legacy.kind, legacy.emoji)
+            return
         if body:
-            self.recent.add(row[CHAT], body, row[GUID])
+            self.pending.append((row[CHAT], body, row[GUID]))
         kind = "text"
         if atts or ex[X_PAYLOAD] or ex[X_BALLOON] or transcript:
             body, kind = _annotate(body, atts, ex, transcript)
         edited = bool(ex[X_EDITED]) or (summary is not None and summary.edited)
-        return self._message(row, ex, body, kind, None, atts, edited, failed)
+        self._message(row, ex, body, kind, None, atts, edited, failed)
 
     def _text_of(self, rowid: int) -> str | None:
         """The `text` column of one row: the page query skips it when attributedBody is set."""
@@ -250,7 +259,8 @@ class _Converter:
         atts: list[AttachmentRow] | None,
         edited: bool,
         failed: bool,
-    ) -> Message:
+    ) -> None:
+        """Append one message, as a tuple in Message field order."""
         stats = self.stats
         stats.messages += 1
         if event is not None:
@@ -259,24 +269,12 @@ class _Converter:
             stats.decode_failures += 1
         if row[CHAT] is None:
             stats.orphans += 1
-        return Message(
-            rowid=row[ROWID],
-            guid=row[GUID],
-            chat_rowid=row[CHAT],
-            handle_rowid=row[HANDLE] or None,
-            is_from_me=bool(row[FROM_ME]),
-            ts=_ts(row[DATE]),
-            text=text,
-            kind=kind,
-            service=row[SERVICE],
-            edited=edited,
-            reply_to_guid=row[THREAD] or None,
-            attachments=tuple(a.record for a in atts) if atts else (),
-            event=event,
-            decode_failed=failed,
-            date_edited=apple_to_unix(ex[X_EDITED]),
-            date_retracted=apple_to_unix(ex[X_RETRACTED]),
-        )
+        self.messages.append(
+            (row[ROWID], row[GUID], row[CHAT], row[HANDLE] or None, bool(row[FROM_ME]),
+             _ts(row[DATE]), text, kind, row[SERVICE], edited, row[THREAD] or None,
+             tuple(a.record for a in atts) if atts else (), event, failed,
+             apple_to_unix(ex[X_EDITED]), apple_to_unix(ex[X_RETRACTED]))
+        )  # fmt: skip
 
 
 def _annotate(
@@ -308,32 +306,73 @@ def _annotate(
     return (f"{body} {' '.join(notes)}", "text") if body else (" ".join(notes), "attachment")
 
 
-def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> list:
+Page = tuple[list[tuple], list[tuple]]  # (messages, reactions) as Message / Reaction field tuples
+
+
+def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
+    """One page of rows → (message tuples, reaction tuples), each in ROWID order."""
     try:
         atts, extras = conv.fetch(rows, contiguous)
     except sqlite3.Error as exc:
         raise map_sqlite_error(exc) from exc
-    out, previous, convert = [], None, conv.convert
+    msgs: list[tuple] = []
+    conv.messages, conv.reactions = msgs, []
+    pending, recoverable, convert = conv.pending, conv.recoverable, conv.convert
+    decode = decode_attributed_body
+    add, note = msgs.append, pending.append
     no_atts: list[AttachmentRow] = []
+    previous, fast, orphans = None, 0, 0
     for row in rows:
         rowid = row[ROWID]
         if rowid == previous:
             continue  # the same message filed in a second chat
         previous = rowid
-        record = convert(row, atts.get(rowid, no_atts), extras.get(rowid))
-        if record is not None:
-            out.append(record)
-    return out
+        # The common row (plain text, nothing attached, no extras) is handled inline, with the
+        # same result as convert(); anything else takes the general path.
+        if row[ASSOC_TYPE] or row[ITEM_TYPE] or row[NEEDS_EXTRA] or rowid in atts or (
+            rowid in recoverable
+        ):
+            convert(row, atts.get(rowid, no_atts), extras.get(rowid))
+            continue
+        blob = row[BODY]
+        body = (decode(blob) if blob else row[TEXT]) or ""
+        if (blob and not body) or _ORC in body or _REPL in body:
+            convert(row, no_atts, None)  # undecodable, or with placeholders
+            continue
+        body = body.strip()
+        if body:
+            if body[-1] in _QUOTE_ENDS:
+                convert(row, no_atts, None)  # maybe a legacy reaction
+                continue
+            note((row[CHAT], body, row[GUID]))
+        date = row[DATE]
+        ts = date / 1e9 + _APPLE_EPOCH if type(date) is int and date > _NS_MIN else _ts(date)
+        chat = row[CHAT]
+        if chat is None:
+            orphans += 1
+        add((rowid, row[GUID], chat, row[HANDLE] or None, bool(row[FROM_ME]), ts, body, "text",
+             row[SERVICE], False, row[THREAD] or None, (), None, False, None, None))  # fmt: skip
+        fast += 1
+    stats = conv.stats
+    stats.rows += fast
+    stats.messages += fast
+    stats.orphans += orphans
+    conv.sync_recent()
+    return msgs, conv.reactions
 
 
-def iter_rows(
+def iter_pages(
     conn: sqlite3.Connection,
     caps: Capabilities,
     after_rowid: int = 0,
     page_size: int = 5000,
     stats: ReadCounters | None = None,
-) -> Iterator[Message | Reaction]:
-    """Every message/reaction with ROWID > after_rowid, in ROWID order, `page_size` per query."""
+) -> Iterator[Page]:
+    """Rows with ROWID > after_rowid, one page per query, as (messages, reactions) tuples.
+
+    The tuples hold the fields of `Message` / `Reaction` in declaration order (`Message(*t)`
+    builds the record); bulk readers use them directly and skip building ~200k dataclasses.
+    """
     conv = _Converter(conn, caps, stats if stats is not None else ReadCounters())
     sql = page_sql(caps)
     if after_rowid > 0:  # an incremental run: legacy reactions may quote the previous run's rows
@@ -348,10 +387,30 @@ def iter_rows(
             rows = conn.execute(sql, (last, page_size)).fetchall()
         except sqlite3.Error as exc:
             raise map_sqlite_error(exc) from exc
-        yield from _converted(conv, rows, True)
+        yield _converted(conv, rows, True)
         if len(rows) < page_size:
             return
         last = rows[-1][ROWID]
+
+
+def iter_rows(
+    conn: sqlite3.Connection,
+    caps: Capabilities,
+    after_rowid: int = 0,
+    page_size: int = 5000,
+    stats: ReadCounters | None = None,
+) -> Iterator[Message | Reaction]:
+    """Every message/reaction with ROWID > after_rowid, in ROWID order, `page_size` per query."""
+    for msgs, reacts in iter_pages(conn, caps, after_rowid, page_size, stats):
+        records: list[Message | Reaction] = [Message(*t) for t in msgs]
+        if reacts:
+            records += [Reaction(*t) for t in reacts]
+            records.sort(key=_rowid_of)
+        yield from records
+
+
+def _rowid_of(record: Message | Reaction) -> int:
+    return record.rowid
 
 
 def read_changed(
@@ -373,7 +432,7 @@ def read_changed(
         rows = sorted(conn.execute(sql, params), key=lambda r: r[ROWID])
     except sqlite3.Error as exc:
         raise map_sqlite_error(exc) from exc
-    return [m for m in _converted(conv, rows, False) if isinstance(m, Message)]
+    return [Message(*t) for t in _converted(conv, rows, False)[0]]
 
 
 def load_deleted_guids(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 STICKER_PLACED = 1000
@@ -102,13 +103,20 @@ class RecentTexts:
 
     def __init__(self, per_chat: int = 256) -> None:
         self._per_chat = per_chat
-        self._chats: dict[int | None, deque[tuple[str, str]]] = {}
+        # items are kept as given, (chat, text, guid): no new tuple per message
+        self._chats: dict[int | None, deque[tuple[int | None, str, str]]] = {}
 
     def add(self, chat: int | None, text: str, guid: str) -> None:
-        buf = self._chats.get(chat)
-        if buf is None:
-            buf = self._chats[chat] = deque(maxlen=self._per_chat)
-        buf.append((text, guid))
+        self.extend(((chat, text, guid),))
+
+    def extend(self, items: Iterable[tuple[int | None, str, str]]) -> None:
+        """`add` for many (chat, text, guid) items in order: one loop, no call per item."""
+        chats, size = self._chats, self._per_chat
+        for item in items:
+            buf = chats.get(item[0])
+            if buf is None:
+                buf = chats[item[0]] = deque(maxlen=size)
+            buf.append(item)
 
     def find(self, chat: int | None, quote: str) -> str | None:
         """GUID of the most recent message in `chat` whose text is the quote (or starts it, …)."""
@@ -119,7 +127,7 @@ class RecentTexts:
         for ell in _ELLIPSES:
             if quote.endswith(ell):
                 prefix = quote[: -len(ell)].rstrip()
-        for text, guid in reversed(buf):
+        for _, text, guid in reversed(buf):
             if text == quote or (prefix and text.startswith(prefix)):
                 return guid
         return None

@@ -1,0 +1,167 @@
+"""Precomputed stats stay equal to a from-scratch computation through incremental runs.
+
+The reference reads every person's messages back from the store and applies compute_stats
+(CLI.md's definitions) with the local time computed on the spot: it shares neither the
+precomputed lday/lhour/emoji columns nor the folded StatsState with the ingest path.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from casper.pipeline import Indexer
+from casper.records import ME
+from casper.stats import Line, compute_stats
+from casper.stats_query import person_stats
+from casper.store.db import Store
+from casper.store.schema import MIGRATIONS
+from ingest.synthetic import ChatDbWriter
+from ingest.synthetic.bulk import append_messages, build_bulk_chat_db
+
+LA = ZoneInfo("America/Los_Angeles")
+
+
+def _reference(store: Store, pid: str, tz: ZoneInfo, start=None, end=None) -> dict:  # noqa: ANN001
+    chats = store.one_to_one_chat_ids(pid)
+    timeline = [Line(s, ts, c, t) for s, c, ts, t in store.texts_for_person(chats, start, end)]
+    authored = [Line(s, ts, c, t) for s, c, ts, t in store.sent_by(pid, start, end)]
+    return json.loads(json.dumps(compute_stats(pid, timeline, authored, tz)))
+
+
+def _assert_all_match(store: Store, tz: ZoneInfo) -> None:
+    people = store.people()
+    assert people
+    for p in people:
+        assert store.stats(p.id) == _reference(store, p.id, tz), p.name
+
+
+@pytest.fixture
+def chat_db(tmp_path: Path) -> Path:
+    db = tmp_path / "chat.db"
+    build_bulk_chat_db(db, n_messages=3000, n_people=8)
+    return db
+
+
+def _run(store: Store, db: Path, tz: ZoneInfo = LA):  # noqa: ANN202
+    return Indexer(store, db, None, tz).run()
+
+
+def test_appended_rows_fold_into_saved_state(chat_db: Path, tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "home" / "casper.sqlite")
+    _run(store, chat_db)
+    _assert_all_match(store, LA)
+    saved = dict(store.conn.execute("SELECT person_id, state FROM contact_stats").fetchall())
+    append_messages(chat_db, 400)
+    report = _run(store, chat_db)
+    assert report.messages_new > 300
+    _assert_all_match(store, LA)
+    changed = dict(store.conn.execute("SELECT person_id, state FROM contact_stats").fetchall())
+    assert changed != saved  # the states moved on with the new rows
+
+
+def test_my_own_new_message_updates_the_other_side(chat_db: Path, tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "home" / "casper.sqlite")
+    _run(store, chat_db)
+    pid = next(p.id for p in store.people() if store.one_to_one_chat_ids(p.id))
+    chat = store.one_to_one_chat_ids(pid)[0]
+    before = store.stats(pid)["sent"]
+    with ChatDbWriter(chat_db) as w:
+        w.add_message(chat, "on my way 🚗", from_me=True, ts=store.coverage()[1] + 60)
+    _run(store, chat_db)
+    assert store.stats(pid)["sent"] == before + 1
+    _assert_all_match(store, LA)
+
+
+def test_late_arrival_edit_and_delete_fall_back_to_a_recompute(
+    chat_db: Path, tmp_path: Path
+) -> None:
+    store = Store.open(tmp_path / "home" / "casper.sqlite")
+    _run(store, chat_db)
+    first, last = store.coverage()
+    pid = next(p.id for p in store.people() if store.one_to_one_chat_ids(p.id))
+    chat = store.one_to_one_chat_ids(pid)[0]
+    handle = sqlite3.connect(chat_db).execute(
+        "SELECT handle_id FROM chat_handle_join WHERE chat_id=?", (chat,)
+    ).fetchone()[0]
+    with ChatDbWriter(chat_db) as w:  # a message that synced late: older than the timeline's end
+        w.add_message(chat, "sorry, old one 😅", from_me=False, handle=handle,
+                      ts=(first + last) / 2)
+    _run(store, chat_db)
+    _assert_all_match(store, LA)
+    mine = store.conn.execute(
+        "SELECT rowid, ts FROM messages WHERE sender=? AND chat_id=? ORDER BY ts DESC LIMIT 1",
+        (ME, chat),
+    ).fetchone()
+    with ChatDbWriter(chat_db) as w:
+        w.edit_message(mine[0], "edited with 🎉🎉", ts=mine[1] + 120)
+    _run(store, chat_db)
+    _assert_all_match(store, LA)
+    victim = store.conn.execute(
+        "SELECT rowid FROM messages WHERE sender=? LIMIT 1", (pid,)
+    ).fetchone()[0]
+    with ChatDbWriter(chat_db) as w:
+        w.hard_delete(victim)
+    report = _run(store, chat_db)
+    assert report.deleted == 1
+    _assert_all_match(store, LA)
+
+
+def test_a_new_time_zone_recomputes_local_fields(chat_db: Path, tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "home" / "casper.sqlite")
+    _run(store, chat_db, ZoneInfo("UTC"))
+    _assert_all_match(store, ZoneInfo("UTC"))
+    tokyo = ZoneInfo("Asia/Tokyo")
+    report = _run(store, chat_db, tokyo)
+    assert not report.noop
+    _assert_all_match(store, tokyo)
+    assert _run(store, chat_db, tokyo).noop
+
+
+def test_range_stats_use_the_same_definitions(chat_db: Path, tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "home" / "casper.sqlite")
+    _run(store, chat_db)
+    first, last = store.coverage()
+    start, end = first + (last - first) / 3, first + 2 * (last - first) / 3
+    for p in store.people():
+        expected = _reference(store, p.id, LA, start, end)
+        assert json.loads(json.dumps(person_stats(store, p.id, LA, start, end))) == expected
+        # another zone than the index was built for: computed on the spot, same answer
+        other = _reference(store, p.id, ZoneInfo("Europe/Paris"), start, end)
+        got = person_stats(store, p.id, ZoneInfo("Europe/Paris"), start, end)
+        assert json.loads(json.dumps(got)) == other
+
+
+def test_a_version_1_store_is_migrated_and_refreshed(chat_db: Path, tmp_path: Path) -> None:
+    current = Store.open(tmp_path / "now" / "casper.sqlite")
+    _run(current, chat_db)
+    current.close()
+    # the same data as the previous release stored it: no stats columns, no saved states
+    path = tmp_path / "home" / "casper.sqlite"
+    path.parent.mkdir()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY)")
+    MIGRATIONS[0](conn)
+    conn.execute("INSERT INTO _migrations VALUES ('_m001_initial')")
+    conn.execute(f"ATTACH '{tmp_path / 'now' / 'casper.sqlite'}' AS now")
+    cols = "rowid, guid, chat_id, sender, ts, text, kind, edited, reply_to, attachments, event"
+    conn.execute(f"INSERT INTO messages ({cols}) SELECT {cols} FROM now.messages")
+    for table in ("meta", "people", "handles", "chats", "reactions"):
+        conn.execute(f"INSERT INTO {table} SELECT * FROM now.{table}")
+    conn.execute("INSERT INTO contact_stats SELECT person_id, '{}' FROM now.contact_stats")
+    conn.execute("DELETE FROM meta WHERE key = 'local_tz'")
+    conn.execute("DETACH now")
+    conn.close()
+    store = Store.open(path)
+    assert {r[1] for r in store.conn.execute("PRAGMA table_info(messages)")} >= {
+        "lday", "lhour", "emoji"
+    }
+    report = _run(store, chat_db)
+    assert not report.noop and report.messages_new == 0
+    _assert_all_match(store, LA)
+    assert store.conn.execute("SELECT count(*) FROM messages WHERE lday IS NULL").fetchone()[0] == 0
+    assert _run(store, chat_db).noop

@@ -1,7 +1,9 @@
 """The ingest use-case: chat.db + AddressBook → Casper's store (+ stats) → search index.
 
 Incremental: a cheap check first; then only rows after the ROWID watermark, recent edits and
-unsends, tombstones and disappeared rows. Imports: ingest, casper.store, casper.stats, casper.people.
+unsends, tombstones and disappeared rows. Stats fold this run's rows into each person's saved
+state; only what changes history (edits, deletions, a new zone or address book) reads back.
+Imports: ingest, casper.store, casper.stats, casper.people.
 """
 
 from __future__ import annotations
@@ -71,10 +73,7 @@ def _signature(path: Path | None) -> str:
 
 
 def _to_stored(m: Message, handle_person: dict[int, str]) -> StoredMessage:
-    if m.is_from_me:
-        sender = ME
-    else:
-        sender = handle_person.get(m.handle_rowid or -1, UNKNOWN_SENDER)
+    sender = ME if m.is_from_me else handle_person.get(m.handle_rowid or -1, UNKNOWN_SENDER)
     return StoredMessage(
         rowid=m.rowid,
         guid=m.guid,
@@ -92,7 +91,8 @@ def _to_stored(m: Message, handle_person: dict[int, str]) -> StoredMessage:
 
 # Positions in ingest's Message / Reaction tuples (their fields in declaration order).
 (M_ROWID, M_GUID, M_CHAT, M_HANDLE, M_FROM_ME, M_TS, M_TEXT, M_KIND, _M_SERVICE, M_EDITED,
- M_REPLY_TO, M_ATTACHMENTS, M_EVENT, _M_FAILED, M_DATE_EDITED, M_DATE_RETRACTED) = range(16)  # fmt: skip
+ M_REPLY_TO, M_ATTACHMENTS, M_EVENT, _M_FAILED, M_DATE_EDITED,
+ M_DATE_RETRACTED) = range(16)  # fmt: skip
 R_GUID, R_TARGET, R_KIND, R_FROM_ME, R_HANDLE, R_TS, R_EMOJI = range(1, 8)
 _TS = itemgetter(1)  # of a StatRow
 
@@ -196,7 +196,7 @@ class _NewRows:
     """The countable messages a run adds, as StatRows per person (stats fold them in)."""
 
     owner: dict[int, str]  # 1:1 chat id → the person on the other side
-    timelines: dict[str, list[StatRow]] = field(default_factory=dict)  # 1:1 chats, in order
+    timelines: dict[str, list[StatRow]] = field(init=False)  # their 1:1 chats (in_order sorts)
     authored: dict[str, list[StatRow]] = field(default_factory=dict)  # what they wrote anywhere
 
     def __post_init__(self) -> None:
@@ -261,7 +261,10 @@ class Indexer:
             last_date = self.store.meta_float("last_date")
             changed = (
                 ingest.read_changed(
-                    conn, caps, upto_rowid=watermark, since_date_unix=last_date,
+                    conn,
+                    caps,
+                    upto_rowid=watermark,
+                    since_date_unix=last_date,
                     # never before Apple's epoch: an unset date_edited (0) must not match
                     edited_after_unix=max(edited_after, APPLE_EPOCH_OFFSET),
                 )
@@ -339,16 +342,17 @@ class Indexer:
                     clock = LocalClock(self.tz)
                     for pid in everybody:
                         fresh[pid] = StatsState()
-                        fresh[pid].add(
-                            new.timelines.get(pid, []), new.authored.get(pid, []), clock
-                        )
+                        fresh[pid].add(new.timelines.get(pid, []), new.authored.get(pid, []), clock)
 
         total = max(state.max_rowid - watermark, 0)
         # a first run (or one with a large backlog) loads faster without live secondary indexes
         if total > 50_000:  # index build and in-memory stats run side by side
-            with _stage(report, "read+store+indexes"), self.store.bulk_load(alongside=fresh_stats):
-                with _stage(report, "read+store"):
-                    self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
+            with (
+                _stage(report, "read+store+indexes"),
+                self.store.bulk_load(alongside=fresh_stats),
+                _stage(report, "read+store"),
+            ):
+                self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
         else:
             with _stage(report, "read+store"):
                 self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
@@ -367,18 +371,8 @@ class Indexer:
             max_edit = max(max_edit, m.date_edited or 0.0, m.date_retracted or 0.0)
 
         count_before = self.store.message_count()
-        deleted_guids, deleted_rowid = ingest.load_deleted_guids(
-            conn, caps, after_rowid=int(self.store.meta_float("deleted_rowid"))
-        )
         gone_senders: set[str] = set()
-        gone_chats = self.store.delete_messages(deleted_guids, gone_senders)
-        recently = sorted(ingest.load_recently_deleted_rowids(conn, caps))
-        gone_chats |= self.store.delete_rowids(recently, gone_senders)
-        expected = int(self.store.meta_float("source_count")) + (state.max_rowid - watermark)
-        if watermark and state.message_count < expected:
-            # rows vanished without a tombstone: compare rowids once (only on this rare path)
-            missing = sorted(self.store.rowids() - ingest.load_rowids(conn))
-            gone_chats |= self.store.delete_rowids(missing, gone_senders)
+        gone_chats, deleted_rowid = self._delete_gone(conn, caps, state, watermark, gone_senders)
         dirty_full |= gone_chats
         report.deleted = count_before - self.store.message_count()
 
@@ -408,9 +402,28 @@ class Indexer:
             ("local_tz", zone_id(self.tz)),
             ("last_date", max_date),
             ("edited_after", max_edit),
-            ("decode_failures", int(self.store.meta_float("decode_failures")) + counters.decode_failures),
+            (
+                "decode_failures",
+                int(self.store.meta_float("decode_failures")) + counters.decode_failures,
+            ),
         ):
             self.store.set_meta(key, value)
+
+    def _delete_gone(self, conn, caps, state, watermark, senders: set[str]) -> tuple[set[int], int]:  # noqa: ANN001
+        """Remove tombstoned, recently deleted and vanished rows; returns the chats they were
+        in and the new tombstone watermark (their authors are added to `senders`)."""
+        deleted_guids, deleted_rowid = ingest.load_deleted_guids(
+            conn, caps, after_rowid=int(self.store.meta_float("deleted_rowid"))
+        )
+        gone_chats = self.store.delete_messages(deleted_guids, senders)
+        recently = sorted(ingest.load_recently_deleted_rowids(conn, caps))
+        gone_chats |= self.store.delete_rowids(recently, senders)
+        expected = int(self.store.meta_float("source_count")) + (state.max_rowid - watermark)
+        if watermark and state.message_count < expected:
+            # rows vanished without a tombstone: compare rowids once (only on this rare path)
+            missing = sorted(self.store.rowids() - ingest.load_rowids(conn))
+            gone_chats |= self.store.delete_rowids(missing, senders)
+        return gone_chats, deleted_rowid
 
     def _read_rows(self, conn, caps, watermark, counters, handle_person, total, acc) -> None:  # noqa: ANN001
         """Stream new rows into the store page by page, noting what they touch."""

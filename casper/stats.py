@@ -1,6 +1,8 @@
 """PURE: per-person conversation statistics, with the definitions of CLI.md.
 
-Inputs are plain rows; the time zone is passed in. Imports: stdlib, casper.records.
+Inputs are plain rows; the time zone is passed in. StatsState holds what the figures are made
+of, so an index run folds in new messages instead of re-reading a history; LocalClock turns
+timestamps into local days/hours fast. Imports: stdlib, casper.records.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
-from operator import itemgetter
 
 from casper.records import ME
 
@@ -46,7 +47,6 @@ _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 _VARIES = float("nan")  # marks a UTC day with an offset change (DST): computed per timestamp
 _NO_SPAN = (_VARIES, _VARIES, 0)  # no timestamp is inside it
 _LAST_US = 3600 - 5e-7  # from here fromtimestamp's rounding to µs may carry into the next hour
-_TS = itemgetter(1)
 
 
 def emoji_in(text: str) -> list[str]:

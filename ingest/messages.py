@@ -329,8 +329,12 @@ def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
         previous = rowid
         # The common row (plain text, nothing attached, no extras) is handled inline, with the
         # same result as convert(); anything else takes the general path.
-        if row[ASSOC_TYPE] or row[ITEM_TYPE] or row[NEEDS_EXTRA] or rowid in atts or (
-            rowid in recoverable
+        if (
+            row[ASSOC_TYPE]
+            or row[ITEM_TYPE]
+            or row[NEEDS_EXTRA]
+            or rowid in atts
+            or (rowid in recoverable)
         ):
             convert(row, atts.get(rowid, no_atts), extras.get(rowid))
             continue

@@ -85,8 +85,8 @@ def _needs_extra(caps: Capabilities) -> str:
     conds += [f"m.{c} IS NOT NULL" for c in ("balloon_bundle_id", "payload_data") if has(c)]
     if has("associated_message_emoji"):
         conds.append("m.associated_message_type % 1000 = 6")
-    # The blob searches are the costly part (~15% of the page query): in WHEN clauses of their
-    # own they run only for rows the cheap tests did not already flag.
+    # CASE stops at the first true test where OR evaluates every term: the blob searches (the
+    # costly part) run only for rows the cheap tests did not already flag.
     whens = [f"WHEN ({' OR '.join(conds)}) IS 1 THEN 1"] if conds else []
     if has("message_summary_info"):
         blob = "CAST(m.message_summary_info AS BLOB)"

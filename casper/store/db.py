@@ -266,7 +266,7 @@ class Store:
         """
         indexes = self.conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type='index' AND tbl_name='messages' "
-            "AND sql IS NOT NULL"
+            "AND sql IS NOT NULL AND name != 'messages_system'"  # tiny: kept up as rows come
         ).fetchall()
         for name, _sql in indexes:
             self.conn.execute(f"DROP INDEX {name}")
@@ -340,7 +340,8 @@ class Store:
             r[0]
             for i in range(0, len(rowids), 500)
             for r in self.conn.execute(
-                f"SELECT guid FROM messages WHERE rowid IN ({','.join('?' * len(rowids[i:i+500]))})",
+                "SELECT guid FROM messages WHERE rowid IN "
+                f"({','.join('?' * len(rowids[i : i + 500]))})",
                 list(rowids[i : i + 500]),
             )
         ]
@@ -348,7 +349,9 @@ class Store:
 
     def message_count(self, *, kind: str | None = None) -> int:
         if kind:
-            return self.conn.execute("SELECT count(*) FROM messages WHERE kind=?", (kind,)).fetchone()[0]
+            return self.conn.execute(
+                "SELECT count(*) FROM messages WHERE kind=?", (kind,)
+            ).fetchone()[0]
         return self.conn.execute("SELECT count(*) FROM messages").fetchone()[0]
 
     def rowids(self) -> set[int]:
@@ -377,10 +380,18 @@ class Store:
         reactions = self._reactions_for([r[1] for r in rows]) if rows else {}
         return [
             StoredMessage(
-                rowid=r[0], guid=r[1], chat_id=r[2], sender=r[3], ts=r[4], text=r[5], kind=r[6],
-                edited=bool(r[7]), reply_to=r[8],
+                rowid=r[0],
+                guid=r[1],
+                chat_id=r[2],
+                sender=r[3],
+                ts=r[4],
+                text=r[5],
+                kind=r[6],
+                edited=bool(r[7]),
+                reply_to=r[8],
                 attachments=tuple(tuple(a) for a in json.loads(r[9])) if r[9] else (),
-                event=r[10], reactions=reactions.get(r[1], ()),
+                event=r[10],
+                reactions=reactions.get(r[1], ()),
             )
             for r in rows
         ]
@@ -417,15 +428,19 @@ class Store:
         found = self._rows_to_messages(rows)
         return found[0] if found else None
 
-    def context(self, message: StoredMessage, before: int = 5, after: int = 5) -> list[StoredMessage]:
+    def context(
+        self, message: StoredMessage, before: int = 5, after: int = 5
+    ) -> list[StoredMessage]:
         """The message with up to `before`/`after` neighbours from the same chat, in order."""
         prev = self.conn.execute(
-            f"SELECT {_MSG_COLS} FROM messages WHERE chat_id=? AND (ts < ? OR (ts = ? AND rowid < ?)) "
+            f"SELECT {_MSG_COLS} FROM messages "
+            "WHERE chat_id=? AND (ts < ? OR (ts = ? AND rowid < ?)) "
             "ORDER BY ts DESC, rowid DESC LIMIT ?",
             (message.chat_id, message.ts, message.ts, message.rowid, before),
         ).fetchall()
         nxt = self.conn.execute(
-            f"SELECT {_MSG_COLS} FROM messages WHERE chat_id=? AND (ts > ? OR (ts = ? AND rowid > ?)) "
+            f"SELECT {_MSG_COLS} FROM messages "
+            "WHERE chat_id=? AND (ts > ? OR (ts = ? AND rowid > ?)) "
             "ORDER BY ts, rowid LIMIT ?",
             (message.chat_id, message.ts, message.ts, message.rowid, after),
         ).fetchall()
@@ -467,7 +482,9 @@ class Store:
             args.append(end_ts)
         return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
 
-    def sent_by(self, person_id: str, start_ts: float | None, end_ts: float | None) -> list[tuple[str, int, float, str]]:
+    def sent_by(
+        self, person_id: str, start_ts: float | None, end_ts: float | None
+    ) -> list[tuple[str, int, float, str]]:
         """Messages the person wrote anywhere (1:1 and groups)."""
         q = "SELECT sender, chat_id, ts, text FROM messages WHERE kind != 'system' AND sender = ?"
         args: list[Any] = [person_id]
@@ -531,8 +548,10 @@ class Store:
             last = rows[-1][0]
 
     def coverage(self) -> tuple[float | None, float | None]:
+        """First and last countable message: two short walks of the ts index, not a scan."""
         row = self.conn.execute(
-            "SELECT min(ts), max(ts) FROM messages WHERE kind != 'system'"
+            "SELECT (SELECT ts FROM messages WHERE kind != 'system' ORDER BY ts LIMIT 1), "
+            "(SELECT ts FROM messages WHERE kind != 'system' ORDER BY ts DESC LIMIT 1)"
         ).fetchone()
         return row[0], row[1]
 
@@ -549,7 +568,6 @@ class Store:
             "SELECT state FROM contact_stats WHERE person_id=?", (person_id,)
         ).fetchone()
         return row[0] if row else None
-
 
     def stats(self, person_id: str) -> dict[str, Any] | None:
         row = self.conn.execute(

@@ -85,12 +85,15 @@ def test_late_arrival_edit_and_delete_fall_back_to_a_recompute(
     first, last = store.coverage()
     pid = next(p.id for p in store.people() if store.one_to_one_chat_ids(p.id))
     chat = store.one_to_one_chat_ids(pid)[0]
-    handle = sqlite3.connect(chat_db).execute(
-        "SELECT handle_id FROM chat_handle_join WHERE chat_id=?", (chat,)
-    ).fetchone()[0]
+    handle = (
+        sqlite3.connect(chat_db)
+        .execute("SELECT handle_id FROM chat_handle_join WHERE chat_id=?", (chat,))
+        .fetchone()[0]
+    )
     with ChatDbWriter(chat_db) as w:  # a message that synced late: older than the timeline's end
-        w.add_message(chat, "sorry, old one 😅", from_me=False, handle=handle,
-                      ts=(first + last) / 2)
+        w.add_message(
+            chat, "sorry, old one 😅", from_me=False, handle=handle, ts=(first + last) / 2
+        )
     _run(store, chat_db)
     _assert_all_match(store, LA)
     mine = store.conn.execute(
@@ -158,10 +161,42 @@ def test_a_version_1_store_is_migrated_and_refreshed(chat_db: Path, tmp_path: Pa
     conn.close()
     store = Store.open(path)
     assert {r[1] for r in store.conn.execute("PRAGMA table_info(messages)")} >= {
-        "lday", "lhour", "emoji"
+        "lday",
+        "lhour",
+        "emoji",
     }
     report = _run(store, chat_db)
     assert not report.noop and report.messages_new == 0
     _assert_all_match(store, LA)
     assert store.conn.execute("SELECT count(*) FROM messages WHERE lday IS NULL").fetchone()[0] == 0
     assert _run(store, chat_db).noop
+
+
+def test_bulk_load_rebuilds_indexes_and_keeps_the_newest_row_of_a_moved_guid(
+    tmp_path: Path,
+) -> None:
+    from casper.records import StoredMessage
+
+    store = Store.open(tmp_path / "home" / "casper.sqlite")
+
+    def names() -> set[str]:
+        q = "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='messages'"
+        return {r[0] for r in store.conn.execute(q) if not r[0].startswith("sqlite_")}
+
+    before = names()
+    with store.transaction():
+        store.upsert_messages([StoredMessage(1, "G", 1, "p_a", 10.0, "old")])
+    ran: list[str] = []
+    with store.transaction(), store.bulk_load(alongside=lambda: ran.append("stats")):
+        assert names() == {"messages_system"}  # the rest are dropped while rows stream in
+        store.upsert_messages([StoredMessage(2, "G", 1, "p_a", 20.0, "moved")])
+    assert ran == ["stats"] and names() == before
+    assert [r[0] for r in store.conn.execute("SELECT rowid FROM messages")] == [2]
+
+    def boom() -> None:
+        raise RuntimeError("stats failed")
+
+    with pytest.raises(RuntimeError), store.transaction(), store.bulk_load(alongside=boom):
+        store.upsert_messages([StoredMessage(3, "H", 1, "p_a", 30.0, "x")])
+    assert names() == before  # rolled back, indexes intact
+    assert store.message_count() == 1

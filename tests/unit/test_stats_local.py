@@ -107,14 +107,23 @@ def test_state_folded_in_pieces_equals_one_pass_and_survives_json() -> None:
         whole = compute_stats("p_sam", lines, authored, tz)
         assert whole == stats_from_rows(rows(lines), rows(authored), clock)
         state, cut = StatsState(), rng.randrange(0, len(lines) + 1)
-        state.add(rows(lines[:cut]), rows([x for x in authored if x.ts <= lines[cut - 1].ts]
-                                           if cut else []), clock)
+        state.add(
+            rows(lines[:cut]),
+            rows([x for x in authored if x.ts <= lines[cut - 1].ts] if cut else []),
+            clock,
+        )
         restored = StatsState.from_json(state.to_json())
         assert restored is not None and restored.to_json() == state.to_json()
         later = lines[cut:]
         assert restored.accepts(rows(later))
-        restored.add(rows(later), rows([x for x in authored if cut and x.ts > lines[cut - 1].ts]
-                                       or (authored if not cut else [])), clock)
+        restored.add(
+            rows(later),
+            rows(
+                [x for x in authored if cut and x.ts > lines[cut - 1].ts]
+                or (authored if not cut else [])
+            ),
+            clock,
+        )
         assert json.loads(json.dumps(restored.result())) == json.loads(json.dumps(whole))
 
 
@@ -128,9 +137,11 @@ def test_state_matches_the_reference_definitions() -> None:
     for side in ("me", "them"):
         values = sorted(gaps[side])
         mid = len(values) // 2
-        median = (values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2) if (
-            values
-        ) else None
+        median = (
+            (values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2)
+            if (values)
+            else None
+        )
         assert s["median_reply_s"][side] == median
 
 

@@ -21,10 +21,16 @@ CHARS_PER_TOKEN = 3.6  # measured ratio for English chat text with Qwen's BPE is
 
 QUESTIONS = [
     ("When did Sam and I plan Thanksgiving?", "search_messages", {"query": "Thanksgiving plans"}),
-    ("What is the climbing gym wifi password?", "search_messages",
-     {"query": "wifi password", "person": "Sam"}),
-    ("Who did I text most in 2023?", "get_message_volume_by_period",
-     {"start_date": "2023-01-01", "end_date": "2023-12-31", "period": "month"}),
+    (
+        "What is the climbing gym wifi password?",
+        "search_messages",
+        {"query": "wifi password", "person": "Sam"},
+    ),
+    (
+        "Who did I text most in 2023?",
+        "get_message_volume_by_period",
+        {"start_date": "2023-01-01", "end_date": "2023-12-31", "period": "month"},
+    ),
     ("How often do Priya and I talk?", "get_contact_stats", {"person": "Priya"}),
 ]
 
@@ -39,8 +45,12 @@ class ReplayEngine:
         self.prompt_chars: list[int] = []
         self.model_s = 0.0
 
-    def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
-             on_token: Callable[[str], None] | None = None) -> Reply:
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        on_token: Callable[[str], None] | None = None,
+    ) -> Reply:
         started = time.perf_counter()
         schema = sum(len(json.dumps(t.to_openai())) for t in tools)
         self.prompt_chars.append(sum(len(m.content) for m in messages) + schema)
@@ -80,34 +90,47 @@ def main() -> dict:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         corpus = build_demo_corpus(Path(tmp) / "src")
-        cfg = load_config(Path(tmp) / "home", chat_db=corpus.chat_db, contacts=corpus.contacts,
-                          rerank=False)
+        cfg = load_config(
+            Path(tmp) / "home", chat_db=corpus.chat_db, contacts=corpus.contacts, rerank=False
+        )
         store = Store.open(cfg.store_path)
         Indexer(store, cfg.chat_db, cfg.contacts, tz).run(index_fn=make_index_fn(cfg))
         retriever = make_retriever(cfg, store, rerank=False)
         # model load, caches and the dateparser import are once-per-process costs, not per question
         retriever.search("warm up")
-        from casper.agent.enrich import enrich
         from datetime import datetime
+
+        from casper.agent.enrich import enrich
 
         enrich("last March", datetime.now(tz), tz)
         for question, tool, args in QUESTIONS:
             engine = ReplayEngine(tool, args)
             started = time.perf_counter()
-            asked = answer_question(question, store=store, search=retriever.search, engine=engine,
-                                    tz=tz, limits=Limits())
+            asked = answer_question(
+                question,
+                store=store,
+                search=retriever.search,
+                engine=engine,
+                tz=tz,
+                limits=Limits(),
+            )
             wall = time.perf_counter() - started
             overhead_ms = (wall - engine.model_s) * 1000 / max(asked.iterations, 1)
-            rows.append({
-                "question": question, "iterations": asked.iterations,
-                "tools": [c["name"] for c in asked.tool_calls],
-                "overhead_ms_per_iteration": round(overhead_ms, 1),
-                "prompt_chars": engine.prompt_chars,
-                "prompt_tokens_est": [round(c / CHARS_PER_TOKEN) for c in engine.prompt_chars],
-            })
+            rows.append(
+                {
+                    "question": question,
+                    "iterations": asked.iterations,
+                    "tools": [c["name"] for c in asked.tool_calls],
+                    "overhead_ms_per_iteration": round(overhead_ms, 1),
+                    "prompt_chars": engine.prompt_chars,
+                    "prompt_tokens_est": [round(c / CHARS_PER_TOKEN) for c in engine.prompt_chars],
+                }
+            )
     result = {
         "questions": rows,
-        "overhead_ms_per_iteration_median": statistics.median(r["overhead_ms_per_iteration"] for r in rows),
+        "overhead_ms_per_iteration_median": statistics.median(
+            r["overhead_ms_per_iteration"] for r in rows
+        ),
         "prompt_tokens_est_max": max(max(r["prompt_tokens_est"]) for r in rows),
         "target_overhead_ms": 50,
     }
@@ -126,11 +149,17 @@ def _markdown(r: dict) -> str:
         "|---|---|---|---|---|",
     ]
     for q in r["questions"]:
-        lines.append(f"| {q['question']} | {q['iterations']} | {', '.join(q['tools'])} | "
-                     f"{q['overhead_ms_per_iteration']} ms | {' → '.join(map(str, q['prompt_tokens_est']))} |")
-    lines += ["", f"Median overhead {r['overhead_ms_per_iteration_median']} ms per iteration "
-              f"(target ≤ {r['target_overhead_ms']} ms); largest prompt ≈ {r['prompt_tokens_est_max']} tokens "
-              f"(characters / {CHARS_PER_TOKEN}; `casper ask --json` reports exact counts from the real tokenizer).", ""]
+        lines.append(
+            f"| {q['question']} | {q['iterations']} | {', '.join(q['tools'])} | "
+            f"{q['overhead_ms_per_iteration']} ms | {' → '.join(map(str, q['prompt_tokens_est']))} |"
+        )
+    lines += [
+        "",
+        f"Median overhead {r['overhead_ms_per_iteration_median']} ms per iteration "
+        f"(target ≤ {r['target_overhead_ms']} ms); largest prompt ≈ {r['prompt_tokens_est_max']} tokens "
+        f"(characters / {CHARS_PER_TOKEN}; `casper ask --json` reports exact counts from the real tokenizer).",
+        "",
+    ]
     return "\n".join(lines)
 
 

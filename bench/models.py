@@ -22,8 +22,10 @@ def _passages(n: int, seed: int = 3) -> list[str]:
 
     rng = random.Random(seed)
     lines = _line_pool(rng)
-    return ["\n".join(f"{rng.choice(['me', 'Sam', 'Priya'])}: {rng.choice(lines)}"
-                      for _ in range(3)) for _ in range(n)]
+    return [
+        "\n".join(f"{rng.choice(['me', 'Sam', 'Priya'])}: {rng.choice(lines)}" for _ in range(3))
+        for _ in range(n)
+    ]
 
 
 def embedding(n: int = 1000) -> dict:
@@ -40,8 +42,12 @@ def embedding(n: int = 1000) -> dict:
     t = time.perf_counter()
     emb._model.encode(texts, batch_size=emb.batch_size, show_progress_bar=False)  # noqa: SLF001
     raw = n / (time.perf_counter() - t)
-    return {"passages": n, "pipeline_docs_s": round(pipeline, 1), "raw_docs_s": round(raw, 1),
-            "ratio": round(pipeline / raw, 3)}
+    return {
+        "passages": n,
+        "pipeline_docs_s": round(pipeline, 1),
+        "raw_docs_s": round(raw, 1),
+        "ratio": round(pipeline / raw, 3),
+    }
 
 
 def rerank(candidates: int = 50, runs: int = 5) -> dict:
@@ -58,8 +64,11 @@ def rerank(candidates: int = 50, runs: int = 5) -> dict:
             t = time.perf_counter()
             reranker.score("when did we plan thanksgiving", texts)
             times.append((time.perf_counter() - t) * 1000)
-    return {"candidates": candidates, "p50_ms": round(statistics.median(times), 1),
-            "max_ms": round(max(times), 1)}
+    return {
+        "candidates": candidates,
+        "p50_ms": round(statistics.median(times), 1),
+        "max_ms": round(max(times), 1),
+    }
 
 
 def main() -> dict:
@@ -67,11 +76,13 @@ def main() -> dict:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "models.json").write_text(json.dumps(result, indent=2))
     e, r = result["embedding"], result["rerank"]
-    md = (f"Embedding {e['passages']} 3-message passages with the bundled MiniLM: pipeline "
-          f"{e['pipeline_docs_s']} docs/s vs raw `encode` {e['raw_docs_s']} docs/s "
-          f"(ratio {e['ratio']}; target ≥ 0.9).\n\n"
-          f"Rerank of {r['candidates']} candidates with a MiniLM-L6-shaped cross-encoder: "
-          f"p50 {r['p50_ms']} ms (max {r['max_ms']} ms).\n")
+    md = (
+        f"Embedding {e['passages']} 3-message passages with the bundled MiniLM: pipeline "
+        f"{e['pipeline_docs_s']} docs/s vs raw `encode` {e['raw_docs_s']} docs/s "
+        f"(ratio {e['ratio']}; target ≥ 0.9).\n\n"
+        f"Rerank of {r['candidates']} candidates with a MiniLM-L6-shaped cross-encoder: "
+        f"p50 {r['p50_ms']} ms (max {r['max_ms']} ms).\n"
+    )
     (RESULTS / "models.md").write_text(md)
     print(md)
     return result

@@ -1,2 +1,3 @@
 """Casper: ask questions about your own iMessage history, on your Mac."""
+
 __version__ = "0.1.0"

@@ -38,9 +38,14 @@ class Asked:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "answer": self.answer, "citations": self.citations, "iterations": self.iterations,
-            "tool_calls": self.tool_calls, "guards": self.guards, "model": self.model,
-            "tokens": self.tokens, "elapsed_s": self.elapsed_s,
+            "answer": self.answer,
+            "citations": self.citations,
+            "iterations": self.iterations,
+            "tool_calls": self.tool_calls,
+            "guards": self.guards,
+            "model": self.model,
+            "tokens": self.tokens,
+            "elapsed_s": self.elapsed_s,
         }
 
 
@@ -80,25 +85,40 @@ def citations_for(store: Store, guids: Sequence[str], tz: ZoneInfo) -> list[dict
     for guid in guids:
         m = store.message(guid)
         if m is not None:
-            out.append({"guid": m.guid, "rowid": m.rowid, "ts": iso(m.ts, tz),
-                        "sender": names.get(m.sender, m.sender), "text": m.text})
+            out.append(
+                {
+                    "guid": m.guid,
+                    "rowid": m.rowid,
+                    "ts": iso(m.ts, tz),
+                    "sender": names.get(m.sender, m.sender),
+                    "text": m.text,
+                }
+            )
     return out
 
 
 def retrieval_only(
-    question: str, search: Callable[..., Sequence[Hit]], found: Enrichment, store: Store, tz: ZoneInfo
+    question: str,
+    search: Callable[..., Sequence[Hit]],
+    found: Enrichment,
+    store: Store,
+    tz: ZoneInfo,
 ) -> tuple[str, list[str]]:
     """No model: the best-matching messages, cited; or a clear 'nothing found' with coverage."""
     start = end = None
     if found.date_range:
         start = datetime.combine(found.date_range[0], datetime.min.time(), tz).timestamp()
-        end = datetime.combine(found.date_range[1] + timedelta(days=1), datetime.min.time(), tz).timestamp()
+        end = datetime.combine(
+            found.date_range[1] + timedelta(days=1), datetime.min.time(), tz
+        ).timestamp()
     hits = list(search(question, since=start, until=end, k=3))
     lines = ["These messages match best:"]
     if not hits and found.date_range:
         hits = list(search(question, k=3))
-        lines = [f"Nothing between {found.date_range[0]} and {found.date_range[1]}; "
-                 "the closest matches from other dates:"]
+        lines = [
+            f"Nothing between {found.date_range[0]} and {found.date_range[1]}; "
+            "the closest matches from other dates:"
+        ]
     if not hits:
         note = coverage_note(store, tz) or "Nothing is indexed yet."
         return f"I found nothing about that in your messages. {note}", []
@@ -133,11 +153,21 @@ def answer_question(
         text, guids = retrieval_only(question, search, found, store, tz)
         if unavailable_reason:
             text = f"({unavailable_reason}; answering from search alone.)\n{text}"
-        return Asked(text, citations_for(store, guids, tz), 0, [], ["model_unavailable"], None,
-                     {"prompt": 0, "completion": 0}, round(time.perf_counter() - started, 3))
+        return Asked(
+            text,
+            citations_for(store, guids, tz),
+            0,
+            [],
+            ["model_unavailable"],
+            None,
+            {"prompt": 0, "completion": 0},
+            round(time.perf_counter() - started, 3),
+        )
     toolbox = Toolbox(store, search, tz, now=now, max_chars=limits.max_result_chars)
     system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)))
-    result = run_agent(question, engine, toolbox, limits, on_event=on_event, hints=hints, system=system)
+    result = run_agent(
+        question, engine, toolbox, limits, on_event=on_event, hints=hints, system=system
+    )
     return Asked(
         answer=result.answer,
         citations=citations_for(store, result.citations, tz),

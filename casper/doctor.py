@@ -25,26 +25,45 @@ def run_checks(cfg: Config) -> dict[str, Any]:
     """Every check as {name, status ok|warn|fail, detail, hint}, plus raw counts."""
     checks: list[dict[str, Any]] = []
     counts: dict[str, Any] = {}
-    checks.append(_check("python", "ok", f"{platform.python_version()} on {platform.system()} {platform.machine()}"))
+    checks.append(
+        _check(
+            "python",
+            "ok",
+            f"{platform.python_version()} on {platform.system()} {platform.machine()}",
+        )
+    )
     try:
         conn = ingest.open_chat_db(cfg.chat_db)
         caps = ingest.Capabilities.probe(conn)
         state = ingest.snapshot_state(conn, caps)
         conn.close()
         counts["chat_db_rows"] = state.message_count
-        checks.append(_check("chat.db", "ok", f"{cfg.chat_db} readable, {state.message_count} rows"))
+        checks.append(
+            _check("chat.db", "ok", f"{cfg.chat_db} readable, {state.message_count} rows")
+        )
     except IngestError as exc:
         checks.append(_check("chat.db", "fail", exc.message, exc.hint))
     contacts = ingest.load_contacts(cfg.contacts)
     checks.append(
-        _check("contacts", "ok" if contacts else "warn",
-               f"{len(contacts)} cards" if contacts else f"no AddressBook cards at {cfg.contacts}",
-               None if contacts else "grant Full Disk Access, or set CASPER_CONTACTS; names show as handles")
+        _check(
+            "contacts",
+            "ok" if contacts else "warn",
+            f"{len(contacts)} cards" if contacts else f"no AddressBook cards at {cfg.contacts}",
+            None
+            if contacts
+            else "grant Full Disk Access, or set CASPER_CONTACTS; names show as handles",
+        )
     )
     if cfg.store_path.exists():
         mode = stat.S_IMODE(os.stat(cfg.data_dir).st_mode)
-        checks.append(_check("data dir", "ok" if mode == 0o700 else "warn", f"{cfg.data_dir} mode {mode:o}",
-                             None if mode == 0o700 else f"chmod 700 {cfg.data_dir}"))
+        checks.append(
+            _check(
+                "data dir",
+                "ok" if mode == 0o700 else "warn",
+                f"{cfg.data_dir} mode {mode:o}",
+                None if mode == 0o700 else f"chmod 700 {cfg.data_dir}",
+            )
+        )
         store = Store.open(cfg.store_path)
         total = store.message_count()
         failures = int(store.meta_float("decode_failures"))
@@ -52,13 +71,30 @@ def run_checks(cfg: Config) -> dict[str, Any]:
         tz = local_tz(cfg.timezone)
         counts.update(messages=total, people=len(store.people()), decode_failures=failures)
         rate = 1 - failures / total if total else 1.0
-        checks.append(_check("store", "ok", f"{total} messages, {counts['people']} people, decode rate {rate:.2%}"))
-        checks.append(_check("coverage", "ok", f"{(iso(first, tz) or '?')[:10]} → {(iso(last, tz) or '?')[:10]}"))
+        checks.append(
+            _check(
+                "store",
+                "ok",
+                f"{total} messages, {counts['people']} people, decode rate {rate:.2%}",
+            )
+        )
+        checks.append(
+            _check(
+                "coverage", "ok", f"{(iso(first, tz) or '?')[:10]} → {(iso(last, tz) or '?')[:10]}"
+            )
+        )
         counts["coverage"] = {"first": iso(first, tz), "last": iso(last, tz)}
-        checks.append(_check("search index", "ok" if cfg.index_dir.exists() else "warn",
-                             "present" if cfg.index_dir.exists() else "missing",
-                             None if cfg.index_dir.exists() else "run `casper index`"))
+        checks.append(
+            _check(
+                "search index",
+                "ok" if cfg.index_dir.exists() else "warn",
+                "present" if cfg.index_dir.exists() else "missing",
+                None if cfg.index_dir.exists() else "run `casper index`",
+            )
+        )
         store.close()
     else:
-        checks.append(_check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`"))
+        checks.append(
+            _check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
+        )
     return {"checks": checks, "counts": counts}

@@ -44,7 +44,9 @@ class History:
         """Fold the oldest turns into the summary until the history fits the budget."""
         while self.turns and self._size() > self.budget_tokens:
             q, _a = self.turns.pop(0)
-            topics = (self.summary.removeprefix("Earlier the user asked about: ") + "; " + q[:80]).strip("; ")
+            topics = (
+                self.summary.removeprefix("Earlier the user asked about: ") + "; " + q[:80]
+            ).strip("; ")
             self.summary = "Earlier the user asked about: " + topics[-400:]
 
     def as_hints(self) -> tuple[str, ...]:

@@ -70,12 +70,16 @@ def label_chats(chats: Sequence[Chat], directory: Directory) -> list[ChatInfo]:
     for chat in chats:
         members = tuple(
             dict.fromkeys(
-                directory.handle_person[h] for h in chat.handle_rowids if h in directory.handle_person
+                directory.handle_person[h]
+                for h in chat.handle_rowids
+                if h in directory.handle_person
             )
         )
         if chat.display_name:
             label = chat.display_name
         else:
-            label = _members_label(sorted(name_of[m] for m in members)) if members else chat.identifier
+            label = (
+                _members_label(sorted(name_of[m] for m in members)) if members else chat.identifier
+            )
         out.append(ChatInfo(chat.rowid, chat.guid, label, chat.is_group, members))
     return out

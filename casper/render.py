@@ -62,8 +62,13 @@ def hit_json(hit: Hit, tz: tzinfo) -> dict[str, Any]:
         "end": iso(hit.end, tz),
         "participants": list(hit.participants),
         "messages": [
-            {"rowid": m.rowid, "guid": m.guid, "ts": iso(m.ts, tz), "sender": m.sender,
-             "text": m.text}
+            {
+                "rowid": m.rowid,
+                "guid": m.guid,
+                "ts": iso(m.ts, tz),
+                "sender": m.sender,
+                "text": m.text,
+            }
             for m in hit.messages
         ],
     }
@@ -85,10 +90,15 @@ def message_line(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> str:
 def hits_table(hits: Sequence[Hit], tz: tzinfo) -> list[str]:
     lines: list[str] = []
     for n, hit in enumerate(hits, 1):
-        lines.append(f"[bold]{n}. {hit.chat}[/]  [dim]{(iso(hit.start, tz) or '')[:10]} · score {hit.score:.3f}[/]")
+        lines.append(
+            f"[bold]{n}. {hit.chat}[/]  "
+            f"[dim]{(iso(hit.start, tz) or '')[:10]} · score {hit.score:.3f}[/]"
+        )
         for m in hit.messages:
             when = (iso(m.ts, tz) or "")[:16].replace("T", " ")
-            lines.append(f"   [dim]{when}[/]  [cyan]{_esc(m.sender)}[/]: {_esc(m.text)}  [dim]#{m.rowid}[/]")
+            lines.append(
+                f"   [dim]{when}[/]  [cyan]{_esc(m.sender)}[/]: {_esc(m.text)}  [dim]#{m.rowid}[/]"
+            )
     return lines
 
 

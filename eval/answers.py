@@ -27,8 +27,10 @@ ABSTAIN = re.compile(
 
 # ---- stats questions ----------------------------------------------------------------------------
 def _year_bounds(year: int) -> tuple[float, float]:
-    return (datetime(year, 1, 1, tzinfo=UTC).timestamp(),
-            datetime(year + 1, 1, 1, tzinfo=UTC).timestamp())
+    return (
+        datetime(year, 1, 1, tzinfo=UTC).timestamp(),
+        datetime(year + 1, 1, 1, tzinfo=UTC).timestamp(),
+    )
 
 
 def _check_person(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict[str, bool]:
@@ -44,8 +46,9 @@ def _check_year_ranking(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict
 
     start, end = _year_bounds(int(spec["year"]))
     metric = str(spec.get("metric", "sent"))
-    counts = {p.name: person_stats(store, p.id, tz, start, end).get(metric, 0)
-              for p in store.people()}
+    counts = {
+        p.name: person_stats(store, p.id, tz, start, end).get(metric, 0) for p in store.people()
+    }
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     names = store.names()
     top = top_people(store, tz, start, end, 1)
@@ -64,11 +67,14 @@ def _check_chat_senders(store: Any, spec: Mapping[str, Any]) -> dict[str, bool]:
     if len(found) != 1:
         return {"chat": False}
     names = store.names()
-    counts = Counter(names.get(s, s) for s, _c, _ts, _t in
-                     store.texts_for_person([found[0].id], None, None))
+    counts = Counter(
+        names.get(s, s) for s, _c, _ts, _t in store.texts_for_person([found[0].id], None, None)
+    )
     top = max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0] if counts else None
-    checks = {"top": top == spec.get("person"),
-              "count": counts.get(spec.get("person", ""), 0) == spec.get("count")}
+    checks = {
+        "top": top == spec.get("person"),
+        "count": counts.get(spec.get("person", ""), 0) == spec.get("count"),
+    }
     if "by_sender" in spec:
         checks["by_sender"] = metrics.exact_match(spec["by_sender"], dict(counts))
     return checks
@@ -96,9 +102,11 @@ def score_stats(store: Any, items: Sequence[GoldItem], tz: tzinfo) -> dict[str, 
             continue
         rows.append({"id": item.id, "ok": all(checks.values()), "checks": checks})
     judged = [r for r in rows if r["ok"] is not None]
-    return {"questions": len(rows),
-            "exact_match": sum(bool(r["ok"]) for r in judged) / len(judged) if judged else None,
-            "items": rows}
+    return {
+        "questions": len(rows),
+        "exact_match": sum(bool(r["ok"]) for r in judged) / len(judged) if judged else None,
+        "items": rows,
+    }
 
 
 # ---- LLM answers --------------------------------------------------------------------------------
@@ -117,10 +125,14 @@ def score_answer(item: GoldItem, asked: Mapping[str, Any]) -> dict[str, Any]:
         "category": item.category,
         "should_abstain": abstain,
         "abstained": bool(ABSTAIN.search(answer)),
-        "contains_gold": (all(w.lower() in answer.lower() for w in wanted)
-                          if wanted and not abstain else None),
-        "citation_recall": (len(cited & set(item.relevant)) / len(item.relevant)
-                            if item.relevant and not abstain else None),
+        "contains_gold": (
+            all(w.lower() in answer.lower() for w in wanted) if wanted and not abstain else None
+        ),
+        "citation_recall": (
+            len(cited & set(item.relevant)) / len(item.relevant)
+            if item.relevant and not abstain
+            else None
+        ),
         "iterations": int(asked.get("iterations", 0)),
         "tool_calls": len(asked.get("tool_calls", [])),
         "guards": list(asked.get("guards", [])),
@@ -135,6 +147,7 @@ def _mean(values: Sequence[float | bool | None]) -> float | None:
 
 def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Rates over the rows each one applies to, overall and per category."""
+
     def block(part: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         answerable = [r for r in part if not r["should_abstain"]]
         return {
@@ -148,10 +161,14 @@ def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
     cats = sorted({r["category"] or "uncategorised" for r in rows})
     guards = Counter(g for r in rows for g in r["guards"])
-    return {**block(rows), "guards": dict(guards),
-            "by_category": {c: block([r for r in rows if (r["category"] or "uncategorised") == c])
-                            for c in cats},
-            "items": list(rows)}
+    return {
+        **block(rows),
+        "guards": dict(guards),
+        "by_category": {
+            c: block([r for r in rows if (r["category"] or "uncategorised") == c]) for c in cats
+        },
+        "items": list(rows),
+    }
 
 
 def evaluate_answers(
@@ -170,8 +187,14 @@ def _pick(specs: Sequence[Any], cfg: Any) -> Any | None:
 
 
 def evaluate_corpora(
-    cfg: Any, corpora: Sequence[Any], specs: Sequence[Any], models: Mapping[str, Any],
-    reranker: Any, *, with_llm: bool, engine: Any = None,
+    cfg: Any,
+    corpora: Sequence[Any],
+    specs: Sequence[Any],
+    models: Mapping[str, Any],
+    reranker: Any,
+    *,
+    with_llm: bool,
+    engine: Any = None,
     progress: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, Any]:
     """Stats questions on every corpus, and (with_llm) the agent's answers; for run_eval."""
@@ -201,20 +224,39 @@ def evaluate_corpora(
         tz = ZoneInfo(vcfg.timezone or "UTC")
         store = open_store(vcfg)
         try:
-            stats_rows += score_stats(store, [i for i in corpus.items if i.category == "stats"],
-                                      tz)["items"]
+            stats_rows += score_stats(
+                store, [i for i in corpus.items if i.category == "stats"], tz
+            )["items"]
             if engine is None:
                 continue
-            search = make_search(vcfg, store, models[spec.embed_model],
-                                 reranker if spec.rerank else None, max_k=cfg.top_k)
+            search = make_search(
+                vcfg,
+                store,
+                models[spec.embed_model],
+                reranker if spec.rerank else None,
+                max_k=cfg.top_k,
+            )
             last = store.coverage()[1]
             now = datetime.fromtimestamp(last, tz) + timedelta(days=1) if last else None
             limits = Limits(max_iterations=cfg.max_iterations)
 
-            def ask(question: str, search: Any = search, store: Any = store, tz: ZoneInfo = tz,
-                    now: datetime | None = now, limits: Limits = limits) -> dict[str, Any]:
-                return answer_question(question, store=store, search=search.search,
-                                       engine=engine, tz=tz, limits=limits, now=now).to_dict()
+            def ask(
+                question: str,
+                search: Any = search,
+                store: Any = store,
+                tz: ZoneInfo = tz,
+                now: datetime | None = now,
+                limits: Limits = limits,
+            ) -> dict[str, Any]:
+                return answer_question(
+                    question,
+                    store=store,
+                    search=search.search,
+                    engine=engine,
+                    tz=tz,
+                    limits=limits,
+                    now=now,
+                ).to_dict()
 
             answer_rows += evaluate_answers(corpus.items, ask)["items"]
             progress(f"{corpus.name}: answers scored")
@@ -223,10 +265,19 @@ def evaluate_corpora(
     out: dict[str, Any] = {}
     if stats_rows:
         judged = [r for r in stats_rows if r["ok"] is not None]
-        out["stats"] = {"questions": len(stats_rows), "items": stats_rows,
-                        "exact_match": _mean([bool(r["ok"]) for r in judged])}
+        out["stats"] = {
+            "questions": len(stats_rows),
+            "items": stats_rows,
+            "exact_match": _mean([bool(r["ok"]) for r in judged]),
+        }
     if with_llm:
-        out["answers"] = ({**summarise_answers(answer_rows), "run": spec.label,
-                           "model": getattr(engine, "name", None)}
-                          if engine is not None else {"skipped": why})
+        out["answers"] = (
+            {
+                **summarise_answers(answer_rows),
+                "run": spec.label,
+                "model": getattr(engine, "name", None),
+            }
+            if engine is not None
+            else {"skipped": why}
+        )
     return out

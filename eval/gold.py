@@ -41,8 +41,10 @@ class GoldItem:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "question": self.question,
-            "relevant_message_guids": list(self.relevant), "category": self.category,
+            "id": self.id,
+            "question": self.question,
+            "relevant_message_guids": list(self.relevant),
+            "category": self.category,
             "expected": dict(self.expected) if self.expected is not None else None,
         }
 

@@ -130,8 +130,14 @@ def synthetic_corpus(cfg: Config) -> Corpus:
             shutil.rmtree(root)
         synthetic.build_demo_corpus(src)
         stamp.write_text(source_hash + "\n")
-    return Corpus("synthetic", load_gold(src / "gold.jsonl"), src / "chat.db", src / "AddressBook",
-                  root, SYNTHETIC_TZ)
+    return Corpus(
+        "synthetic",
+        load_gold(src / "gold.jsonl"),
+        src / "chat.db",
+        src / "AddressBook",
+        root,
+        SYNTHETIC_TZ,
+    )
 
 
 def locomo_corpora(
@@ -140,15 +146,24 @@ def locomo_corpora(
     """One corpus per LoCoMo conversation under CASPER_HOME/eval/locomo/<sample_id>/."""
     from eval import locomo
 
-    convs = locomo.load_locomo(path or locomo.default_locomo_path(), conversations,
-                               verbatim=verbatim)
+    convs = locomo.load_locomo(
+        path or locomo.default_locomo_path(), conversations, verbatim=verbatim
+    )
     root = cfg.data_dir / "eval" / "locomo"
     corpora = []
     for conv in convs:
         chat_db, contacts = locomo.prepare_corpus(conv, root)
-        corpora.append(Corpus(conv.sample_id, list(conv.questions), chat_db, contacts,
-                              root / conv.sample_id, locomo.LOCOMO_TZ,
-                              {locomo.POOLED: locomo.POOLED_MEMBERS}))
+        corpora.append(
+            Corpus(
+                conv.sample_id,
+                list(conv.questions),
+                chat_db,
+                contacts,
+                root / conv.sample_id,
+                locomo.LOCOMO_TZ,
+                {locomo.POOLED: locomo.POOLED_MEMBERS},
+            )
+        )
     style = "verbatim" if verbatim else "first-person (owner's name → I/me/my)"
     return corpora, {**locomo.summary(convs), "questions_style": style}
 
@@ -160,12 +175,15 @@ def load_dataset(
     if dataset == "synthetic":
         return [synthetic_corpus(cfg)], {}
     if dataset in ("locomo", "locomo-verbatim"):
-        return locomo_corpora(cfg, locomo_path, conversations,
-                              verbatim=dataset == "locomo-verbatim")
+        return locomo_corpora(
+            cfg, locomo_path, conversations, verbatim=dataset == "locomo-verbatim"
+        )
     path = Path(dataset).expanduser()
     if not path.exists():
-        raise CasperError(f"unknown dataset {dataset!r}", hint="use synthetic, locomo, "
-                          "locomo-verbatim or the path of a gold .jsonl file")
+        raise CasperError(
+            f"unknown dataset {dataset!r}",
+            hint="use synthetic, locomo, locomo-verbatim or the path of a gold .jsonl file",
+        )
     return [Corpus("current", load_gold(path))], {"gold": str(path)}
 
 
@@ -176,9 +194,15 @@ def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
     if corpus.root is None:
         return dataclasses.replace(cfg, **settings)
     return dataclasses.replace(
-        cfg, **settings, data_dir=corpus.root / f"{spec.unit}-{model_slug(spec.embed_model)}",
-        chat_db=corpus.chat_db, contacts=corpus.contacts, chunk_size=spec.chunk_size,
-        chunk_stride=spec.chunk_stride, embed_model=spec.embed_model, timezone=corpus.timezone,
+        cfg,
+        **settings,
+        data_dir=corpus.root / f"{spec.unit}-{model_slug(spec.embed_model)}",
+        chat_db=corpus.chat_db,
+        contacts=corpus.contacts,
+        chunk_size=spec.chunk_size,
+        chunk_stride=spec.chunk_stride,
+        embed_model=spec.embed_model,
+        timezone=corpus.timezone,
     )
 
 
@@ -197,8 +221,12 @@ def ensure_index(vcfg: Config) -> dict[str, Any]:
         report = indexer.run(index_fn=make_index_fn(vcfg))
     finally:
         store.close()
-    return {"messages": report.messages_total, "chunks_new": report.chunks_new,
-            "reused": report.noop, "elapsed_s": report.elapsed_s}
+    return {
+        "messages": report.messages_total,
+        "chunks_new": report.chunks_new,
+        "reused": report.noop,
+        "elapsed_s": report.elapsed_s,
+    }
 
 
 def make_search(vcfg: Config, store: Any, embedder: Any, reranker: Any, *, max_k: int) -> Any:
@@ -207,8 +235,13 @@ def make_search(vcfg: Config, store: Any, embedder: Any, reranker: Any, *, max_k
     from casper.retrieve import Retriever
 
     return Retriever(
-        open_index(vcfg, embedder), embedder, reranker, store=store,
-        candidates=max(vcfg.candidates, max_k), top_k=vcfg.top_k, lexical=vcfg.lexical,
+        open_index(vcfg, embedder),
+        embedder,
+        reranker,
+        store=store,
+        candidates=max(vcfg.candidates, max_k),
+        top_k=vcfg.top_k,
+        lexical=vcfg.lexical,
     )
 
 
@@ -283,8 +316,14 @@ def _describe(spec: RunSpec) -> dict[str, Any]:
 
 
 def _evaluate_corpus(
-    cfg: Config, corpus: Corpus, specs: Sequence[RunSpec], accs: dict[RunSpec, _Acc],
-    embedders: dict[str, Any], reranker: Any, ks: Sequence[int], progress: Progress,
+    cfg: Config,
+    corpus: Corpus,
+    specs: Sequence[RunSpec],
+    accs: dict[RunSpec, _Acc],
+    embedders: dict[str, Any],
+    reranker: Any,
+    ks: Sequence[int],
+    progress: Progress,
 ) -> None:
     from casper.commands.wiring import open_store
 
@@ -300,19 +339,23 @@ def _evaluate_corpus(
             for spec in group:
                 acc = accs[spec]
                 acc.indexes.append({"corpus": corpus.name, **built})
-                search = make_search(variant_config(cfg, corpus, spec), store,
-                                     embedders[spec.embed_model],
-                                     reranker if spec.rerank else None, max_k=max_k)
+                search = make_search(
+                    variant_config(cfg, corpus, spec),
+                    store,
+                    embedders[spec.embed_model],
+                    reranker if spec.rerank else None,
+                    max_k=max_k,
+                )
                 cache = embedders[spec.embed_model]
                 for item in scored:
                     cache.replayed_ms = 0.0
                     t0 = time.perf_counter()
-                    hits = search.search(item.question, k=max_k, mode=spec.mode,
-                                         rerank=spec.rerank)
+                    hits = search.search(item.question, k=max_k, mode=spec.mode, rerank=spec.rerank)
                     acc.latencies.append((time.perf_counter() - t0) * 1000 + cache.replayed_ms)
                     chunks = [[m.guid for m in hit.messages] for hit in hits]
-                    acc.rows.append((item.category,
-                                     metrics.score_question(chunks, item.relevant, ks)))
+                    acc.rows.append(
+                        (item.category, metrics.score_question(chunks, item.relevant, ks))
+                    )
                 progress(f"{corpus.name} {spec.label}: {len(scored)} questions")
         finally:
             store.close()
@@ -322,11 +365,18 @@ def _run_doc(acc: _Acc, groups: dict[str, Collection[str]]) -> dict[str, Any]:
     overall, by_category = metrics.aggregate(acc.rows, groups)
     spec = acc.spec
     return {
-        "label": spec.label, **_describe(spec), "embedder": acc.embedder,
-        "chunk_size": spec.chunk_size, "chunk_stride": spec.chunk_stride,
-        "questions": len(acc.rows), "metrics": overall, "by_category": by_category,
-        "latency_ms": {"p50": round(metrics.percentile(acc.latencies, 50), 2),
-                       "p95": round(metrics.percentile(acc.latencies, 95), 2)},
+        "label": spec.label,
+        **_describe(spec),
+        "embedder": acc.embedder,
+        "chunk_size": spec.chunk_size,
+        "chunk_stride": spec.chunk_stride,
+        "questions": len(acc.rows),
+        "metrics": overall,
+        "by_category": by_category,
+        "latency_ms": {
+            "p50": round(metrics.percentile(acc.latencies, 50), 2),
+            "p95": round(metrics.percentile(acc.latencies, 95), 2),
+        },
         "indexes": acc.indexes,
     }
 
@@ -350,16 +400,17 @@ def run_eval(
     """Evaluate retrieval on a dataset; returns the `eval` JSON document (and writes it)."""
     say = progress or (lambda _msg: None)
     ks = sorted(set(ks))
-    corpora, info = load_dataset(cfg, dataset, locomo_path=locomo_path,
-                                 conversations=conversations)
+    corpora, info = load_dataset(cfg, dataset, locomo_path=locomo_path, conversations=conversations)
     current = corpora[0].root is None
-    specs = plan_runs(modes, units or DEFAULT_UNITS, embedders or (cfg.embed_model,),
-                      rerank=rerank)
+    specs = plan_runs(modes, units or DEFAULT_UNITS, embedders or (cfg.embed_model,), rerank=rerank)
     skipped: list[dict[str, Any]] = []
     if current:  # a PATH dataset is scored against the index the user already has
         mine = (cfg.chunk_size, cfg.chunk_stride, cfg.embed_model)
-        skipped += [_skip(s, "a gold file is scored against the current index only")
-                    for s in specs if s.index_key != mine]
+        skipped += [
+            _skip(s, "a gold file is scored against the current index only")
+            for s in specs
+            if s.index_key != mine
+        ]
         specs = [s for s in specs if s.index_key == mine]
     models, reranker, missing = _load_models(cfg, specs)
     skipped += missing
@@ -389,8 +440,11 @@ def run_eval(
     if any(i.category == "stats" for i in items) or answers:
         from eval import answers as answers_mod
 
-        doc.update(answers_mod.evaluate_corpora(cfg, corpora, specs, models, reranker,
-                                                with_llm=answers, engine=engine, progress=say))
+        doc.update(
+            answers_mod.evaluate_corpora(
+                cfg, corpora, specs, models, reranker, with_llm=answers, engine=engine, progress=say
+            )
+        )
     if out_dir is not None:
         from eval import report
 

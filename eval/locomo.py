@@ -33,7 +33,11 @@ TURN_GAP_S = 30.0
 JITTER_S = 10.0
 # Integer ids in the data → meaning (task_eval/evaluation.py; NOT the paper's list order).
 CATEGORIES: dict[int, str] = {
-    4: "single-hop", 1: "multi-hop", 2: "temporal", 3: "open-domain", 5: "adversarial",
+    4: "single-hop",
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    5: "adversarial",
 }
 POOLED = "1-4 pooled"
 POOLED_MEMBERS = frozenset(CATEGORIES[c] for c in (1, 2, 3, 4))
@@ -41,15 +45,31 @@ POOLED_MEMBERS = frozenset(CATEGORIES[c] for c in (1, 2, 3, 4))
 DRAGON_RECALL: dict[int, float] = {5: 0.567, 10: 0.662, 25: 0.767, 50: 0.827}
 # Its per-category columns (k = 5, 10, 25, 50), as the paper labels them.
 DRAGON_BY_CATEGORY: dict[str, tuple[float, ...]] = {
-    "single-hop": (0.680, 0.777, 0.871, 0.911), "multi-hop": (0.354, 0.466, 0.625, 0.730),
-    "temporal": (0.704, 0.773, 0.835, 0.896), "open-domain": (0.331, 0.408, 0.526, 0.617),
+    "single-hop": (0.680, 0.777, 0.871, 0.911),
+    "multi-hop": (0.354, 0.466, 0.625, 0.730),
+    "temporal": (0.704, 0.773, 0.835, 0.896),
+    "open-domain": (0.331, 0.408, 0.526, 0.617),
     "adversarial": (0.439, 0.547, 0.663, 0.725),
 }
 
 # Auxiliaries before the owner's name, in their first-person form ("did Caroline" → "did I").
-_AUX = {"did": "did", "does": "do", "do": "do", "is": "am", "was": "was", "has": "have",
-        "have": "have", "had": "had", "would": "would", "will": "will", "can": "can",
-        "could": "could", "should": "should", "might": "might", "may": "may"}
+_AUX = {
+    "did": "did",
+    "does": "do",
+    "do": "do",
+    "is": "am",
+    "was": "was",
+    "has": "have",
+    "have": "have",
+    "had": "had",
+    "would": "would",
+    "will": "will",
+    "can": "can",
+    "could": "could",
+    "should": "should",
+    "might": "might",
+    "may": "may",
+}
 _SESSION = re.compile(r"^session_(\d+)$")
 _DIA_ID = re.compile(r"^D(\d+):(\d+)$")
 _SPLIT = re.compile(r"[;,\s]+")
@@ -92,8 +112,10 @@ def dragon_reference() -> dict[str, Any]:
     return {
         "name": "DRAGON, LoCoMo dialog units (ACL 2024 Table 3)",
         **{per_k[k]: v for k, v in DRAGON_RECALL.items()},
-        "by_category": {cat: {per_k[k]: v for k, v in zip(per_k, values, strict=True)}
-                        for cat, values in DRAGON_BY_CATEGORY.items()},
+        "by_category": {
+            cat: {per_k[k]: v for k, v in zip(per_k, values, strict=True)}
+            for cat, values in DRAGON_BY_CATEGORY.items()
+        },
     }
 
 
@@ -136,8 +158,12 @@ def first_person(question: str, owner: str) -> str:
     """
     name = re.escape(owner)
     q = re.sub(rf"\b{name}['’]s\b", "my", question)
-    q = re.sub(rf"\b({'|'.join(_AUX)})\s+{name}\b",
-               lambda m: f"{_cased(_AUX[m[1].lower()], m[1])} I", q, flags=re.IGNORECASE)
+    q = re.sub(
+        rf"\b({'|'.join(_AUX)})\s+{name}\b",
+        lambda m: f"{_cased(_AUX[m[1].lower()], m[1])} I",
+        q,
+        flags=re.IGNORECASE,
+    )
     q = re.sub(rf"^{name}\b", "I", q)
     q = re.sub(rf"\b(and|or)\s+{name}\b", r"\1 I", q)
     return re.sub(rf"\b{name}\b", "me", q)
@@ -172,8 +198,9 @@ def _turns(sample_id: str, conv: dict[str, Any], tz: ZoneInfo) -> list[Turn]:
             if caption:
                 text = f"{text} [photo: {caption}]"
             ts = start + timedelta(seconds=round(offset, 3))
-            turns.append(Turn(str(turn["dia_id"]), str(turn["speaker"]), text, ts,
-                              bool(turn.get("img_url"))))
+            turns.append(
+                Turn(str(turn["dia_id"]), str(turn["speaker"]), text, ts, bool(turn.get("img_url")))
+            )
     return turns
 
 
@@ -203,17 +230,25 @@ def convert(
         else:
             expected = {"answer_contains": [str(qa.get("answer", "")).split(";")[0].strip()]}
         text = str(qa["question"])
-        questions.append(GoldItem(
-            id=f"{sample_id}-q{i}",
-            question=text if verbatim else first_person(text, str(conv["speaker_a"])),
-            relevant=tuple(message_guid(sample_id, d) for d in ids),
-            category=CATEGORIES.get(code, str(code)), expected=expected,
-            meta={"locomo_category": code, "evidence": ids},
-        ))
+        questions.append(
+            GoldItem(
+                id=f"{sample_id}-q{i}",
+                question=text if verbatim else first_person(text, str(conv["speaker_a"])),
+                relevant=tuple(message_guid(sample_id, d) for d in ids),
+                category=CATEGORIES.get(code, str(code)),
+                expected=expected,
+                meta={"locomo_category": code, "evidence": ids},
+            )
+        )
     source = {"v": CONVERTER_VERSION, "tz": tz_name, "sample_id": sample_id, "conversation": conv}
     return Conversation(
-        sample_id, str(conv["speaker_a"]), str(conv["speaker_b"]), tuple(turns),
-        tuple(questions), tuple(dropped_all), _hash(source),
+        sample_id,
+        str(conv["speaker_a"]),
+        str(conv["speaker_b"]),
+        tuple(turns),
+        tuple(questions),
+        tuple(dropped_all),
+        _hash(source),
     )
 
 
@@ -259,8 +294,13 @@ def write_corpus(conv: Conversation, folder: Path) -> tuple[Path, Path]:
             from_me = turn.speaker == conv.speaker_a
             attachments = [(f"IMG_{n:04d}.jpeg", "image/jpeg")] if turn.has_image else []
             writer.add_message(
-                chat, turn.text, from_me=from_me, handle=None if from_me else handle,
-                ts=turn.ts, guid=conv.guid(turn.dia_id), attachments=attachments,
+                chat,
+                turn.text,
+                from_me=from_me,
+                handle=None if from_me else handle,
+                ts=turn.ts,
+                guid=conv.guid(turn.dia_id),
+                attachments=attachments,
             )
     contacts = folder / "AddressBook"
     write_addressbook(contacts, [Card(first=conv.speaker_b, emails=(conv.handle,))])

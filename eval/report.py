@@ -47,8 +47,11 @@ def write_run(doc: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = _stamp(out_dir)
-    paths = {"json": stem.with_suffix(".json"), "markdown": stem.with_suffix(".md"),
-             "plot": stem.with_suffix(".png")}
+    paths = {
+        "json": stem.with_suffix(".json"),
+        "markdown": stem.with_suffix(".md"),
+        "plot": stem.with_suffix(".png"),
+    }
     plot_recall(doc, paths["plot"])
     full = {**doc, "files": {k: str(v) for k, v in paths.items()}}
     paths["json"].write_text(json.dumps(full, indent=1, ensure_ascii=False) + "\n", "utf-8")
@@ -63,11 +66,13 @@ def load_run(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(Path(path).read_text("utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise CasperError(f"cannot read baseline {path}: {exc}",
-                          hint="pass a run file from CASPER_HOME/runs/") from None
+        raise CasperError(
+            f"cannot read baseline {path}: {exc}", hint="pass a run file from CASPER_HOME/runs/"
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
-        raise CasperError(f"{path} is not a casper eval run file",
-                          hint="pass a run file from CASPER_HOME/runs/")
+        raise CasperError(
+            f"{path} is not a casper eval run file", hint="pass a run file from CASPER_HOME/runs/"
+        )
     return doc
 
 
@@ -101,30 +106,45 @@ def summary_rows(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """(header, rows): runs × headline metrics (percent), the reference row last."""
     ks = list(doc.get("ks", [1, 5, 10, 25, 50]))
     k10 = 10 if 10 in ks else ks[-1]
-    header = (["run"] + [f"msg R@{k}" for k in ks] + [f"chunk R@{k10}", f"MRR@{k10}",
-              f"nDCG@{k10}", f"hit@{k10}", "p50 ms", "p95 ms"])
+    header = (
+        ["run"]
+        + [f"msg R@{k}" for k in ks]
+        + [f"chunk R@{k10}", f"MRR@{k10}", f"nDCG@{k10}", f"hit@{k10}", "p50 ms", "p95 ms"]
+    )
     rows = []
     for run in doc.get("runs", []):
         m = run["metrics"]
-        rows.append([run["label"]] + [_fmt(m.get(f"message_recall@{k}")) for k in ks] + [
-            _fmt(m.get(f"chunk_recall@{k10}")), _fmt(m.get(f"mrr@{k10}")),
-            _fmt(m.get(f"ndcg@{k10}")), _fmt(m.get(f"hit@{k10}")),
-            _fmt(run["latency_ms"]["p50"], pct=False), _fmt(run["latency_ms"]["p95"], pct=False)])
+        rows.append(
+            [run["label"]]
+            + [_fmt(m.get(f"message_recall@{k}")) for k in ks]
+            + [
+                _fmt(m.get(f"chunk_recall@{k10}")),
+                _fmt(m.get(f"mrr@{k10}")),
+                _fmt(m.get(f"ndcg@{k10}")),
+                _fmt(m.get(f"hit@{k10}")),
+                _fmt(run["latency_ms"]["p50"], pct=False),
+                _fmt(run["latency_ms"]["p95"], pct=False),
+            ]
+        )
     ref = doc.get("reference")
     if ref:
-        rows.append([ref["name"]] + [_fmt(ref.get(f"message_recall@{k}")) for k in ks]
-                    + ["–"] * 6)
+        rows.append([ref["name"]] + [_fmt(ref.get(f"message_recall@{k}")) for k in ks] + ["–"] * 6)
     return header, rows
 
 
 def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
     """The human-readable report of one run document."""
-    lines = [f"# casper eval: {doc['dataset']}", "",
-             f"{doc['created']} · {doc['questions']} questions, {doc['scored_questions']} with "
-             "relevant messages (the rest are unanswerable and left out of recall).", "",
-             "Message-level recall cuts the ranked chunks' messages at k (comparable to LoCoMo "
-             "turn-level recall); chunk-level metrics count k chunks. Values are percent, "
-             "macro-averaged over questions.", ""]
+    lines = [
+        f"# casper eval: {doc['dataset']}",
+        "",
+        f"{doc['created']} · {doc['questions']} questions, {doc['scored_questions']} with "
+        "relevant messages (the rest are unanswerable and left out of recall).",
+        "",
+        "Message-level recall cuts the ranked chunks' messages at k (comparable to LoCoMo "
+        "turn-level recall); chunk-level metrics count k chunks. Values are percent, "
+        "macro-averaged over questions.",
+        "",
+    ]
     header, rows = summary_rows(doc)
     lines += _table(header, rows) + [""]
     if plot:
@@ -134,23 +154,33 @@ def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
     if runs and cats:
         k = 10 if 10 in doc.get("ks", []) else doc["ks"][-1]
         lines += [f"## message recall@{k} by category", ""]
-        counts = [f"{c} (n={int(runs[0]['by_category'].get(c, {}).get('questions', 0))})"
-                  for c in cats]
-        body = [[r["label"]] + [_fmt(r["by_category"].get(c, {}).get(f"message_recall@{k}"))
-                                for c in cats] for r in runs]
-        ref = (doc.get("reference") or {})
+        counts = [
+            f"{c} (n={int(runs[0]['by_category'].get(c, {}).get('questions', 0))})" for c in cats
+        ]
+        body = [
+            [r["label"]]
+            + [_fmt(r["by_category"].get(c, {}).get(f"message_recall@{k}")) for c in cats]
+            for r in runs
+        ]
+        ref = doc.get("reference") or {}
         if ref.get("by_category"):
-            body.append([ref["name"]] + [
-                _fmt(ref["by_category"].get(c, {}).get(f"message_recall@{k}")) for c in cats])
+            body.append(
+                [ref["name"]]
+                + [_fmt(ref["by_category"].get(c, {}).get(f"message_recall@{k}")) for c in cats]
+            )
         lines += _table(["run", *counts], body) + [""]
     if doc.get("skipped"):
         lines += ["## skipped", ""] + [f"- {s['label']}: {s['reason']}" for s in doc["skipped"]]
         lines.append("")
     stats = doc.get("stats")
     if stats and stats.get("exact_match") is not None:
-        lines += ["## stats questions", "",
-                  f"exact match of the stats tools: {_fmt(stats['exact_match'])}% of "
-                  f"{stats['questions']}", ""]
+        lines += [
+            "## stats questions",
+            "",
+            f"exact match of the stats tools: {_fmt(stats['exact_match'])}% of "
+            f"{stats['questions']}",
+            "",
+        ]
         lines += [f"- {r['id']}: {'ok' if r['ok'] else 'FAIL'}" for r in stats["items"]] + [""]
     answers = doc.get("answers")
     if answers:
@@ -158,10 +188,15 @@ def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
         if "skipped" in answers:
             lines += [f"skipped: {answers['skipped']}", ""]
         else:
-            lines += [f"- {key}: {_fmt(answers.get(key))}" for key in
-                      ("contains_gold", "citation_recall", "abstention", "false_abstention")]
-            lines += [f"- mean iterations: {answers.get('iterations')}",
-                      f"- guards: {answers.get('guards')}", ""]
+            lines += [
+                f"- {key}: {_fmt(answers.get(key))}"
+                for key in ("contains_gold", "citation_recall", "abstention", "false_abstention")
+            ]
+            lines += [
+                f"- mean iterations: {answers.get('iterations')}",
+                f"- guards: {answers.get('guards')}",
+                "",
+            ]
     info = doc.get("info")
     if info:
         lines += ["## dataset notes", "", "```", json.dumps(info, indent=1), "```", ""]
@@ -183,8 +218,10 @@ def plot_recall(doc: Mapping[str, Any], path: Path) -> Path:
     styles = ["-", "--", ":", "-."]
     colours = plt.get_cmap("tab10")
     fig, axes = plt.subplots(1, 2, figsize=(12, 6.5), sharey=True)
-    for ax, prefix, title in ((axes[0], "message_recall", "message level (k messages)"),
-                              (axes[1], "chunk_recall", "chunk level (k chunks)")):
+    for ax, prefix, title in (
+        (axes[0], "message_recall", "message level (k messages)"),
+        (axes[1], "chunk_recall", "chunk level (k chunks)"),
+    ):
         for run in runs:
             ys = [100 * run["metrics"].get(f"{prefix}@{k}", 0.0) for k in ks]
             colour = colours(methods.index((run["mode"], run["lexical"], run["rerank"])) % 10)
@@ -193,8 +230,14 @@ def plot_recall(doc: Mapping[str, Any], path: Path) -> Path:
         ref = doc.get("reference")
         if ref and prefix == "message_recall":
             rks = [k for k in ks if f"message_recall@{k}" in ref]
-            ax.plot(rks, [100 * ref[f"message_recall@{k}"] for k in rks], color="black",
-                    linewidth=2.5, marker="s", label=ref["name"])
+            ax.plot(
+                rks,
+                [100 * ref[f"message_recall@{k}"] for k in rks],
+                color="black",
+                linewidth=2.5,
+                marker="s",
+                label=ref["name"],
+            )
         ax.set_xscale("log")
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.set_xlabel("k")

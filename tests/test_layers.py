@@ -8,16 +8,44 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = {"sqlite3", "lancedb", "pyarrow", "mlx", "mlx_lm", "torch", "sentence_transformers",
-         "transformers", "typer", "rich", "rank_bm25"}
-PURE = ["casper/stats.py", "casper/people.py", "casper/chunking.py", "casper/fusion.py",
-        "casper/agent/core.py", "casper/agent/prompts.py", "casper/agent/enrich.py",
-        "casper/backends/toolcalls.py", "ingest/body.py", "ingest/dates.py",
-        "ingest/summary_info.py", "ingest/payload.py", "eval/metrics.py"]
+HEAVY = {
+    "sqlite3",
+    "lancedb",
+    "pyarrow",
+    "mlx",
+    "mlx_lm",
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "typer",
+    "rich",
+    "rank_bm25",
+}
+PURE = [
+    "casper/stats.py",
+    "casper/people.py",
+    "casper/chunking.py",
+    "casper/fusion.py",
+    "casper/agent/core.py",
+    "casper/agent/prompts.py",
+    "casper/agent/enrich.py",
+    "casper/backends/toolcalls.py",
+    "ingest/body.py",
+    "ingest/dates.py",
+    "ingest/summary_info.py",
+    "ingest/payload.py",
+    "eval/metrics.py",
+]
 LEAF = ["casper/config.py", "casper/errors.py", "casper/protocols.py", "casper/records.py"]
-USE_CASES = ["casper/pipeline.py", "casper/indexing.py", "casper/retrieve.py",
-             "casper/stats_query.py", "casper/answer.py", "casper/agent/tools.py",
-             "casper/agent/loop.py"]
+USE_CASES = [
+    "casper/pipeline.py",
+    "casper/indexing.py",
+    "casper/retrieve.py",
+    "casper/stats_query.py",
+    "casper/answer.py",
+    "casper/agent/tools.py",
+    "casper/agent/loop.py",
+]
 
 
 def imports(path: Path, *, top_level_only: bool = False) -> set[str]:
@@ -70,8 +98,14 @@ def test_use_cases_get_backends_passed_in(rel: str) -> None:
 
 @pytest.mark.parametrize("path", files("casper/backends"), ids=str)
 def test_backends_stay_adapters(path: Path) -> None:
-    banned = {"casper.store", "casper.retrieve", "casper.agent", "casper.cli", "casper.commands",
-              "casper.pipeline"}
+    banned = {
+        "casper.store",
+        "casper.retrieve",
+        "casper.agent",
+        "casper.cli",
+        "casper.commands",
+        "casper.pipeline",
+    }
     assert not _starts(imports(path), banned)
     # heavy libraries only inside functions, so importing a backend module stays cheap
     assert not _starts(imports(path, top_level_only=True), HEAVY - {"sqlite3"})

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
-from casper.errors import AmbiguousPerson, CasperError, PersonNotFound
+from casper.errors import AmbiguousPerson, CasperError
 from casper.protocols import Hit, ToolCall, ToolResult, ToolSpec
 from casper.records import ME, Person, StoredMessage
 from casper.stats_query import message_volume, person_stats, top_people
@@ -31,45 +31,79 @@ SPECS: tuple[ToolSpec, ...] = (
         "search_messages",
         "Search the user's text messages by meaning and keywords. Returns matching conversation "
         "snippets with message ids [#id], dates and senders.",
-        {"type": "object", "properties": {
-            "query": {"type": "string", "description": "what to look for, in plain words"},
-            "person": {"type": "string", "description": "only chats with this contact (name or id)"},
-            "start_date": DATE, "end_date": DATE,
-            "limit": {"type": "integer", "description": "max results (1-10)", "default": 5}},
-         "required": ["query"]},
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "what to look for, in plain words"},
+                "person": {
+                    "type": "string",
+                    "description": "only chats with this contact (name or id)",
+                },
+                "start_date": DATE,
+                "end_date": DATE,
+                "limit": {"type": "integer", "description": "max results (1-10)", "default": 5},
+            },
+            "required": ["query"],
+        },
     ),
     ToolSpec(
         "list_contacts",
         "List the user's contacts with message counts, optionally filtered by name.",
-        {"type": "object", "properties": {
-            "name_like": {"type": "string", "description": "part of a name"},
-            "limit": {"type": "integer", "default": 20}}, "required": []},
+        {
+            "type": "object",
+            "properties": {
+                "name_like": {"type": "string", "description": "part of a name"},
+                "limit": {"type": "integer", "default": 20},
+            },
+            "required": [],
+        },
     ),
     ToolSpec(
         "get_contact_stats",
         "Message statistics with one contact: counts sent/received, first/last message, active "
         "days, reply times, who starts conversations, top emoji, busiest hours.",
-        {"type": "object", "properties": {
-            "person": {"type": "string", "description": "contact name or id"},
-            "start_date": DATE, "end_date": DATE}, "required": ["person"]},
+        {
+            "type": "object",
+            "properties": {
+                "person": {"type": "string", "description": "contact name or id"},
+                "start_date": DATE,
+                "end_date": DATE,
+            },
+            "required": ["person"],
+        },
     ),
     ToolSpec(
         "get_conversation_context",
         "Show the messages around one message id, to read the whole exchange.",
-        {"type": "object", "properties": {
-            "message_id": {"type": "string", "description": "a message id like 1234"},
-            "before": {"type": "integer", "default": 5}, "after": {"type": "integer", "default": 5}},
-         "required": ["message_id"]},
+        {
+            "type": "object",
+            "properties": {
+                "message_id": {"type": "string", "description": "a message id like 1234"},
+                "before": {"type": "integer", "default": 5},
+                "after": {"type": "integer", "default": 5},
+            },
+            "required": ["message_id"],
+        },
     ),
     ToolSpec(
         "get_message_volume_by_period",
         "Count messages per day/week/month/year and rank contacts by how much the user texted "
         "them. Use for 'who did I talk to most', 'how often', 'when did we talk most'.",
-        {"type": "object", "properties": {
-            "start_date": DATE, "end_date": DATE,
-            "person": {"type": "string", "description": "only this contact"},
-            "period": {"type": "string", "enum": ["day", "week", "month", "year"], "default": "month"},
-            "top_n": {"type": "integer", "default": 5}}, "required": ["start_date", "end_date"]},
+        {
+            "type": "object",
+            "properties": {
+                "start_date": DATE,
+                "end_date": DATE,
+                "person": {"type": "string", "description": "only this contact"},
+                "period": {
+                    "type": "string",
+                    "enum": ["day", "week", "month", "year"],
+                    "default": "month",
+                },
+                "top_n": {"type": "integer", "default": 5},
+            },
+            "required": ["start_date", "end_date"],
+        },
     ),
 )
 
@@ -108,8 +142,13 @@ class SearchArgs:
         query = _opt_str(args, "query")
         if not query:
             raise ArgError("query is required")
-        return cls(query, _opt_str(args, "person"), _opt_str(args, "start_date"),
-                   _opt_str(args, "end_date"), _int(args, "limit", 5, 1, 10))
+        return cls(
+            query,
+            _opt_str(args, "person"),
+            _opt_str(args, "start_date"),
+            _opt_str(args, "end_date"),
+            _int(args, "limit", 5, 1, 10),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +223,12 @@ class Toolbox:
     specs: tuple[ToolSpec, ...] = SPECS
 
     def __init__(
-        self, store: Store, search: SearchFn, tz: tzinfo, *, now: datetime | None = None,
+        self,
+        store: Store,
+        search: SearchFn,
+        tz: tzinfo,
+        *,
+        now: datetime | None = None,
         max_chars: int = 2000,
     ) -> None:
         self.store = store
@@ -270,9 +314,11 @@ class Toolbox:
         reply = s["median_reply_s"]
         fmt = lambda v: "n/a" if v is None else f"{v / 60:.0f} min"  # noqa: E731
         lines = [
-            f"{p.name} (id {p.id})" + (f", {a.start_date or '…'} to {a.end_date or '…'}" if start or end else ""),
+            f"{p.name} (id {p.id})"
+            + (f", {a.start_date or '…'} to {a.end_date or '…'}" if start or end else ""),
             f"sent by me: {s['sent']}; received from them: {s['received']}",
-            f"first: {(iso(s['first'], self.tz) or '-')[:10]}; last: {(iso(s['last'], self.tz) or '-')[:10]}",
+            f"first: {(iso(s['first'], self.tz) or '-')[:10]}; "
+            f"last: {(iso(s['last'], self.tz) or '-')[:10]}",
             f"active days: {s['active_days']}",
             f"median reply: me {fmt(reply['me'])}, them {fmt(reply['them'])}",
             f"conversations started: me {s['initiations']['me']}, them {s['initiations']['them']}",
@@ -294,8 +340,9 @@ class Toolbox:
     def _get_message_volume_by_period(self, a: VolumeArgs) -> tuple[str, list[str]]:
         person_id = self._person(a.person).id if a.person else None
         start, end = self._range(a.start_date, a.end_date)
-        buckets = message_volume(self.store, self.tz, start, end, period=a.period,
-                                 person_id=person_id, top_n=a.top_n)
+        buckets = message_volume(
+            self.store, self.tz, start, end, period=a.period, person_id=person_id, top_n=a.top_n
+        )
         if not buckets:
             return f"no messages between {a.start_date} and {a.end_date}", []
         names = self.store.names()
@@ -314,12 +361,18 @@ class Toolbox:
 def _cap(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
-    return text[: max_chars - 60].rstrip() + f"\n… [truncated: {len(text) - max_chars + 60} more chars]"
+    return (
+        text[: max_chars - 60].rstrip()
+        + f"\n… [truncated: {len(text) - max_chars + 60} more chars]"
+    )
 
 
 def spec_fields_match() -> dict[str, tuple[set[str], set[str]]]:
     """For the consistency test: each spec's properties vs its argument dataclass fields."""
     return {
-        s.name: (set(s.parameters["properties"]), {f.name for f in dataclasses.fields(ARG_TYPES[s.name])})
+        s.name: (
+            set(s.parameters["properties"]),
+            {f.name for f in dataclasses.fields(ARG_TYPES[s.name])},
+        )
         for s in SPECS
     }

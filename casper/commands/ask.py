@@ -60,7 +60,11 @@ class LiveView:
             self.console.print(f"[cyan]→ {event.call.name}[/] [dim]{escape(args)}[/]")
         elif isinstance(event, ToolFinished):
             found = len(event.result.message_guids)
-            note = f"{found} messages" if found else ("ok" if event.result.ok else event.result.text[:80])
+            note = (
+                f"{found} messages"
+                if found
+                else ("ok" if event.result.ok else event.result.text[:80])
+            )
             self.console.print(f"  [dim]← {escape(note)}[/]")
         elif isinstance(event, Answering):
             self._status("answering …")
@@ -93,9 +97,15 @@ def ask_once(
     view = LiveView(enabled=not json)
     try:
         asked = answer_question(
-            question, store=store, search=retriever.search, engine=engine, tz=tz,
-            limits=Limits(max_iterations=cfg.max_iterations), history=history,
-            unavailable_reason=why, on_event=view,
+            question,
+            store=store,
+            search=retriever.search,
+            engine=engine,
+            tz=tz,
+            limits=Limits(max_iterations=cfg.max_iterations),
+            history=history,
+            unavailable_reason=why,
+            on_event=view,
         )
     finally:
         view.stop()
@@ -130,7 +140,9 @@ def _print_answer(data: dict[str, Any]) -> None:
 def ask(
     question: Annotated[str, typer.Argument(help="your question")],
     model: Annotated[str | None, typer.Option("--model", help="MLX model id or local path")] = None,
-    max_iterations: Annotated[int | None, typer.Option("--max-iterations", help="model calls in the tool loop")] = None,
+    max_iterations: Annotated[
+        int | None, typer.Option("--max-iterations", help="model calls in the tool loop")
+    ] = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
     home: Home = None,
     json: Json = False,
@@ -173,7 +185,8 @@ def chat(
         if line == "/sources":
             _print_answer({"answer": "", "citations": (last or {}).get("citations", [])})
             continue
-        last = ask_once(dataclasses.replace(cfg), line, json=False, no_llm=no_llm,
-                        history=history.as_hints())
+        last = ask_once(
+            dataclasses.replace(cfg), line, json=False, no_llm=no_llm, history=history.as_hints()
+        )
         history.add(line, last["answer"])
         history.save()

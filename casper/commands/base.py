@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import os
@@ -23,7 +22,9 @@ app = typer.Typer(
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-Home = Annotated[Path | None, typer.Option("--home", help="data dir (default $CASPER_HOME or ~/.casper)")]
+Home = Annotated[
+    Path | None, typer.Option("--home", help="data dir (default $CASPER_HOME or ~/.casper)")
+]
 Json = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="debug logs and tracebacks")]
 

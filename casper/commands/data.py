@@ -16,20 +16,23 @@ from casper.timeutil import day_bounds, iso, local_tz
 
 def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed: bool = True):  # noqa: ANN201
     """Lock, ingest and index; returns the IngestReport."""
+    from casper.commands.base import _stderr
     from casper.commands.progress import stage_bars
     from casper.lock import exclusive
     from casper.pipeline import Indexer
     from casper.store.db import ensure_private_dir
-
-    from casper.commands.base import _stderr
 
     ensure_private_dir(cfg.data_dir)
     waiting = lambda: _stderr().print("waiting for another `casper index` to finish…")  # noqa: E731
     with exclusive(cfg.lock_path, on_wait=waiting), stage_bars(not quiet) as bars:
         store = open_store(cfg, must_exist=False)
         try:
-            indexer = Indexer(store, cfg.chat_db, cfg.contacts, local_tz(cfg.timezone), on_progress=bars)
-            return indexer.run(rebuild=rebuild, index_fn=make_index_fn(cfg, rebuild=rebuild) if embed else None)
+            indexer = Indexer(
+                store, cfg.chat_db, cfg.contacts, local_tz(cfg.timezone), on_progress=bars
+            )
+            return indexer.run(
+                rebuild=rebuild, index_fn=make_index_fn(cfg, rebuild=rebuild) if embed else None
+            )
         finally:
             store.close()
 
@@ -43,16 +46,22 @@ def _index_json(report, tz) -> dict:  # noqa: ANN001
 @app.command()
 @guarded
 def index(
-    chat_db: Annotated[Path | None, typer.Option("--chat-db", help="Messages database (read-only)")] = None,
-    contacts: Annotated[Path | None, typer.Option("--contacts", help="AddressBook folder or .abcddb")] = None,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="start over instead of incremental")] = False,
+    chat_db: Annotated[
+        Path | None, typer.Option("--chat-db", help="Messages database (read-only)")
+    ] = None,
+    contacts: Annotated[
+        Path | None, typer.Option("--contacts", help="AddressBook folder or .abcddb")
+    ] = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="start over instead of incremental")
+    ] = False,
     home: Home = None,
     json: Json = False,
     verbose: Verbose = False,
 ) -> None:
     """Ingest new messages (incremental), update stats and the search index."""
-    from casper.render import print_json
     from casper.commands.base import _stderr
+    from casper.render import print_json
 
     cfg = config(home, chat_db=chat_db, contacts=contacts)
     tz = local_tz(cfg.timezone)
@@ -89,18 +98,32 @@ def contacts(home: Home = None, json: Json = False, verbose: Verbose = False) ->
     rows = []
     for p in store.people():
         s = store.stats(p.id) or {}
-        rows.append({
-            "id": p.id, "name": p.name, "handles": list(p.handles), "sent": s.get("sent", 0),
-            "received": s.get("received", 0), "first": iso(s.get("first"), tz), "last": iso(s.get("last"), tz),
-        })
+        rows.append(
+            {
+                "id": p.id,
+                "name": p.name,
+                "handles": list(p.handles),
+                "sent": s.get("sent", 0),
+                "received": s.get("received", 0),
+                "first": iso(s.get("first"), tz),
+                "last": iso(s.get("last"), tz),
+            }
+        )
     rows.sort(key=lambda r: -(r["sent"] + r["received"]))
     if json:
         print_json(rows)
         return
     table = Table("id", "name", "handles", "sent", "received", "first", "last")
     for r in rows:
-        table.add_row(r["id"], r["name"], ", ".join(r["handles"]), str(r["sent"]), str(r["received"]),
-                      (r["first"] or "")[:10], (r["last"] or "")[:10])
+        table.add_row(
+            r["id"],
+            r["name"],
+            ", ".join(r["handles"]),
+            str(r["sent"]),
+            str(r["received"]),
+            (r["first"] or "")[:10],
+            (r["last"] or "")[:10],
+        )
     Console().print(table)
 
 
@@ -109,7 +132,9 @@ def contacts(home: Home = None, json: Json = False, verbose: Verbose = False) ->
 def stats(
     person: Annotated[str, typer.Argument(help="name, handle or id")],
     since: Annotated[str | None, typer.Option("--since", help="ISO date or phrase")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="ISO date or phrase (whole day)")] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="ISO date or phrase (whole day)")
+    ] = None,
     home: Home = None,
     json: Json = False,
     verbose: Verbose = False,
@@ -136,17 +161,21 @@ def _print_stats(data: dict) -> None:
     c = Console()
     p = data["person"]
     c.print(f"[bold]{p['name']}[/]  [dim]{p['id']} · {', '.join(p['handles'])}[/]")
-    c.print(f"  sent {data['sent']} · received {data['received']} · active days {data['active_days']}")
+    c.print(
+        f"  sent {data['sent']} · received {data['received']} · active days {data['active_days']}"
+    )
     c.print(f"  first {(data['first'] or '-')[:10]} · last {(data['last'] or '-')[:10]}")
     r = data["median_reply_s"]
-    fmt = lambda s: "-" if s is None else (f"{s/60:.0f} min" if s < 3600 else f"{s/3600:.1f} h")  # noqa: E731
+    fmt = lambda s: "-" if s is None else (f"{s / 60:.0f} min" if s < 3600 else f"{s / 3600:.1f} h")  # noqa: E731
     c.print(f"  median reply: me {fmt(r['me'])} · them {fmt(r['them'])}")
     i = data["initiations"]
     c.print(f"  conversations started: me {i['me']} · them {i['them']}")
     if data["top_emoji"]:
         c.print("  top emoji: " + " ".join(f"{e}×{n}" for e, n in data["top_emoji"]))
     if data["busiest_hours"]:
-        c.print("  busiest hours: " + ", ".join(f"{h:02d}h ({n})" for h, n in data["busiest_hours"]))
+        c.print(
+            "  busiest hours: " + ", ".join(f"{h:02d}h ({n})" for h, n in data["busiest_hours"])
+        )
 
 
 @app.command()
@@ -175,7 +204,12 @@ def show(
     ctx = store.context(msg, before, after)
     names = store.names()
     if json:
-        print_json({"message": message_json(msg, names, tz), "context": [message_json(m, names, tz) for m in ctx]})
+        print_json(
+            {
+                "message": message_json(msg, names, tz),
+                "context": [message_json(m, names, tz) for m in ctx],
+            }
+        )
         return
     chat = store.chat(msg.chat_id)
     console = Console()
@@ -232,11 +266,18 @@ def demo(
         chat_db, contacts = source / "chat.db", source / "AddressBook"
     cfg = dataclasses.replace(config(demo_home), chat_db=chat_db, contacts=contacts)
     report = run_index(cfg)
-    err.print(f"demo index: {report.messages_total} messages, {report.chunks_total} chunks in {cfg.data_dir}")
+    err.print(
+        f"demo index: {report.messages_total} messages, {report.chunks_total} chunks "
+        f"in {cfg.data_dir}"
+    )
     _demo_overview(cfg)
     from casper.commands.ask import ask_once
 
-    ask_once(cfg, question or "When did Sam and I plan Thanksgiving, and who is bringing what?", json=False)
+    ask_once(
+        cfg,
+        question or "When did Sam and I plan Thanksgiving, and who is bringing what?",
+        json=False,
+    )
 
 
 def _demo_overview(cfg: Config) -> None:
@@ -245,13 +286,27 @@ def _demo_overview(cfg: Config) -> None:
 
     store = open_store(cfg)
     tz = local_tz(cfg.timezone)
-    table = Table("name", "id", "sent", "received", "active days", "median reply (them)", "top emoji",
-                  title="People in the demo corpus")
+    table = Table(
+        "name",
+        "id",
+        "sent",
+        "received",
+        "active days",
+        "median reply (them)",
+        "top emoji",
+        title="People in the demo corpus",
+    )
     for p in store.people():
         s = store.stats(p.id) or {}
         reply = (s.get("median_reply_s") or {}).get("them")
-        table.add_row(p.name, p.id, str(s.get("sent", 0)), str(s.get("received", 0)),
-                      str(s.get("active_days", 0)), "-" if reply is None else f"{reply/60:.0f} min",
-                      " ".join(e for e, _ in s.get("top_emoji", [])[:3]))
+        table.add_row(
+            p.name,
+            p.id,
+            str(s.get("sent", 0)),
+            str(s.get("received", 0)),
+            str(s.get("active_days", 0)),
+            "-" if reply is None else f"{reply / 60:.0f} min",
+            " ".join(e for e, _ in s.get("top_emoji", [])[:3]),
+        )
     Console().print(table)
     _ = tz

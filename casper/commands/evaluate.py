@@ -28,33 +28,55 @@ def _baseline_rows(diffs: list[Any], threshold: float) -> list[list[str]]:
         if "@" in d.metric and not d.metric.endswith(("@10", "@5", "@50")):
             continue  # the full list is in the JSON; the table keeps it readable
         flag = "REGRESSION" if d.delta < -threshold else ""
-        rows.append([d.run, d.metric, f"{100 * d.baseline:.1f}", f"{100 * d.current:.1f}",
-                     f"{100 * d.delta:+.1f}", flag])
+        rows.append(
+            [
+                d.run,
+                d.metric,
+                f"{100 * d.baseline:.1f}",
+                f"{100 * d.current:.1f}",
+                f"{100 * d.delta:+.1f}",
+                flag,
+            ]
+        )
     return rows
 
 
-Dataset = Annotated[str, typer.Option(
-    "--dataset", help="synthetic | locomo | locomo-verbatim | PATH (gold .jsonl)")]
-LocomoFile = Annotated[Path | None, typer.Option(
-    "--locomo", help="locomo10.json (default $CASPER_LOCOMO)")]
-Modes = Annotated[list[str] | None, typer.Option(
-    "--mode", help="bm25 | vector | hybrid (repeatable; default all)")]
-Ks = Annotated[list[int] | None, typer.Option(
-    "-k", help="cutoffs (repeatable; default 1 5 10 25 50)")]
-Units = Annotated[list[str] | None, typer.Option(
-    "--unit", help="chunk unit SIZExSTRIDE (repeatable; default 8x4 and 3x1)")]
-Embedders = Annotated[list[str] | None, typer.Option(
-    "--embedder", help="embedding model (repeatable; default the configured one)")]
+Dataset = Annotated[
+    str, typer.Option("--dataset", help="synthetic | locomo | locomo-verbatim | PATH (gold .jsonl)")
+]
+LocomoFile = Annotated[
+    Path | None, typer.Option("--locomo", help="locomo10.json (default $CASPER_LOCOMO)")
+]
+Modes = Annotated[
+    list[str] | None,
+    typer.Option("--mode", help="bm25 | vector | hybrid (repeatable; default all)"),
+]
+Ks = Annotated[
+    list[int] | None, typer.Option("-k", help="cutoffs (repeatable; default 1 5 10 25 50)")
+]
+Units = Annotated[
+    list[str] | None,
+    typer.Option("--unit", help="chunk unit SIZExSTRIDE (repeatable; default 8x4 and 3x1)"),
+]
+Embedders = Annotated[
+    list[str] | None,
+    typer.Option("--embedder", help="embedding model (repeatable; default the configured one)"),
+]
 NoRerank = Annotated[bool, typer.Option("--no-rerank", help="skip hybrid+rerank runs")]
-Baseline = Annotated[Path | None, typer.Option(
-    "--baseline", help="compare with this run file; exit 1 on a regression")]
+Baseline = Annotated[
+    Path | None,
+    typer.Option("--baseline", help="compare with this run file; exit 1 on a regression"),
+]
 Threshold = Annotated[float, typer.Option("--threshold", help="allowed absolute drop per metric")]
-Out = Annotated[Path | None, typer.Option(
-    "--out", help="where run files go (default CASPER_HOME/runs)")]
-Conversations = Annotated[int | None, typer.Option(
-    "--conversations", help="LoCoMo: only the first N conversations")]
-Answers = Annotated[bool, typer.Option(
-    "--answers", help="also score the agent's answers (needs the LLM)")]
+Out = Annotated[
+    Path | None, typer.Option("--out", help="where run files go (default CASPER_HOME/runs)")
+]
+Conversations = Annotated[
+    int | None, typer.Option("--conversations", help="LoCoMo: only the first N conversations")
+]
+Answers = Annotated[
+    bool, typer.Option("--answers", help="also score the agent's answers (needs the LLM)")
+]
 
 
 @app.command("eval")
@@ -91,9 +113,17 @@ def evaluate(
     base_doc = report.load_run(baseline) if baseline else None
     units = [harness.parse_unit(u) for u in unit] if unit else None
     doc = harness.run_eval(
-        cfg, dataset, modes=mode or harness.MODES, ks=k or (1, 5, 10, 25, 50), units=units,
-        embedders=embedder, rerank=not no_rerank, out_dir=out or cfg.runs_dir,
-        locomo_path=locomo, conversations=conversations, answers=answers,
+        cfg,
+        dataset,
+        modes=mode or harness.MODES,
+        ks=k or (1, 5, 10, 25, 50),
+        units=units,
+        embedders=embedder,
+        rerank=not no_rerank,
+        out_dir=out or cfg.runs_dir,
+        locomo_path=locomo,
+        conversations=conversations,
+        answers=answers,
         progress=lambda msg: err.print(f"[dim]{msg}[/]", highlight=False),
     )
     console = err if json else Console()
@@ -106,8 +136,9 @@ def evaluate(
         console.print(f"[yellow]skipped[/] {skip['label']}: {skip['reason']}", soft_wrap=True)
     stats = doc.get("stats") or {}
     if stats.get("exact_match") is not None:
-        console.print(f"stats questions: {100 * stats['exact_match']:.0f}% exact "
-                      f"({stats['questions']})")
+        console.print(
+            f"stats questions: {100 * stats['exact_match']:.0f}% exact ({stats['questions']})"
+        )
     console.print(f"[dim]run written to {doc['files']['json']}[/]", soft_wrap=True)
     regressed: list[Any] = []
     if base_doc is not None:
@@ -116,13 +147,21 @@ def evaluate(
         if not diffs:
             console.print("[yellow]the baseline shares no run labels with this run[/]")
         else:
-            console.print(_table(f"against {baseline}",
-                                 ["run", "metric", "base", "now", "Δ", ""],
-                                 _baseline_rows(diffs, threshold)))
-        doc["baseline"] = {"file": str(baseline), "threshold": threshold,
-                           "regressions": [{"run": d.run, "metric": d.metric,
-                                            "baseline": d.baseline, "current": d.current}
-                                           for d in regressed]}
+            console.print(
+                _table(
+                    f"against {baseline}",
+                    ["run", "metric", "base", "now", "Δ", ""],
+                    _baseline_rows(diffs, threshold),
+                )
+            )
+        doc["baseline"] = {
+            "file": str(baseline),
+            "threshold": threshold,
+            "regressions": [
+                {"run": d.run, "metric": d.metric, "baseline": d.baseline, "current": d.current}
+                for d in regressed
+            ],
+        }
     if json:
         from casper.render import print_json
 

@@ -13,7 +13,9 @@ from casper.commands.base import Home, Verbose, _stderr, app, config, guarded
 @app.command()
 @guarded
 def pull(
-    model: Annotated[str | None, typer.Option("--model", help="chat model id (default: config)")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="chat model id (default: config)")
+    ] = None,
     home: Home = None,
     verbose: Verbose = False,
 ) -> None:
@@ -34,6 +36,8 @@ def pull(
         try:
             path = snapshot_download(repo)
         except Exception as exc:  # noqa: BLE001 - any hub failure is the same advice
-            raise CasperError(f"could not download {repo}: {type(exc).__name__}",
-                              hint="check your connection and the model id") from exc
+            raise CasperError(
+                f"could not download {repo}: {type(exc).__name__}",
+                hint="check your connection and the model id",
+            ) from exc
         err.print(f"  cached at {path}")

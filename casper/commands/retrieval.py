@@ -13,7 +13,9 @@ from casper.store.db import Store
 from casper.timeutil import day_bounds, local_tz
 
 
-def make_retriever(cfg: Config, store: Store, *, rerank: bool = True, lexical: str | None = None) -> Any:
+def make_retriever(
+    cfg: Config, store: Store, *, rerank: bool = True, lexical: str | None = None
+) -> Any:
     """Embedder + index + (optional) reranker → Retriever. Says once if rerank is off."""
     from casper.backends.factory import make_embedder, make_reranker
     from casper.retrieve import Retriever
@@ -26,7 +28,12 @@ def make_retriever(cfg: Config, store: Store, *, rerank: bool = True, lexical: s
         if reranker is None and reason:
             _stderr().print(f"[dim]rerank off: {reason}[/]")
     return Retriever(
-        index, embedder, reranker, store=store, candidates=cfg.candidates, top_k=cfg.top_k,
+        index,
+        embedder,
+        reranker,
+        store=store,
+        candidates=cfg.candidates,
+        top_k=cfg.top_k,
         lexical=lexical or cfg.lexical,
     )
 
@@ -38,7 +45,9 @@ def search(
     person: Annotated[str | None, typer.Option("--person", help="name, handle or id")] = None,
     chat: Annotated[str | None, typer.Option("--chat", help="chat name or id")] = None,
     since: Annotated[str | None, typer.Option("--since", help="ISO date or phrase")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="ISO date or phrase (whole day)")] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="ISO date or phrase (whole day)")
+    ] = None,
     k: Annotated[int | None, typer.Option("-k", help="number of hits")] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid | bm25 | vector")] = "hybrid",
     lexical: Annotated[str | None, typer.Option("--lexical", help="lancedb | rank-bm25")] = None,
@@ -64,15 +73,32 @@ def search(
         found = store.find_chats(chat)
         if len(found) != 1:
             names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
-            raise CasperError(f"--chat {chat!r} matches {len(found)} chats: {names}", hint="pass the chat id")
+            raise CasperError(
+                f"--chat {chat!r} matches {len(found)} chats: {names}", hint="pass the chat id"
+            )
         chat_id = found[0].id
     start, end = day_bounds(since, until, tz)
     retriever = make_retriever(cfg, store, rerank=not no_rerank, lexical=lexical)
-    hits = retriever.search(query, person_id=person_id, chat_id=chat_id, since=start, until=end,
-                            k=k, mode=mode, rerank=not no_rerank)
+    hits = retriever.search(
+        query,
+        person_id=person_id,
+        chat_id=chat_id,
+        since=start,
+        until=end,
+        k=k,
+        mode=mode,
+        rerank=not no_rerank,
+    )
     if json:
-        filters = {"person": person_id, "chat": chat_id, "since": since, "until": until, "mode": mode,
-                   "lexical": lexical or cfg.lexical, "rerank": not no_rerank}
+        filters = {
+            "person": person_id,
+            "chat": chat_id,
+            "since": since,
+            "until": until,
+            "mode": mode,
+            "lexical": lexical or cfg.lexical,
+            "rerank": not no_rerank,
+        }
         print_json({"query": query, "filters": filters, "hits": [hit_json(h, tz) for h in hits]})
         return
     from rich.console import Console

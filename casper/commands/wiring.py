@@ -43,7 +43,9 @@ def open_index(cfg: Config, embedder: Any, *, create: bool = False) -> Any:
 def make_index_fn(cfg: Config, *, rebuild: bool = False) -> Callable[..., tuple[int, int]]:
     """The pipeline's search-index step: embed and index the chunks of changed chats."""
 
-    def index_fn(store: Store, dirty: dict[int, bool], progress: Callable[..., None]) -> tuple[int, int]:
+    def index_fn(
+        store: Store, dirty: dict[int, bool], progress: Callable[..., None]
+    ) -> tuple[int, int]:
         from casper.backends.factory import make_embedder
         from casper.indexing import update_index
 

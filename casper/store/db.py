@@ -16,10 +16,12 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from casper.errors import AmbiguousPerson, IndexMissing, PersonNotFound
-from casper.records import ME, ChatInfo, Person, StoredMessage
-from casper.stats import StatRow, emoji_field
+from casper.errors import IndexMissing
+from casper.records import StoredMessage
+from casper.stats import emoji_field
+from casper.store.directory import DirectoryQueries
 from casper.store.schema import migrate
+from casper.store.stats_db import StatsQueries
 
 # associated_message_type → label; 3000-range codes remove the matching 2000-range one
 REACTION_LABELS = {
@@ -51,7 +53,6 @@ _INSERT_FULL = _FULL_SQL + _FULL_VALUES
 # Rows per INSERT statement: one sqlite3_step (and GIL round trip) per 50 rows instead of per
 # row saves ~20% of the insert's CPU; 50 × 14 parameters stays far below SQLite's limit.
 _ROWS_PER_INSERT = 50
-_STAT_COLS = "sender, ts, lday, lhour, emoji"
 # Pages the store may cache (negative: KiB). Bulk loads and index builds touch tens of MB.
 _CACHE_KIB = 64 * 1024
 
@@ -69,7 +70,7 @@ def _private_file(path: Path) -> None:
             os.chmod(p, 0o600)
 
 
-class Store:
+class Store(DirectoryQueries, StatsQueries):
     """Read/write access to `casper.sqlite`. One connection; callers own transactions."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
@@ -132,94 +133,6 @@ class Store:
     def meta_float(self, key: str, default: float = 0.0) -> float:
         value = self.get_meta(key)
         return float(value) if value is not None else default
-
-    # ---- people --------------------------------------------------------------------------
-    def replace_people(self, people: Sequence[Person], contact_keys: dict[str, str]) -> None:
-        """Rewrite people and their handles (cheap: a personal address book is small)."""
-        self.conn.execute("DELETE FROM people")
-        self.conn.execute("DELETE FROM handles")
-        self.conn.executemany(
-            "INSERT INTO people(id, name, contact_key) VALUES (?, ?, ?)",
-            [(p.id, p.name, contact_keys.get(p.id)) for p in people],
-        )
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO handles(address, person_id) VALUES (?, ?)",
-            [(h, p.id) for p in people for h in p.handles],
-        )
-        self._names = None
-
-    def people(self) -> list[Person]:
-        handles: dict[str, list[str]] = {}
-        for address, pid in self.conn.execute("SELECT address, person_id FROM handles"):
-            handles.setdefault(pid, []).append(address)
-        rows = self.conn.execute("SELECT id, name FROM people ORDER BY name COLLATE NOCASE")
-        return [Person(pid, name, tuple(sorted(handles.get(pid, [])))) for pid, name in rows]
-
-    def person(self, person_id: str) -> Person | None:
-        return next((p for p in self.people() if p.id == person_id), None)
-
-    def names(self) -> dict[str, str]:
-        """person id → display name (plus ME → "me")."""
-        if self._names is None:
-            self._names = dict(self.conn.execute("SELECT id, name FROM people").fetchall())
-            self._names[ME] = "me"
-        return self._names
-
-    def find_people(self, query: str) -> list[Person]:
-        """People whose id, handle or name matches: exact matches win over partial ones."""
-        q = query.strip().lower()
-        if not q:
-            return []
-        people = self.people()
-        digits = "".join(ch for ch in q if ch.isdigit())
-        exact = [
-            p
-            for p in people
-            if q == p.id.lower()
-            or q == p.name.lower()
-            or q in (h.lower() for h in p.handles)
-            or (len(digits) >= 7 and any(h.endswith(digits[-10:]) for h in p.handles))
-        ]
-        if exact:
-            return exact
-        words = q.split()
-        return [
-            p
-            for p in people
-            if all(any(part.startswith(w) for part in p.name.lower().split()) for w in words)
-            or q in p.name.lower()
-        ]
-
-    def resolve_person(self, query: str) -> Person:
-        """Exactly one person for a name, handle or id; otherwise an error listing candidates."""
-        found = self.find_people(query)
-        if not found:
-            raise PersonNotFound(f"no contact matches '{query}'")
-        if len(found) > 1:
-            raise AmbiguousPerson(query, [(p.id, p.name) for p in found])
-        return found[0]
-
-    # ---- chats ---------------------------------------------------------------------------
-    def upsert_chats(self, chats: Iterable[ChatInfo]) -> None:
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO chats(id, guid, name, is_group, members) VALUES (?,?,?,?,?)",
-            [(c.id, c.guid, c.name, int(c.is_group), json.dumps(list(c.members))) for c in chats],
-        )
-
-    def chats(self) -> list[ChatInfo]:
-        rows = self.conn.execute("SELECT id, guid, name, is_group, members FROM chats ORDER BY id")
-        return [ChatInfo(r[0], r[1], r[2], bool(r[3]), tuple(json.loads(r[4]))) for r in rows]
-
-    def chat(self, chat_id: int) -> ChatInfo | None:
-        return next((c for c in self.chats() if c.id == chat_id), None)
-
-    def one_to_one_chat_ids(self, person_id: str) -> list[int]:
-        """The 1:1 chats with a person (one per handle they texted from)."""
-        return [c.id for c in self.chats() if not c.is_group and c.members == (person_id,)]
-
-    def find_chats(self, query: str) -> list[ChatInfo]:
-        q = query.strip().lower()
-        return [c for c in self.chats() if q == str(c.id) or q in c.name.lower()]
 
     # ---- messages ------------------------------------------------------------------------
     def upsert_messages(
@@ -449,104 +362,6 @@ class Store:
         ).fetchall()
         return self._rows_to_messages(list(reversed(prev)) + here + nxt)
 
-    def activity(
-        self, start_ts: float | None = None, end_ts: float | None = None
-    ) -> list[tuple[str, int, float, str]]:
-        """(sender, chat_id, ts, kind) of countable messages in a range, chronological."""
-        q = "SELECT sender, chat_id, ts, kind FROM messages WHERE kind != 'system'"
-        args: list[float] = []
-        if start_ts is not None:
-            q += " AND ts >= ?"
-            args.append(start_ts)
-        if end_ts is not None:
-            q += " AND ts < ?"
-            args.append(end_ts)
-        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
-
-    def texts_for_person(
-        self, chat_ids: Sequence[int], start_ts: float | None, end_ts: float | None
-    ) -> list[tuple[str, int, float, str]]:
-        """(sender, chat_id, ts, text) of countable messages in the given chats, chronological."""
-        if not chat_ids:
-            return []
-        q = (
-            "SELECT sender, chat_id, ts, text FROM messages WHERE kind != 'system' AND chat_id IN "
-            f"({','.join('?' * len(chat_ids))})"
-        )
-        args: list[Any] = list(chat_ids)
-        if start_ts is not None:
-            q += " AND ts >= ?"
-            args.append(start_ts)
-        if end_ts is not None:
-            q += " AND ts < ?"
-            args.append(end_ts)
-        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
-
-    def sent_by(
-        self, person_id: str, start_ts: float | None, end_ts: float | None
-    ) -> list[tuple[str, int, float, str]]:
-        """Messages the person wrote anywhere (1:1 and groups)."""
-        q = "SELECT sender, chat_id, ts, text FROM messages WHERE kind != 'system' AND sender = ?"
-        args: list[Any] = [person_id]
-        if start_ts is not None:
-            q += " AND ts >= ?"
-            args.append(start_ts)
-        if end_ts is not None:
-            q += " AND ts < ?"
-            args.append(end_ts)
-        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
-
-    def stat_rows(
-        self,
-        person_id: str,
-        chat_ids: Sequence[int],
-        start_ts: float | None = None,
-        end_ts: float | None = None,
-        *,
-        local: bool = True,
-    ) -> tuple[list[StatRow], list[StatRow]]:
-        """StatRows of the 1:1 chats' messages (in order) and of the person's own, anywhere.
-
-        Without `local` the precomputed local day/hour come back as None (another zone).
-        """
-        cols = _STAT_COLS if local else "sender, ts, NULL, NULL, emoji"
-        where, args = "", []
-        if start_ts is not None:
-            where += " AND ts >= ?"
-            args.append(start_ts)
-        if end_ts is not None:
-            where += " AND ts < ?"
-            args.append(end_ts)
-        timeline: list[StatRow] = []
-        if chat_ids:
-            timeline = self.conn.execute(
-                f"SELECT {cols} FROM messages WHERE chat_id IN ({','.join('?' * len(chat_ids))})"
-                f" AND kind != 'system'{where} ORDER BY ts, rowid",
-                [*chat_ids, *args],
-            ).fetchall()
-        authored = self.conn.execute(
-            f"SELECT {cols} FROM messages WHERE sender = ? AND kind != 'system'{where}",
-            [person_id, *args],
-        ).fetchall()
-        return timeline, authored
-
-    def refresh_local(self, local: Callable[[float], tuple[int, int]], batch: int = 20_000) -> int:
-        """Recompute every message's stats columns (after the time zone changed, or a migration)."""
-        done, last = 0, -1
-        while True:
-            rows = self.conn.execute(
-                "SELECT rowid, ts, text FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                (last, batch),
-            ).fetchall()
-            if not rows:
-                return done
-            self.conn.executemany(
-                "UPDATE messages SET lday = ?, lhour = ?, emoji = ? WHERE rowid = ?",
-                [(*local(ts), emoji_field(text), rowid) for rowid, ts, text in rows],
-            )
-            done += len(rows)
-            last = rows[-1][0]
-
     def coverage(self) -> tuple[float | None, float | None]:
         """First and last countable message: two short walks of the ts index, not a scan."""
         row = self.conn.execute(
@@ -554,36 +369,3 @@ class Store:
             "(SELECT ts FROM messages WHERE kind != 'system' ORDER BY ts DESC LIMIT 1)"
         ).fetchone()
         return row[0], row[1]
-
-    # ---- stats and dirty chats -----------------------------------------------------------
-    def set_stats(self, person_id: str, data: dict[str, Any], state: str | None = None) -> None:
-        """A person's stats, and optionally what they are made of (StatsState JSON)."""
-        self.conn.execute(
-            "INSERT OR REPLACE INTO contact_stats(person_id, data, state) VALUES (?, ?, ?)",
-            (person_id, json.dumps(data), state),
-        )
-
-    def stats_state(self, person_id: str) -> str | None:
-        row = self.conn.execute(
-            "SELECT state FROM contact_stats WHERE person_id=?", (person_id,)
-        ).fetchone()
-        return row[0] if row else None
-
-    def stats(self, person_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT data FROM contact_stats WHERE person_id=?", (person_id,)
-        ).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def mark_dirty(self, chat_ids: Iterable[int], *, full: bool = False) -> None:
-        self.conn.executemany(
-            "INSERT INTO dirty_chats(chat_id, full) VALUES (?, ?) "
-            "ON CONFLICT(chat_id) DO UPDATE SET full = max(full, excluded.full)",
-            [(c, int(full)) for c in chat_ids],
-        )
-
-    def dirty_chats(self) -> dict[int, bool]:
-        return {c: bool(f) for c, f in self.conn.execute("SELECT chat_id, full FROM dirty_chats")}
-
-    def clear_dirty(self, chat_ids: Iterable[int]) -> None:
-        self.conn.executemany("DELETE FROM dirty_chats WHERE chat_id=?", [(c,) for c in chat_ids])

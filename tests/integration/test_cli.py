@@ -50,8 +50,19 @@ def fake_models(monkeypatch: pytest.MonkeyPatch) -> dict:
 @pytest.fixture
 def indexed(demo_src, fake_models, tmp_path: Path):  # noqa: ANN001, ANN201
     home = tmp_path / "home"
-    result = runner.invoke(app, ["index", "--home", str(home), "--chat-db", str(demo_src.chat_db),
-                                 "--contacts", str(demo_src.contacts), "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "index",
+            "--home",
+            str(home),
+            "--chat-db",
+            str(demo_src.chat_db),
+            "--contacts",
+            str(demo_src.contacts),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return home, json.loads(result.stdout)
 
@@ -62,14 +73,35 @@ def run(home: Path, *args: str):  # noqa: ANN201
 
 def test_index_json_shape_and_incremental_noop(indexed, demo_src) -> None:  # noqa: ANN001
     home, data = indexed
-    for key in ("messages_total", "messages_new", "chunks_total", "chunks_new", "decode_failures",
-                "reactions", "events", "deleted", "coverage", "elapsed_s"):
+    for key in (
+        "messages_total",
+        "messages_new",
+        "chunks_total",
+        "chunks_new",
+        "decode_failures",
+        "reactions",
+        "events",
+        "deleted",
+        "coverage",
+        "elapsed_s",
+    ):
         assert key in data
     assert data["messages_total"] == demo_src.facts["messages_visible"]
     assert data["chunks_new"] == data["chunks_total"] > 0
     assert data["coverage"]["first"].startswith("2022-03")
-    again = runner.invoke(app, ["index", "--home", str(home), "--chat-db", str(demo_src.chat_db),
-                                "--contacts", str(demo_src.contacts), "--json"])
+    again = runner.invoke(
+        app,
+        [
+            "index",
+            "--home",
+            str(home),
+            "--chat-db",
+            str(demo_src.chat_db),
+            "--contacts",
+            str(demo_src.contacts),
+            "--json",
+        ],
+    )
     second = json.loads(again.stdout)
     assert second["messages_new"] == 0 and second["chunks_new"] == 0
 
@@ -81,12 +113,28 @@ def test_contacts_and_stats_json(indexed, demo_src) -> None:  # noqa: ANN001
     assert priya["received"] == demo_src.facts["people"]["Priya Natarajan"]["received"]
     stats = json.loads(run(home, "stats", "Priya", "--json").stdout)
     assert stats["person"]["id"] == priya["id"]
-    for key in ("sent", "received", "first", "last", "active_days", "median_reply_s",
-                "initiations", "top_emoji", "busiest_hours", "by_month"):
+    for key in (
+        "sent",
+        "received",
+        "first",
+        "last",
+        "active_days",
+        "median_reply_s",
+        "initiations",
+        "top_emoji",
+        "busiest_hours",
+        "by_month",
+    ):
         assert key in stats
-    ranged = json.loads(run(home, "stats", "Priya", "--since", "2024-01-01", "--until",
-                            "2024-12-31", "--json").stdout)
-    assert ranged["received"] == demo_src.facts["people"]["Priya Natarajan"]["by_year"]["2024"]["received"]
+    ranged = json.loads(
+        run(
+            home, "stats", "Priya", "--since", "2024-01-01", "--until", "2024-12-31", "--json"
+        ).stdout
+    )
+    assert (
+        ranged["received"]
+        == demo_src.facts["people"]["Priya Natarajan"]["by_year"]["2024"]["received"]
+    )
 
 
 def test_search_finds_planted_messages_with_filters(indexed, demo_src) -> None:  # noqa: ANN001
@@ -120,15 +168,24 @@ def test_ask_without_a_model_answers_from_search(indexed) -> None:  # noqa: ANN0
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["guards"] == ["model_unavailable"] and data["citations"]
-    assert {"answer", "citations", "iterations", "tool_calls", "guards", "model", "tokens",
-            "elapsed_s"} <= set(data)
+    assert {
+        "answer",
+        "citations",
+        "iterations",
+        "tool_calls",
+        "guards",
+        "model",
+        "tokens",
+        "elapsed_s",
+    } <= set(data)
     assert "Traceback" not in result.output
 
 
 def test_ask_runs_the_agent_and_cites(indexed, fake_models, demo_src) -> None:  # noqa: ANN001
     home, _ = indexed
     fake_models["engine"] = ScriptedEngine(
-        '<tool_call>{"name": "search_messages", "arguments": {"query": "climbing gym wifi password"}}</tool_call>',
+        '<tool_call>{"name": "search_messages", '
+        '"arguments": {"query": "climbing gym wifi password"}}</tool_call>',
         "The wifi password is in the group chat.",
     )
     data = json.loads(run(home, "ask", "what's the climbing gym wifi?", "--json").stdout)
@@ -142,8 +199,21 @@ def test_ambiguous_person_is_an_error_with_candidates(tmp_path: Path, fake_model
 
     src = build_demo_corpus(tmp_path / "src", toggles=DemoToggles(ambiguous_sam=True))
     home = tmp_path / "home"
-    assert runner.invoke(app, ["index", "--home", str(home), "--chat-db", str(src.chat_db),
-                               "--contacts", str(src.contacts)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app,
+            [
+                "index",
+                "--home",
+                str(home),
+                "--chat-db",
+                str(src.chat_db),
+                "--contacts",
+                str(src.contacts),
+            ],
+        ).exit_code
+        == 0
+    )
     result = run(home, "stats", "Sam")
     assert result.exit_code == 1
     assert "error:" in result.output and "p_" in result.output and "hint:" in result.output
@@ -151,7 +221,9 @@ def test_ambiguous_person_is_an_error_with_candidates(tmp_path: Path, fake_model
 
 @pytest.mark.parametrize("content", [b"", b"this is not sqlite at all" * 50])
 def test_bad_chat_db_is_an_error_with_hint_and_store_untouched(
-    indexed, content: bytes, tmp_path: Path  # noqa: ANN001
+    indexed,
+    content: bytes,
+    tmp_path: Path,  # noqa: ANN001
 ) -> None:
     home, _ = indexed
     before = (home / "casper.sqlite").read_bytes()
@@ -165,8 +237,9 @@ def test_bad_chat_db_is_an_error_with_hint_and_store_untouched(
 
 
 def test_missing_chat_db(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["index", "--home", str(tmp_path / "h"), "--chat-db",
-                                 str(tmp_path / "nope.db")])
+    result = runner.invoke(
+        app, ["index", "--home", str(tmp_path / "h"), "--chat-db", str(tmp_path / "nope.db")]
+    )
     assert result.exit_code == 1 and "error:" in result.output and "hint:" in result.output
 
 
@@ -179,8 +252,18 @@ def test_no_message_text_in_logs(demo_src, fake_models, tmp_path: Path, caplog) 
     import logging
 
     caplog.set_level(logging.WARNING)
-    result = runner.invoke(app, ["index", "--home", str(tmp_path / "h"), "--chat-db",
-                                 str(demo_src.chat_db), "--contacts", str(demo_src.contacts)])
+    result = runner.invoke(
+        app,
+        [
+            "index",
+            "--home",
+            str(tmp_path / "h"),
+            "--chat-db",
+            str(demo_src.chat_db),
+            "--contacts",
+            str(demo_src.contacts),
+        ],
+    )
     assert result.exit_code == 0
     logged = " ".join(r.getMessage() for r in caplog.records) + result.stderr
     for planted in ("pumpkin pie", "wifi", "dentist", "寿司"):
@@ -188,8 +271,11 @@ def test_no_message_text_in_logs(demo_src, fake_models, tmp_path: Path, caplog) 
 
 
 def test_help_is_fast_and_imports_no_heavy_library() -> None:
-    code = ("import sys, casper.cli; heavy = [m for m in ('lancedb', 'torch', 'mlx', "
-            "'sentence_transformers', 'dateparser') if m in sys.modules]; print(heavy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ}, check=True)
+    code = (
+        "import sys, casper.cli; heavy = [m for m in ('lancedb', 'torch', 'mlx', "
+        "'sentence_transformers', 'dateparser') if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ}, check=True
+    )
     assert out.stdout.strip() == "[]"

@@ -31,13 +31,22 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
     monkeypatch.setattr(factory, "make_reranker", lambda cfg: (OverlapReranker(), None))
-    monkeypatch.setattr(synthetic, "build_demo_corpus",
-                        lambda dest, **kw: synthetic.build_tiny_corpus(dest))
+    monkeypatch.setattr(
+        synthetic, "build_demo_corpus", lambda dest, **kw: synthetic.build_tiny_corpus(dest)
+    )
 
 
 def _check_run(run: dict) -> None:
-    for key in ("mode", "lexical", "embedder", "rerank", "unit", "metrics", "by_category",
-                "latency_ms"):
+    for key in (
+        "mode",
+        "lexical",
+        "embedder",
+        "rerank",
+        "unit",
+        "metrics",
+        "by_category",
+        "latency_ms",
+    ):
         assert key in run
     for k in KS:
         for name in ("message_recall", "chunk_recall", "mrr", "ndcg", "hit"):
@@ -56,8 +65,11 @@ def test_synthetic_run_shape_files_and_index_reuse(fakes: None, tmp_path: Path) 
     labels = [r["label"] for r in doc["runs"]]
     assert len(labels) == 10 and len(set(labels)) == 10
     assert {(r["mode"], r["lexical"], r["rerank"], r["unit"]) for r in doc["runs"]} >= {
-        ("bm25", "lancedb", False, "8x4"), ("bm25", "rank-bm25", False, "3x1"),
-        ("vector", "lancedb", False, "8x4"), ("hybrid", "lancedb", True, "3x1")}
+        ("bm25", "lancedb", False, "8x4"),
+        ("bm25", "rank-bm25", False, "3x1"),
+        ("vector", "lancedb", False, "8x4"),
+        ("hybrid", "lancedb", True, "3x1"),
+    }
     for run in doc["runs"]:
         _check_run(run)
         assert run["embedder"] == "hash-64"
@@ -85,16 +97,32 @@ def test_gold_path_scores_the_current_index_only(fakes: None, tmp_path: Path) ->
     current = load_config(variant, chunk_size=8, chunk_stride=4)  # that index was built 8x4
     doc = harness.run_eval(current, str(gold), modes=["bm25", "hybrid"], rerank=False)
     assert [r["label"] for r in doc["runs"]] == [
-        "bm25/lancedb/8x4/all-minilm-l6-v2", "bm25/rank-bm25/8x4/all-minilm-l6-v2",
-        "hybrid/lancedb/8x4/all-minilm-l6-v2"]
+        "bm25/lancedb/8x4/all-minilm-l6-v2",
+        "bm25/rank-bm25/8x4/all-minilm-l6-v2",
+        "hybrid/lancedb/8x4/all-minilm-l6-v2",
+    ]
     assert {s["unit"] for s in doc["skipped"]} == {"3x1"}
     assert "files" not in doc
 
 
 def test_cli_json_and_baseline_regression(fakes: None, tmp_path: Path) -> None:
     out = tmp_path / "runs"
-    args = ["eval", "--dataset", "synthetic", "--mode", "bm25", "--unit", "8x4", "-k", "5",
-            "-k", "10", "--json", "--out", str(out)]
+    args = [
+        "eval",
+        "--dataset",
+        "synthetic",
+        "--mode",
+        "bm25",
+        "--unit",
+        "8x4",
+        "-k",
+        "5",
+        "-k",
+        "10",
+        "--json",
+        "--out",
+        str(out),
+    ]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     doc = json.loads(first.stdout)
@@ -118,8 +146,9 @@ def test_cli_json_and_baseline_regression(fakes: None, tmp_path: Path) -> None:
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["eval", "--dataset", "nope"])
     assert bad.exit_code == 1 and "unknown dataset" in bad.stderr and "hint:" in bad.stderr
-    missing = runner.invoke(app, ["eval", "--dataset", "locomo", "--locomo",
-                                  str(tmp_path / "none.json")])
+    missing = runner.invoke(
+        app, ["eval", "--dataset", "locomo", "--locomo", str(tmp_path / "none.json")]
+    )
     assert missing.exit_code == 1 and "CASPER_LOCOMO" in missing.stderr
     unit = runner.invoke(app, ["eval", "--unit", "8by4"])
     assert unit.exit_code == 1 and "SIZExSTRIDE" in unit.stderr
@@ -138,8 +167,15 @@ def test_rerank_skipped_with_reason_when_no_cross_encoder(
 
 def test_answers_with_a_scripted_engine(fakes: None) -> None:
     engine = ScriptedEngine(*["That is not mentioned in your messages."] * 100)
-    doc = harness.run_eval(load_config(), "synthetic", modes=["hybrid"], units=[(8, 4)],
-                           rerank=False, answers=True, engine=engine)
+    doc = harness.run_eval(
+        load_config(),
+        "synthetic",
+        modes=["hybrid"],
+        units=[(8, 4)],
+        rerank=False,
+        answers=True,
+        engine=engine,
+    )
     ans = doc["answers"]
     assert ans["model"] == "scripted" and ans["run"].startswith("hybrid/")
     assert ans["abstention"] == 1.0 and ans["false_abstention"] == 1.0
@@ -151,8 +187,13 @@ def test_answers_with_a_scripted_engine(fakes: None) -> None:
 
 def test_score_answer_citations_and_abstention() -> None:
     item = GoldItem("q", "Where?", ("g1", "g2"), "lookup", {"answer_contains": ["Lisbon"]})
-    asked = {"answer": "In lisbon, at the flat.", "citations": [{"guid": "g2"}, {"guid": "x"}],
-             "iterations": 2, "tool_calls": [{}], "guards": ["repeat_call"]}
+    asked = {
+        "answer": "In lisbon, at the flat.",
+        "citations": [{"guid": "g2"}, {"guid": "x"}],
+        "iterations": 2,
+        "tool_calls": [{}],
+        "guards": ["repeat_call"],
+    }
     row = answers.score_answer(item, asked)
     assert row["contains_gold"] is True and row["citation_recall"] == 0.5
     assert row["abstained"] is False and row["should_abstain"] is False
@@ -175,16 +216,15 @@ def test_compare_and_regressions() -> None:
     assert report.regressions(diffs, 0.2) == []
 
 
-def test_locomo_run_on_a_small_file_has_reference_and_pooled(
-    fakes: None, tmp_path: Path
-) -> None:
+def test_locomo_run_on_a_small_file_has_reference_and_pooled(fakes: None, tmp_path: Path) -> None:
     from tests.unit.test_locomo import _sample
 
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps([_sample()]))
     cfg = load_config()
-    doc = harness.run_eval(cfg, "locomo", locomo_path=data, modes=["bm25"], units=[(3, 1)],
-                           out_dir=tmp_path / "runs")
+    doc = harness.run_eval(
+        cfg, "locomo", locomo_path=data, modes=["bm25"], units=[(3, 1)], out_dir=tmp_path / "runs"
+    )
     assert doc["reference"]["message_recall@10"] == 0.662
     assert doc["info"]["dropped_evidence_ids"] == ["D", "D:1:2", "D9:9"]
     run = doc["runs"][0]

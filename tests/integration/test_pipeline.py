@@ -38,7 +38,9 @@ def corpus(corpus_template, tmp_path: Path):  # noqa: ANN001, ANN201
     src = tmp_path / "src"
     shutil.copytree(corpus_template.chat_db.parent, src)
     return corpus_template.__class__(
-        chat_db=src / "chat.db", contacts=src / "AddressBook", gold=src / "gold.jsonl",
+        chat_db=src / "chat.db",
+        contacts=src / "AddressBook",
+        gold=src / "gold.jsonl",
         facts=corpus_template.facts,
     )
 
@@ -111,10 +113,18 @@ def test_incremental_run_reads_only_new_rows_and_mutations(corpus, tmp_path: Pat
     old = store.message(keys["tg23_sam_brings"])
     last_ts = store.coverage()[1]
     with ChatDbWriter(corpus.chat_db) as w:
-        chat = w.conn.execute("SELECT ROWID FROM chat WHERE guid LIKE '%+14155550132'").fetchone()[0]
+        chat = w.conn.execute("SELECT ROWID FROM chat WHERE guid LIKE '%+14155550132'").fetchone()[
+            0
+        ]
         handle = w.conn.execute("SELECT ROWID FROM handle WHERE id='+14155550132'").fetchone()[0]
-        new_rowid, new_guid = w.add_message(chat, "the kayak rental is booked for saturday", from_me=False,
-                                            handle=handle, ts=last_ts + 3600, body="attributed")
+        new_rowid, new_guid = w.add_message(
+            chat,
+            "the kayak rental is booked for saturday",
+            from_me=False,
+            handle=handle,
+            ts=last_ts + 3600,
+            body="attributed",
+        )
         w.add_reaction(old.guid, kind=2003, from_me=True, handle=None, ts=last_ts + 3700, chat=chat)
         mine, _ = w.add_message(chat, "see you at the lake", from_me=True, ts=last_ts + 3800)
         w.edit_message(mine, "see you at the lake at 9", ts=last_ts + 3900)
@@ -152,7 +162,9 @@ def test_edit_after_the_last_run_is_picked_up(corpus, tmp_path: Path) -> None:  
 def test_rows_that_vanish_without_tombstone_are_removed(corpus, tmp_path: Path) -> None:  # noqa: ANN001
     store = Store.open(tmp_path / "home" / "casper.sqlite")
     _index(store, corpus)
-    victim = store.conn.execute("SELECT rowid FROM messages WHERE kind='text' LIMIT 1").fetchone()[0]
+    victim = store.conn.execute("SELECT rowid FROM messages WHERE kind='text' LIMIT 1").fetchone()[
+        0
+    ]
     conn = sqlite3.connect(corpus.chat_db)
     conn.execute("DROP TRIGGER IF EXISTS add_to_deleted_messages")
     for trig in [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")]:
@@ -177,10 +189,14 @@ def test_store_files_are_owner_only(corpus, tmp_path: Path) -> None:  # noqa: AN
 def test_two_indexers_never_run_at_once(tmp_path: Path) -> None:
     lock = tmp_path / "index.lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from casper.lock import exclusive\n"
-         f"with exclusive(Path({str(lock)!r})):\n    print('held', flush=True); time.sleep(30)"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from casper.lock import exclusive\n"
+            f"with exclusive(Path({str(lock)!r})):\n    print('held', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -218,8 +234,11 @@ def test_kill_9_mid_index_leaves_the_store_usable(tmp_path: Path) -> None:
     before = store.message_count()
     store.close()
     append_messages(db, 150_000)
-    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(store_path), str(db)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_SCRIPT, str(store_path), str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline().strip() == "start"
     time.sleep(0.8)
     os.kill(proc.pid, signal.SIGKILL)

@@ -1,4 +1,4 @@
-"""The five agent tools over a real store: answers, candidates for ambiguous names, errors as data."""
+"""The five agent tools over a real store: answers, ambiguous names, errors as data."""
 
 from __future__ import annotations
 
@@ -36,8 +36,10 @@ class RecordingSearch:
         self.calls.append({"query": query, **kwargs})
         msgs = self.store.chat_messages(3)[:4]
         as_hit = [HitMessage(m.rowid, m.guid, m.ts, "x", m.text) for m in msgs]
-        return [Hit("a", "Priya", 1.0, msgs[0].ts, msgs[2].ts, ("me",), tuple(as_hit[:3])),
-                Hit("b", "Priya", 0.5, msgs[1].ts, msgs[3].ts, ("me",), tuple(as_hit[1:]))]
+        return [
+            Hit("a", "Priya", 1.0, msgs[0].ts, msgs[2].ts, ("me",), tuple(as_hit[:3])),
+            Hit("b", "Priya", 0.5, msgs[1].ts, msgs[3].ts, ("me",), tuple(as_hit[1:])),
+        ]
 
 
 def box(store: Store) -> tuple[Toolbox, RecordingSearch]:
@@ -49,7 +51,10 @@ def test_every_spec_matches_its_argument_dataclass() -> None:
     for name, (props, fields) in spec_fields_match().items():
         assert props == fields, name
     assert {s.name for s in SPECS} == {
-        "search_messages", "list_contacts", "get_contact_stats", "get_conversation_context",
+        "search_messages",
+        "list_contacts",
+        "get_contact_stats",
+        "get_conversation_context",
         "get_message_volume_by_period",
     }
 
@@ -57,8 +62,12 @@ def test_every_spec_matches_its_argument_dataclass() -> None:
 def test_search_passes_filters_and_lists_each_message_once(store: Store) -> None:
     tools, search = box(store)
     priya = store.resolve_person("Priya").id
-    result = tools.call(ToolCall("search_messages", {"query": "dentist", "person": "Priya",
-                                                     "start_date": "2024-01-01", "limit": 3}))
+    result = tools.call(
+        ToolCall(
+            "search_messages",
+            {"query": "dentist", "person": "Priya", "start_date": "2024-01-01", "limit": 3},
+        )
+    )
     assert result.ok
     assert search.calls[0]["person_id"] == priya and search.calls[0]["k"] == 3
     assert search.calls[0]["since"] is not None
@@ -82,8 +91,12 @@ def test_stats_tool_matches_the_ledger(store: Store) -> None:
 
 def test_volume_tool_ranks_who_i_talked_to_most(store: Store) -> None:
     tools, _ = box(store)
-    result = tools.call(ToolCall("get_message_volume_by_period",
-                                 {"start_date": "2023-01-01", "end_date": "2023-12-31", "period": "year"}))
+    result = tools.call(
+        ToolCall(
+            "get_message_volume_by_period",
+            {"start_date": "2023-01-01", "end_date": "2023-12-31", "period": "year"},
+        )
+    )
     assert result.ok
     first = result.text.splitlines()[0]
     assert first.startswith("whole range: Sam Rivera")
@@ -92,8 +105,11 @@ def test_volume_tool_ranks_who_i_talked_to_most(store: Store) -> None:
 def test_context_tool_shows_neighbours(store: Store) -> None:
     tools, _ = box(store)
     target = store.chat_messages(3)[10]
-    result = tools.call(ToolCall("get_conversation_context", {"message_id": f"#{target.rowid}",
-                                                              "before": 2, "after": 2}))
+    result = tools.call(
+        ToolCall(
+            "get_conversation_context", {"message_id": f"#{target.rowid}", "before": 2, "after": 2}
+        )
+    )
     assert result.ok and f"[#{target.rowid}]" in result.text
     assert len(result.message_guids) == 5
 
@@ -105,8 +121,13 @@ def test_context_tool_shows_neighbours(store: Store) -> None:
         (ToolCall("search_messages", {}), "query is required"),
         (ToolCall("search_messages", {"query": "x", "limit": "lots"}), "limit must be an integer"),
         (ToolCall("get_message_volume_by_period", {"start_date": "2023-01-01"}), "required"),
-        (ToolCall("get_message_volume_by_period",
-                  {"start_date": "2023-01-01", "end_date": "2023-02-01", "period": "hour"}), "period"),
+        (
+            ToolCall(
+                "get_message_volume_by_period",
+                {"start_date": "2023-01-01", "end_date": "2023-02-01", "period": "hour"},
+            ),
+            "period",
+        ),
         (ToolCall("get_conversation_context", {"message_id": "999999999"}), "no message"),
         (ToolCall("get_contact_stats", {"person": "Nobody Atall"}), "no contact"),
         (ToolCall("search_messages", {"query": "x", "start_date": "the 45th of Smarch"}), "date"),

@@ -27,15 +27,37 @@ def tiny_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
     src = build_tiny_corpus(tmp_path / "src")
     home = tmp_path / "home"
-    result = runner.invoke(app, ["index", "--home", str(home), "--chat-db", str(src.chat_db),
-                                 "--contacts", str(src.contacts)])
+    result = runner.invoke(
+        app,
+        [
+            "index",
+            "--home",
+            str(home),
+            "--chat-db",
+            str(src.chat_db),
+            "--contacts",
+            str(src.contacts),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return home
 
 
 def test_ask_runs_the_real_mlx_engine_and_terminates(tiny_home: Path, tiny_qwen_path: Path) -> None:
-    result = runner.invoke(app, ["ask", "when is thanksgiving?", "--home", str(tiny_home),
-                                 "--model", str(tiny_qwen_path), "--max-iterations", "2", "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            "when is thanksgiving?",
+            "--home",
+            str(tiny_home),
+            "--model",
+            str(tiny_qwen_path),
+            "--max-iterations",
+            "2",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["model"] == str(tiny_qwen_path)

@@ -22,9 +22,14 @@ def _sample() -> dict[str, Any]:
     """A two-session conversation shaped like locomo10.json, with every quirk we handle."""
     s1 = [
         {"speaker": "Ana", "dia_id": "D1:1", "text": "Hey Bo! Went to the pottery class."},
-        {"speaker": "Bo", "dia_id": "D1:2", "text": "Nice, look at mine",
-         "img_url": ["https://example.invalid/x.jpg"], "blip_caption": "a photo of a blue bowl",
-         "query": "blue bowl"},
+        {
+            "speaker": "Bo",
+            "dia_id": "D1:2",
+            "text": "Nice, look at mine",
+            "img_url": ["https://example.invalid/x.jpg"],
+            "blip_caption": "a photo of a blue bowl",
+            "query": "blue bowl",
+        },
         {"speaker": "Ana", "dia_id": "D1:3", "text": "Lovely glaze."},
     ]
     s2 = [
@@ -38,16 +43,23 @@ def _sample() -> dict[str, Any]:
         {"question": "q2", "answer": 2022, "evidence": ["D2:1 D1:3 D1:1"], "category": 2},
         {"question": "q3", "answer": "a; b", "evidence": [], "category": 3},
         {"question": "q4", "adversarial_answer": "trap", "evidence": ["D2:05"], "category": 5},
-        {"question": "q5", "answer": "y", "evidence": ["D", "D:1:2", "D9:9", "D1:3"],
-         "category": 4},
+        {
+            "question": "q5",
+            "answer": "y",
+            "evidence": ["D", "D:1:2", "D9:9", "D1:3"],
+            "category": 4,
+        },
         {"question": "q0", "answer": "pottery", "evidence": ["D1:1"], "category": 4},
     ]
     return {
         "sample_id": "conv-t",
         "conversation": {
-            "speaker_a": "Ana", "speaker_b": "Bo",
-            "session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": s1,
-            "session_2_date_time": "10:05 am on 25 May, 2023", "session_2": s2,
+            "speaker_a": "Ana",
+            "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": s1,
+            "session_2_date_time": "10:05 am on 25 May, 2023",
+            "session_2": s2,
             "session_3_date_time": "9:00 am on 1 June, 2023",  # dangling, as in conv-26
         },
         "qa": qa,
@@ -76,7 +88,12 @@ def test_questions_categories_and_guids() -> None:
     conv = locomo.convert(_sample())
     q = {item.meta["locomo_category"]: item for item in conv.questions[:5]}
     assert [i.category for i in conv.questions[:5]] == [
-        "single-hop", "multi-hop", "temporal", "open-domain", "adversarial"]
+        "single-hop",
+        "multi-hop",
+        "temporal",
+        "open-domain",
+        "adversarial",
+    ]
     assert q[1].relevant == ("locomo-conv-t-D1-2", "locomo-conv-t-D2-1")
     assert q[2].relevant == ("locomo-conv-t-D2-1", "locomo-conv-t-D1-3", "locomo-conv-t-D1-1")
     assert not q[3].answerable  # empty evidence: excluded from recall, not scored 1.0
@@ -185,8 +202,13 @@ def test_real_file_counts_and_errata() -> None:
     counts: dict[str, int] = {}
     for q in (q for c in convs for q in c.questions):
         counts[q.category or ""] = counts.get(q.category or "", 0) + 1
-    assert counts == {"single-hop": 841, "multi-hop": 282, "temporal": 321, "open-domain": 96,
-                      "adversarial": 446}
+    assert counts == {
+        "single-hop": 841,
+        "multi-hop": 282,
+        "temporal": 321,
+        "open-domain": 96,
+        "adversarial": 446,
+    }
     conv26 = convs[0]
     assert conv26.sample_id == "conv-26" and len(conv26.turns) == 419
     assert len({t.dia_id for t in conv26.turns}) == 419

@@ -93,4 +93,6 @@ def test_volume_ranks_people_per_period_and_credits_my_1to1_messages() -> None:
 
 def test_no_messages_gives_empty_stats_not_an_error() -> None:
     s = compute_stats(SAM, [], [], LA)
-    assert s["sent"] == 0 and s["first"] is None and s["median_reply_s"] == {"me": None, "them": None}
+    assert (
+        s["sent"] == 0 and s["first"] is None and s["median_reply_s"] == {"me": None, "them": None}
+    )

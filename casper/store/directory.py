@@ -1,0 +1,108 @@
+"""Store queries about people and chats (a mixin of `Store`): resolving names, handles, ids.
+
+Imports: sqlite3 (through the store's connection), casper.records, casper.errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from casper.errors import AmbiguousPerson, PersonNotFound
+from casper.records import ME, ChatInfo, Person
+
+
+class DirectoryQueries:
+    """People and chats; expects `self.conn` and `self._names` from `Store`."""
+
+    conn: sqlite3.Connection
+    _names: dict[str, str] | None
+
+    # ---- people --------------------------------------------------------------------------
+    def replace_people(self, people: Sequence[Person], contact_keys: dict[str, str]) -> None:
+        """Rewrite people and their handles (cheap: a personal address book is small)."""
+        self.conn.execute("DELETE FROM people")
+        self.conn.execute("DELETE FROM handles")
+        self.conn.executemany(
+            "INSERT INTO people(id, name, contact_key) VALUES (?, ?, ?)",
+            [(p.id, p.name, contact_keys.get(p.id)) for p in people],
+        )
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO handles(address, person_id) VALUES (?, ?)",
+            [(h, p.id) for p in people for h in p.handles],
+        )
+        self._names = None
+
+    def people(self) -> list[Person]:
+        handles: dict[str, list[str]] = {}
+        for address, pid in self.conn.execute("SELECT address, person_id FROM handles"):
+            handles.setdefault(pid, []).append(address)
+        rows = self.conn.execute("SELECT id, name FROM people ORDER BY name COLLATE NOCASE")
+        return [Person(pid, name, tuple(sorted(handles.get(pid, [])))) for pid, name in rows]
+
+    def person(self, person_id: str) -> Person | None:
+        return next((p for p in self.people() if p.id == person_id), None)
+
+    def names(self) -> dict[str, str]:
+        """person id → display name (plus ME → "me")."""
+        if self._names is None:
+            self._names = dict(self.conn.execute("SELECT id, name FROM people").fetchall())
+            self._names[ME] = "me"
+        return self._names
+
+    def find_people(self, query: str) -> list[Person]:
+        """People whose id, handle or name matches: exact matches win over partial ones."""
+        q = query.strip().lower()
+        if not q:
+            return []
+        people = self.people()
+        digits = "".join(ch for ch in q if ch.isdigit())
+        exact = [
+            p
+            for p in people
+            if q == p.id.lower()
+            or q == p.name.lower()
+            or q in (h.lower() for h in p.handles)
+            or (len(digits) >= 7 and any(h.endswith(digits[-10:]) for h in p.handles))
+        ]
+        if exact:
+            return exact
+        words = q.split()
+        return [
+            p
+            for p in people
+            if all(any(part.startswith(w) for part in p.name.lower().split()) for w in words)
+            or q in p.name.lower()
+        ]
+
+    def resolve_person(self, query: str) -> Person:
+        """Exactly one person for a name, handle or id; otherwise an error listing candidates."""
+        found = self.find_people(query)
+        if not found:
+            raise PersonNotFound(f"no contact matches '{query}'")
+        if len(found) > 1:
+            raise AmbiguousPerson(query, [(p.id, p.name) for p in found])
+        return found[0]
+
+    # ---- chats ---------------------------------------------------------------------------
+    def upsert_chats(self, chats: Iterable[ChatInfo]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO chats(id, guid, name, is_group, members) VALUES (?,?,?,?,?)",
+            [(c.id, c.guid, c.name, int(c.is_group), json.dumps(list(c.members))) for c in chats],
+        )
+
+    def chats(self) -> list[ChatInfo]:
+        rows = self.conn.execute("SELECT id, guid, name, is_group, members FROM chats ORDER BY id")
+        return [ChatInfo(r[0], r[1], r[2], bool(r[3]), tuple(json.loads(r[4]))) for r in rows]
+
+    def chat(self, chat_id: int) -> ChatInfo | None:
+        return next((c for c in self.chats() if c.id == chat_id), None)
+
+    def one_to_one_chat_ids(self, person_id: str) -> list[int]:
+        """The 1:1 chats with a person (one per handle they texted from)."""
+        return [c.id for c in self.chats() if not c.is_group and c.members == (person_id,)]
+
+    def find_chats(self, query: str) -> list[ChatInfo]:
+        q = query.strip().lower()
+        return [c for c in self.chats() if q == str(c.id) or q in c.name.lower()]

@@ -1,0 +1,153 @@
+"""Store queries behind contact stats (a mixin of `Store`): activity rows, saved stats state,
+and the dirty-chat queue the search index drains.
+
+Imports: sqlite3 (through the store's connection), casper.stats (pure).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from casper.stats import StatRow, emoji_field
+
+_STAT_COLS = "sender, ts, lday, lhour, emoji"
+
+
+class StatsQueries:
+    """Activity and stats; expects `self.conn` from `Store`."""
+
+    conn: sqlite3.Connection
+
+    def activity(
+        self, start_ts: float | None = None, end_ts: float | None = None
+    ) -> list[tuple[str, int, float, str]]:
+        """(sender, chat_id, ts, kind) of countable messages in a range, chronological."""
+        q = "SELECT sender, chat_id, ts, kind FROM messages WHERE kind != 'system'"
+        args: list[float] = []
+        if start_ts is not None:
+            q += " AND ts >= ?"
+            args.append(start_ts)
+        if end_ts is not None:
+            q += " AND ts < ?"
+            args.append(end_ts)
+        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
+
+    def texts_for_person(
+        self, chat_ids: Sequence[int], start_ts: float | None, end_ts: float | None
+    ) -> list[tuple[str, int, float, str]]:
+        """(sender, chat_id, ts, text) of countable messages in the given chats, chronological."""
+        if not chat_ids:
+            return []
+        q = (
+            "SELECT sender, chat_id, ts, text FROM messages WHERE kind != 'system' AND chat_id IN "
+            f"({','.join('?' * len(chat_ids))})"
+        )
+        args: list[Any] = list(chat_ids)
+        if start_ts is not None:
+            q += " AND ts >= ?"
+            args.append(start_ts)
+        if end_ts is not None:
+            q += " AND ts < ?"
+            args.append(end_ts)
+        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
+
+    def sent_by(
+        self, person_id: str, start_ts: float | None, end_ts: float | None
+    ) -> list[tuple[str, int, float, str]]:
+        """Messages the person wrote anywhere (1:1 and groups)."""
+        q = "SELECT sender, chat_id, ts, text FROM messages WHERE kind != 'system' AND sender = ?"
+        args: list[Any] = [person_id]
+        if start_ts is not None:
+            q += " AND ts >= ?"
+            args.append(start_ts)
+        if end_ts is not None:
+            q += " AND ts < ?"
+            args.append(end_ts)
+        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
+
+    def stat_rows(
+        self,
+        person_id: str,
+        chat_ids: Sequence[int],
+        start_ts: float | None = None,
+        end_ts: float | None = None,
+        *,
+        local: bool = True,
+    ) -> tuple[list[StatRow], list[StatRow]]:
+        """StatRows of the 1:1 chats' messages (in order) and of the person's own, anywhere.
+
+        Without `local` the precomputed local day/hour come back as None (another zone).
+        """
+        cols = _STAT_COLS if local else "sender, ts, NULL, NULL, emoji"
+        where, args = "", []
+        if start_ts is not None:
+            where += " AND ts >= ?"
+            args.append(start_ts)
+        if end_ts is not None:
+            where += " AND ts < ?"
+            args.append(end_ts)
+        timeline: list[StatRow] = []
+        if chat_ids:
+            timeline = self.conn.execute(
+                f"SELECT {cols} FROM messages WHERE chat_id IN ({','.join('?' * len(chat_ids))})"
+                f" AND kind != 'system'{where} ORDER BY ts, rowid",
+                [*chat_ids, *args],
+            ).fetchall()
+        authored = self.conn.execute(
+            f"SELECT {cols} FROM messages WHERE sender = ? AND kind != 'system'{where}",
+            [person_id, *args],
+        ).fetchall()
+        return timeline, authored
+
+    def refresh_local(self, local: Callable[[float], tuple[int, int]], batch: int = 20_000) -> int:
+        """Recompute every message's stats columns (after the time zone changed, or a migration)."""
+        done, last = 0, -1
+        while True:
+            rows = self.conn.execute(
+                "SELECT rowid, ts, text FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not rows:
+                return done
+            self.conn.executemany(
+                "UPDATE messages SET lday = ?, lhour = ?, emoji = ? WHERE rowid = ?",
+                [(*local(ts), emoji_field(text), rowid) for rowid, ts, text in rows],
+            )
+            done += len(rows)
+            last = rows[-1][0]
+
+    # ---- stats and dirty chats -----------------------------------------------------------
+    def set_stats(self, person_id: str, data: dict[str, Any], state: str | None = None) -> None:
+        """A person's stats, and optionally what they are made of (StatsState JSON)."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO contact_stats(person_id, data, state) VALUES (?, ?, ?)",
+            (person_id, json.dumps(data), state),
+        )
+
+    def stats_state(self, person_id: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT state FROM contact_stats WHERE person_id=?", (person_id,)
+        ).fetchone()
+        return row[0] if row else None
+
+    def stats(self, person_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT data FROM contact_stats WHERE person_id=?", (person_id,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def mark_dirty(self, chat_ids: Iterable[int], *, full: bool = False) -> None:
+        self.conn.executemany(
+            "INSERT INTO dirty_chats(chat_id, full) VALUES (?, ?) "
+            "ON CONFLICT(chat_id) DO UPDATE SET full = max(full, excluded.full)",
+            [(c, int(full)) for c in chat_ids],
+        )
+
+    def dirty_chats(self) -> dict[int, bool]:
+        return {c: bool(f) for c, f in self.conn.execute("SELECT chat_id, full FROM dirty_chats")}
+
+    def clear_dirty(self, chat_ids: Iterable[int]) -> None:
+        self.conn.executemany("DELETE FROM dirty_chats WHERE chat_id=?", [(c,) for c in chat_ids])

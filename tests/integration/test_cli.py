@@ -279,3 +279,18 @@ def test_help_is_fast_and_imports_no_heavy_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ}, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_chat_repl_keeps_private_history_and_sources(indexed) -> None:  # noqa: ANN001
+    home, _ = indexed
+    session = "what is the wifi password at the climbing gym\n/sources\n/quit\n"
+    result = runner.invoke(app, ["chat", "--home", str(home), "--no-llm"], input=session)
+    assert result.exit_code == 0, result.output
+    assert "Sources" in result.stdout and "wifi" in result.stdout.lower()
+    history = home / "chat_history.json"
+    assert history.stat().st_mode & 0o077 == 0
+    saved = json.loads(history.read_text())
+    assert saved["turns"][0][0].startswith("what is the wifi password")
+    cleared = runner.invoke(app, ["chat", "--home", str(home), "--no-llm"], input="/clear\n/quit\n")
+    assert cleared.exit_code == 0
+    assert json.loads(history.read_text())["turns"] == []

@@ -8,7 +8,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -217,7 +216,11 @@ from casper.pipeline import Indexer
 from casper.store.db import Store
 store = Store.open(Path(sys.argv[1]))
 print("start", flush=True)
-Indexer(store, Path(sys.argv[2]), None, ZoneInfo("UTC"), batch_size=2000).run()
+def progress(stage, done, total):
+    if stage == "read" and done and done < (total or 0):
+        print("midway", flush=True)  # rows are in the open transaction, not yet committed
+Indexer(store, Path(sys.argv[2]), None, ZoneInfo("UTC"), batch_size=2000,
+        on_progress=progress).run()
 print("done", flush=True)
 """
 
@@ -240,7 +243,8 @@ def test_kill_9_mid_index_leaves_the_store_usable(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.stdout.readline().strip() == "start"
-    time.sleep(0.8)
+    # kill on a progress signal, not after a sleep: a fast machine could finish first
+    assert proc.stdout.readline().strip() == "midway"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     store = Store.open(store_path)

@@ -1,5 +1,5 @@
 # Every target installs what it needs from this repo's own files (pyproject.toml).
-PY ?= python3.11
+PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 

@@ -52,9 +52,7 @@ def message_volume(
     top_n: int = 5,
 ) -> dict[str, list[tuple[str, int]]]:
     """Per period, the people I exchanged the most messages with (optionally one person)."""
-    owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
-    lines = [Line(s, ts, c) for s, c, ts, _kind in store.activity(start, end)]
-    pairs = attribute_to_people(lines, owner)
+    pairs = _credited(store, start, end)
     if person_id is not None:
         pairs = [(p, ts) for p, ts in pairs if p == person_id]
     pairs = [(p, ts) for p, ts in pairs if p != ME]
@@ -65,9 +63,14 @@ def top_people(
     store: Store, tz: tzinfo, start: float | None, end: float | None, top_n: int = 5
 ) -> list[tuple[str, int]]:
     """The people with the most messages exchanged in a range (for "who…most" questions)."""
-    owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
-    lines = [Line(s, ts, c) for s, c, ts, _kind in store.activity(start, end)]
     counts: dict[str, int] = {}
-    for person, _ts in attribute_to_people(lines, owner):
+    for person, _ts in _credited(store, start, end):
         counts[person] = counts.get(person, 0) + 1
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top_n]
+
+
+def _credited(store: Store, start: float | None, end: float | None) -> list[tuple[str, float]]:
+    """(person, ts) for every countable message in a range, my 1:1 messages credited to them."""
+    owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
+    lines = [Line(s, ts, c) for s, c, ts, _kind in store.activity(start, end)]
+    return attribute_to_people(lines, owner)

@@ -16,6 +16,18 @@ from casper.stats import StatRow, emoji_field
 _STAT_COLS = "sender, ts, lday, lhour, emoji"
 
 
+def _in_range(start_ts: float | None, end_ts: float | None) -> tuple[str, list[float]]:
+    """The ` AND ts …` clause (start inclusive, end exclusive) and its parameters."""
+    where, args = "", []
+    if start_ts is not None:
+        where += " AND ts >= ?"
+        args.append(start_ts)
+    if end_ts is not None:
+        where += " AND ts < ?"
+        args.append(end_ts)
+    return where, args
+
+
 class StatsQueries:
     """Activity and stats; expects `self.conn` from `Store`."""
 
@@ -26,14 +38,8 @@ class StatsQueries:
     ) -> list[tuple[str, int, float, str]]:
         """(sender, chat_id, ts, kind) of countable messages in a range, chronological."""
         q = "SELECT sender, chat_id, ts, kind FROM messages WHERE kind != 'system'"
-        args: list[float] = []
-        if start_ts is not None:
-            q += " AND ts >= ?"
-            args.append(start_ts)
-        if end_ts is not None:
-            q += " AND ts < ?"
-            args.append(end_ts)
-        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
+        where, args = _in_range(start_ts, end_ts)
+        return self.conn.execute(q + where + " ORDER BY ts, rowid", args).fetchall()
 
     def texts_for_person(
         self, chat_ids: Sequence[int], start_ts: float | None, end_ts: float | None
@@ -45,28 +51,16 @@ class StatsQueries:
             "SELECT sender, chat_id, ts, text FROM messages WHERE kind != 'system' AND chat_id IN "
             f"({','.join('?' * len(chat_ids))})"
         )
-        args: list[Any] = list(chat_ids)
-        if start_ts is not None:
-            q += " AND ts >= ?"
-            args.append(start_ts)
-        if end_ts is not None:
-            q += " AND ts < ?"
-            args.append(end_ts)
-        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
+        where, args = _in_range(start_ts, end_ts)
+        return self.conn.execute(q + where + " ORDER BY ts, rowid", [*chat_ids, *args]).fetchall()
 
     def sent_by(
         self, person_id: str, start_ts: float | None, end_ts: float | None
     ) -> list[tuple[str, int, float, str]]:
         """Messages the person wrote anywhere (1:1 and groups)."""
         q = "SELECT sender, chat_id, ts, text FROM messages WHERE kind != 'system' AND sender = ?"
-        args: list[Any] = [person_id]
-        if start_ts is not None:
-            q += " AND ts >= ?"
-            args.append(start_ts)
-        if end_ts is not None:
-            q += " AND ts < ?"
-            args.append(end_ts)
-        return self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
+        where, args = _in_range(start_ts, end_ts)
+        return self.conn.execute(q + where + " ORDER BY ts, rowid", [person_id, *args]).fetchall()
 
     def stat_rows(
         self,
@@ -82,13 +76,7 @@ class StatsQueries:
         Without `local` the precomputed local day/hour come back as None (another zone).
         """
         cols = _STAT_COLS if local else "sender, ts, NULL, NULL, emoji"
-        where, args = "", []
-        if start_ts is not None:
-            where += " AND ts >= ?"
-            args.append(start_ts)
-        if end_ts is not None:
-            where += " AND ts < ?"
-            args.append(end_ts)
+        where, args = _in_range(start_ts, end_ts)
         timeline: list[StatRow] = []
         if chat_ids:
             timeline = self.conn.execute(

@@ -6,6 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import CHATDB_FIXTURES
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Fail at once, with the fix, when the shared fixtures are not where the tests look."""
+    if not CHATDB_FIXTURES.is_dir():
+        raise pytest.UsageError(
+            f"test fixtures not found at {CHATDB_FIXTURES.parent.parent}: clone next to the "
+            "shared/ folder (as CI does) or set CASPER_SHARED=/path/to/shared"
+        )
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

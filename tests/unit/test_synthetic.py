@@ -25,8 +25,9 @@ from ingest.synthetic import (
     build_tiny_corpus,
     write_addressbook,
 )
+from tests.paths import CHATDB_FIXTURES
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "chatdb" / "derived"
+SHARED = CHATDB_FIXTURES / "derived"
 SEQUOIA = SHARED / "schema_sequoia_imessage-exporter_test.sql"
 APPLE_TABLES = {
     "message", "chat", "handle", "chat_message_join", "chat_handle_join", "attachment",

@@ -127,7 +127,10 @@ def _split_by_chars(lines: list[str], max_chars: int) -> list[tuple[int, int]]:
     return pieces
 
 
-def _zone(tz_name: str | None) -> tzinfo:
+def _zone(tz_name: str | tzinfo | None) -> tzinfo:
+    """A zone by IANA name, or the zone itself (one read from /etc/localtime has no name)."""
+    if isinstance(tz_name, tzinfo):
+        return tz_name
     return ZoneInfo(tz_name) if tz_name else UTC
 
 
@@ -176,7 +179,7 @@ def chunk_chat(
     stride: int = 4,
     gap_s: float = 6 * 3600,
     max_chars: int = 1500,
-    tz_name: str | None = None,
+    tz_name: str | tzinfo | None = None,
 ) -> list[Chunk]:
     """Chunks of one chat in time order; ids are stable when later messages are appended."""
     unit = unit_name(size, stride)

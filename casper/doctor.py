@@ -65,17 +65,22 @@ def run_checks(cfg: Config) -> dict[str, Any]:
             )
         )
         store = Store.open(cfg.store_path)
-        total = store.message_count()
+        total = store.messages_total()  # counted as `casper index` counts them
         failures = int(store.meta_float("decode_failures"))
         first, last = store.coverage()
         tz = local_tz(cfg.timezone)
-        counts.update(messages=total, people=len(store.people()), decode_failures=failures)
+        undated = store.undated_count()
+        counts.update(
+            messages=total, undated=undated, people=len(store.people()), decode_failures=failures
+        )
         rate = 1 - failures / total if total else 1.0
         checks.append(
             _check(
                 "store",
                 "ok",
-                f"{total} messages, {counts['people']} people, decode rate {rate:.2%}",
+                f"{total} messages"
+                + (f" ({undated} without a date)" if undated else "")
+                + f", {counts['people']} people, decode rate {rate:.2%}",
             )
         )
         checks.append(

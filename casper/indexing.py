@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import tzinfo
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def update_index(
     stride: int = 4,
     gap_s: float = 6 * 3600,
     max_chars: int = 1500,
-    tz_name: str | None = None,
+    tz_name: str | tzinfo | None = None,
     on_progress: Progress | None = None,
 ) -> IndexUpdate:
     """Re-chunk dirty chats, embed only chunks whose content is new, delete the rest, optimize.
@@ -92,7 +93,7 @@ def _plan_chat(
     stride: int,
     gap_s: float,
     max_chars: int,
-    tz_name: str | None,
+    tz_name: str | tzinfo | None,
 ) -> None:
     since = None if full or not existing else max(c.segment_start for c in existing)
     if since is not None and not _head_unchanged(store, chat.id, existing, since):

@@ -48,6 +48,7 @@ class IngestReport:
     reactions: int = 0
     events: int = 0
     deleted: int = 0
+    undated: int = 0  # messages whose chat.db date is unset (0): no day, kept out of figures
     recently_deleted_skipped: int = 0
     coverage: dict[str, float | None] = field(default_factory=lambda: {"first": None, "last": None})
     elapsed_s: float = 0.0
@@ -238,7 +239,10 @@ class Indexer:
             self._run(report, rebuild, index_fn)
         except IngestError as exc:
             raise CasperError(exc.message, hint=exc.hint) from exc
-        report.messages_total = self.store.message_count() - self.store.message_count(kind="system")
+        report.messages_total = self.store.messages_total()
+        report.undated = self.store.undated_count()
+        if report.noop and index_fn is not None:
+            report.chunks_total = int(self.store.meta_float("chunks_total"))
         first, last = self.store.coverage()
         report.coverage = {"first": first, "last": last}
         report.elapsed_s = round(time.perf_counter() - started, 3)
@@ -299,6 +303,8 @@ class Indexer:
                 report.chunks_total, report.chunks_new = index_fn(self.store, dirty, self.progress)
                 with self.store.transaction():
                     self.store.clear_dirty(dirty)
+                    # a run with nothing new reports this without opening the index
+                    self.store.set_meta("chunks_total", report.chunks_total)
 
     def _reset(self) -> None:
         with self.store.transaction():

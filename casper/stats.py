@@ -62,8 +62,12 @@ def emoji_field(text: str) -> str | None:
 
 
 def zone_id(tz: tzinfo) -> str:
-    """A stable name for a time zone: precomputed local fields are valid only for this zone."""
-    return repr(tz)
+    """A stable name for a time zone: precomputed local fields are valid only for this zone.
+
+    A ZoneInfo's key (the same all year round); for a fixed offset its repr, which is fixed too.
+    """
+    key = getattr(tz, "key", None)
+    return key if isinstance(key, str) and key else repr(tz)
 
 
 def _local(ts: float, tz: tzinfo) -> datetime:
@@ -216,7 +220,8 @@ class StatsState:
 
     def accepts(self, timeline: Sequence[StatRow]) -> bool:
         """Does `timeline` (sorted) start at or after this state's last 1:1 message?"""
-        return not timeline or self.tail is None or timeline[0][1] >= self.tail[0]
+        first = next((r[1] for r in timeline if r[1] > 0), None)  # undated rows sort first
+        return first is None or self.tail is None or first >= self.tail[0]
 
     def add(
         self, timeline: Sequence[StatRow], authored: Sequence[StatRow], clock: LocalClock
@@ -228,20 +233,22 @@ class StatsState:
         counted += authored
         if not counted and not timeline:
             return
-        days = [r[2] for r in counted]
-        hours = [r[3] for r in counted]
+        self.emoji.update([e for r in counted if r[4] for e in r[4].split()])
+        # an unset chat.db date (ts 0) has no day: it counts as a message, not as a time
+        dated = [r for r in counted if r[1] > 0]
+        days = [r[2] for r in dated]
+        hours = [r[3] for r in dated]
         if None in days or None in hours:  # not precomputed for this zone
-            days, hours = clock.day_hours([r[1] for r in counted])
-        if counted:
-            stamps = [r[1] for r in counted]
+            days, hours = clock.day_hours([r[1] for r in dated])
+        if dated:
+            stamps = [r[1] for r in dated]
             low, high = min(stamps), max(stamps)
             self.first = low if self.first is None else min(self.first, low)
             self.last = high if self.last is None else max(self.last, high)
         self.days.update(days)
         self.hours.update(hours)
         self.months.update([d // 100 for d in days])
-        self.emoji.update([e for r in counted if r[4] for e in r[4].split()])
-        self._walk(timeline)
+        self._walk([r for r in timeline if r[1] > 0])
 
     def _walk(self, timeline: Sequence[StatRow]) -> None:
         """`conversations` (who starts each) and `reply_times`, continued from `tail`."""
@@ -347,6 +354,8 @@ def volume_by_period(
     """(person id, ts) pairs → per period, the top people by message count (ties by id)."""
     buckets: dict[str, Counter[str]] = {}
     for person, ts in lines:
+        if ts <= 0:  # an unset date belongs to no period
+            continue
         buckets.setdefault(period_key(ts, period, tz), Counter())[person] += 1
     return {
         key: sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:top_n]

@@ -5,29 +5,53 @@ Imports: stdlib; dateparser lazily (it is slow to import).
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 from datetime import date, datetime, time, timedelta, tzinfo
+from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from casper.errors import CasperError, ConfigError
 
 
-def local_tz(name: str | None = None) -> tzinfo:
-    """The configured zone, else $TZ, else the machine's local zone."""
-    for candidate in (name, os.environ.get("TZ")):
+def local_tz(name: str | None = None) -> ZoneInfo:
+    """The one zone every command uses: the configured one, else $TZ, else the machine's.
+
+    Always a ZoneInfo, never a fixed offset: an offset taken "now" changes at each DST switch,
+    which would make stats precomputed for the zone look stale twice a year.
+    """
+    for candidate in (name, os.environ.get("TZ", "").lstrip(":")):
         if candidate:
             try:
                 return ZoneInfo(candidate)
             except (ZoneInfoNotFoundError, ValueError) as exc:
                 if candidate == name:
-                    raise ConfigError(f"unknown time zone {name!r}") from exc
+                    raise ConfigError(
+                        f"unknown time zone {name!r}",
+                        hint='use an IANA name such as "Europe/London" for `timezone`',
+                    ) from exc
+    return _machine_zone()
+
+
+LOCALTIME = Path("/etc/localtime")  # the machine's zone rules (macOS and Linux)
+
+
+def _machine_zone() -> ZoneInfo:
+    """The machine's zone by IANA name (tzlocal reads the platform's settings), else the rules
+    in /etc/localtime under a name made from its content, else UTC."""
     try:
-        link = os.path.realpath("/etc/localtime")
-        if "zoneinfo/" in link:
-            return ZoneInfo(link.split("zoneinfo/", 1)[1])
-    except (OSError, ZoneInfoNotFoundError, ValueError):
+        import tzlocal
+
+        return ZoneInfo(tzlocal.get_localzone_name())
+    except Exception:  # noqa: BLE001 - tzlocal raises assorted errors on odd setups
         pass
-    return datetime.now().astimezone().tzinfo or ZoneInfo("UTC")
+    try:
+        data = LOCALTIME.read_bytes()
+        key = "localtime-" + hashlib.sha256(data).hexdigest()[:12]
+        return ZoneInfo.from_file(io.BytesIO(data), key=key)
+    except (OSError, ValueError):
+        return ZoneInfo("UTC")
 
 
 def iso(ts: float | None, tz: tzinfo) -> str | None:

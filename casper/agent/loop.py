@@ -153,5 +153,7 @@ def _run_tool(toolbox: Toolbox, call: ToolCall, on_event: Callable[[Event], None
 
 
 def _default_system() -> str:
-    now = datetime.now().astimezone()
-    return prompts.system_prompt(now.date(), now.tzname() or "local")
+    from casper.timeutil import local_tz
+
+    tz = local_tz()
+    return prompts.system_prompt(datetime.now(tz).date(), tz.key)

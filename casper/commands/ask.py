@@ -16,8 +16,7 @@ from casper.timeutil import local_tz
 
 
 def _zone(cfg: Config) -> ZoneInfo:
-    tz = local_tz(cfg.timezone)
-    return tz if isinstance(tz, ZoneInfo) else ZoneInfo("UTC")
+    return local_tz(cfg.timezone)  # the zone `index`, `stats` and `search` use too
 
 
 def _engine(cfg: Config, no_llm: bool) -> tuple[Any, str | None]:

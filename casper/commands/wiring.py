@@ -8,6 +8,7 @@ from typing import Any
 from casper.config import Config
 from casper.errors import IndexMissing
 from casper.store.db import Store
+from casper.timeutil import local_tz
 
 
 def open_store(cfg: Config, *, must_exist: bool = True) -> Store:
@@ -66,16 +67,10 @@ def make_index_fn(cfg: Config, *, rebuild: bool = False) -> Callable[..., tuple[
             stride=cfg.chunk_stride,
             gap_s=cfg.chunk_gap_s,
             max_chars=cfg.chunk_max_chars,
-            tz_name=_zone_name(cfg),
+            tz_name=local_tz(cfg.timezone),  # the zone every command resolves
             on_progress=lambda done, total: progress("embed", done, total),
         )
-        return update.chunks_total, update.chunks_new
+        # chunks_new: what this run re-chunked and embedded (new ids and changed content)
+        return update.chunks_total, update.embedded
 
     return index_fn
-
-
-def _zone_name(cfg: Config) -> str | None:
-    """The IANA name of the local zone, for chunk date headers (None → UTC)."""
-    from casper.timeutil import local_tz
-
-    return getattr(local_tz(cfg.timezone), "key", None)

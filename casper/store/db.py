@@ -267,6 +267,20 @@ class Store(DirectoryQueries, StatsQueries):
             ).fetchone()[0]
         return self.conn.execute("SELECT count(*) FROM messages").fetchone()[0]
 
+    def messages_total(self) -> int:
+        """Messages as `index` and `doctor` both count them: system events (renames, people
+        joining) are rows but not messages."""
+        return self.conn.execute("SELECT count(*) FROM messages WHERE kind != 'system'").fetchone()[
+            0
+        ]
+
+    def undated_count(self) -> int:
+        """Messages whose chat.db `date` is unset (0): kept and searchable, but they have no
+        day, so first/last, coverage and per-day/month figures leave them out."""
+        return self.conn.execute(
+            "SELECT count(*) FROM messages WHERE kind != 'system' AND ts <= 0"
+        ).fetchone()[0]
+
     def rowids(self) -> set[int]:
         return {r[0] for r in self.conn.execute("SELECT rowid FROM messages")}
 
@@ -363,9 +377,10 @@ class Store(DirectoryQueries, StatsQueries):
         return self._rows_to_messages(list(reversed(prev)) + here + nxt)
 
     def coverage(self) -> tuple[float | None, float | None]:
-        """First and last countable message: two short walks of the ts index, not a scan."""
+        """First and last dated countable message: two short walks of the ts index, not a scan."""
         row = self.conn.execute(
-            "SELECT (SELECT ts FROM messages WHERE kind != 'system' ORDER BY ts LIMIT 1), "
+            "SELECT (SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 "
+            "ORDER BY ts LIMIT 1), "
             "(SELECT ts FROM messages WHERE kind != 'system' ORDER BY ts DESC LIMIT 1)"
         ).fetchone()
         return row[0], row[1]

@@ -1,0 +1,51 @@
+"""Index runs under the machine's fallback zone (issue 12 item 2): the demo history spans
+several daylight-saving changes; the stats match those of the named zone and a later run has
+nothing to redo."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+import casper.timeutil as timeutil
+from casper.pipeline import Indexer
+from casper.store.db import Store
+from casper.timeutil import local_tz
+from ingest.synthetic import build_demo_corpus
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    return build_demo_corpus(tmp_path_factory.mktemp("demo") / "src")
+
+
+def test_fallback_zone_stats_match_the_named_zone_and_stay_valid(
+    demo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+) -> None:
+    import tzdata
+    import tzlocal
+
+    monkeypatch.delenv("TZ", raising=False)
+    monkeypatch.setattr(tzlocal, "get_localzone_name", lambda: (_ for _ in ()).throw(OSError()))
+    localtime = tmp_path / "localtime"
+    shutil.copy(Path(tzdata.__file__).parent / "zoneinfo/Europe/Paris", localtime)
+    monkeypatch.setattr(timeutil, "LOCALTIME", localtime)
+
+    fallback = Store.open(tmp_path / "a" / "casper.sqlite")
+    Indexer(fallback, demo.chat_db, demo.contacts, local_tz()).run()
+    named = Store.open(tmp_path / "b" / "casper.sqlite")
+    Indexer(named, demo.chat_db, demo.contacts, ZoneInfo("Europe/Paris")).run()
+    people = fallback.people()
+    assert people
+    for person in people:
+        assert fallback.stats(person.id) == named.stats(person.id), person.name
+    # a later run (the zone resolved again, whatever the season) finds nothing to recompute
+    changes = fallback.conn.total_changes
+    again = Indexer(fallback, demo.chat_db, demo.contacts, local_tz()).run()
+    assert again.noop
+    assert fallback.conn.total_changes == changes

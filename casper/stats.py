@@ -8,6 +8,7 @@ timestamps into local days/hours fast. Imports: stdlib, casper.records.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import statistics
@@ -22,10 +23,15 @@ from casper.records import ME
 CONVERSATION_GAP_S = 4 * 3600  # silence that starts a new conversation
 MAX_REPLY_S = 12 * 3600  # longer gaps are not replies
 
-# Pictographs, dingbats, flags and the like; skin tones/ZWJ sequences are counted by base emoji.
-_EMOJI = re.compile(
-    "[\U0001f1e6-\U0001f1ff]{2}|[\U0001f300-\U0001faff\u2600-\u27bf\u2b50\u2b55\u2764\u203c]"
+# A cheap first look: text without any of these has no emoji, and skips the grapheme split.
+_MAYBE_EMOJI = re.compile(r"[\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff\u20e3\ufe0f]")
+# What makes an emoji span several code points: ZWJ, variation selector, keycap, skin tones,
+# regional indicators (flags), tag characters (subdivision flags).
+_JOINERS = re.compile(
+    r"[\u200d\ufe0f\u20e3\U0001f3fb-\U0001f3ff\U0001f1e6-\U0001f1ff\U000e0020-\U000e007f]"
 )
+_SKIN_TONES = dict.fromkeys(range(0x1F3FB, 0x1F400))  # Fitzpatrick modifiers, for str.translate
+_UNQUALIFIED = 4  # emoji.STATUS["unqualified"]: a text-style symbol without U+FE0F
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +56,43 @@ _LAST_US = 3600 - 5e-7  # from here fromtimestamp's rounding to µs may carry in
 
 
 def emoji_in(text: str) -> list[str]:
-    """The emoji characters in a text, in order."""
-    return _EMOJI.findall(text)
+    """The emoji of a text, in order, one per grapheme cluster (so 🤷‍♂️, 👨‍👩‍👧, 🇬🇧 and 1️⃣ are
+    one emoji each), skin tones folded to the base emoji (👍🏽 → 👍), each in its fully
+    qualified form. A lone text-style symbol (©, ™, ↔, a ❤ without U+FE0F) is text, not emoji.
+    """
+    if not text or text.isascii() or not _MAYBE_EMOJI.search(text):
+        return []
+    if _JOINERS.search(text):  # sequences: split into grapheme clusters
+        import regex  # the Unicode grapheme rules (\X); a dependency of dateparser too
+
+        clusters = [c for c in regex.findall(r"\X", text) if len(c) > 1 or _MAYBE_EMOJI.match(c)]
+    else:  # no joiner, selector, tone, flag or keycap: each candidate is its own cluster
+        clusters = _MAYBE_EMOJI.findall(text)
+    return [name for c in clusters if (name := _emoji_name(c))]
+
+
+@functools.lru_cache(maxsize=8192)
+def _emoji_name(cluster: str) -> str | None:
+    """One grapheme cluster → its emoji (skin tone folded, fully qualified), else None."""
+    import emoji  # the Unicode emoji data, maintained upstream
+
+    folded = cluster.translate(_SKIN_TONES)
+    matches = emoji.emoji_list(folded)
+    if (
+        len(matches) != 1
+        or matches[0]["match_start"] != 0
+        or matches[0]["match_end"] != len(folded)
+    ):
+        return None  # text, or a cluster that is only partly emoji
+    data = emoji.EMOJI_DATA.get(folded, {})
+    if len(folded) == 1 and data.get("status") == _UNQUALIFIED:
+        return None
+    return emoji.emojize(emoji.demojize(folded))  # ❤ and ❤️, 🤷‍♂ and 🤷‍♂️ count as one
 
 
 def emoji_field(text: str) -> str | None:
     """The emoji of a text as one space-separated string (what the store keeps), else None."""
-    if not text or text.isascii():
-        return None
-    return " ".join(_EMOJI.findall(text)) or None
+    return " ".join(emoji_in(text)) or None
 
 
 def zone_id(tz: tzinfo) -> str:

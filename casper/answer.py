@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -56,11 +56,26 @@ def coverage_note(store: Store, tz: ZoneInfo) -> str | None:
     return f"The user's messages cover {(iso(first, tz) or '')[:7]} → {(iso(last, tz) or '')[:7]}."
 
 
+def covered_days(store: Store, tz: ZoneInfo) -> tuple[date, date] | None:
+    """The first and last local day with messages: a month named without a year means one
+    inside this range."""
+    first, last = store.coverage()
+    if first is None or last is None:
+        return None
+    return datetime.fromtimestamp(first, tz).date(), datetime.fromtimestamp(last, tz).date()
+
+
 def build_hints(
-    question: str, store: Store, tz: ZoneInfo, now: datetime, history: Sequence[str] = ()
+    question: str,
+    store: Store,
+    tz: ZoneInfo,
+    now: datetime,
+    history: Sequence[str] = (),
+    *,
+    locale: str = "en_US",
 ) -> tuple[Enrichment, tuple[str, ...]]:
     """Dates resolved by dateparser, coverage, and top contacts for ranking questions."""
-    found = enrich(question, now, tz)
+    found = enrich(question, now, tz, locale=locale, coverage=covered_days(store, tz))
     hints = list(history) + list(to_hints(found))
     note = coverage_note(store, tz)
     if note:
@@ -144,11 +159,12 @@ def answer_question(
     history: Sequence[str] = (),
     unavailable_reason: str | None = None,
     on_event: Callable[[Event], None] = lambda e: None,
+    locale: str = "en_US",
 ) -> Asked:
     """Run one question; with no engine, answer from retrieval alone (guard model_unavailable)."""
     started = time.perf_counter()
     now = now or datetime.now(tz)
-    found, hints = build_hints(question, store, tz, now, history)
+    found, hints = build_hints(question, store, tz, now, history, locale=locale)
     if engine is None:
         text, guids = retrieval_only(question, search, found, store, tz)
         if unavailable_reason:

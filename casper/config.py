@@ -45,6 +45,8 @@ class Config:
     temperature: float = 0.0
     thinking: bool = False
     timezone: str | None = None  # None → the machine's local time zone
+    # language_COUNTRY: which country's holidays "labour day" or "Mother's Day" mean
+    locale: str = "en_US"
     history_token_budget: int = 2000  # `casper chat` keeps this much history verbatim
 
     @property

@@ -8,11 +8,14 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 from datetime import date, datetime, time, timedelta, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from casper.errors import CasperError, ConfigError
+
+_AGO = re.compile(r"\bago\b", re.I)  # "2 weeks ago" is a point in time, not a period
 
 
 def local_tz(name: str | None = None) -> ZoneInfo:
@@ -61,16 +64,30 @@ def iso(ts: float | None, tz: tzinfo) -> str | None:
     return datetime.fromtimestamp(ts, tz).isoformat(timespec="seconds")
 
 
-def parse_day(text: str, tz: tzinfo, now: datetime | None = None) -> date:
-    """An ISO date or a natural phrase ("last March", "2 weeks ago") → a local calendar day."""
+def parse_span(
+    text: str, tz: tzinfo, now: datetime | None = None, *, locale: str = "en_US"
+) -> tuple[date, date]:
+    """An ISO date or a phrase → the local days it names, first and last.
+
+    A period ("last March", "March", "last summer", "easter 2024", "last week", "2023") is
+    resolved by the same rules as questions (casper.agent.enrich), so `--since` starts on its
+    first day and `--until` ends on its last; "2 weeks ago" and other points go to dateparser.
+    """
     text = text.strip()
     try:
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
+        return day, day
     except ValueError:
         pass
+    now = now.astimezone(tz) if now is not None and now.tzinfo else now or datetime.now(tz)
+    if not _AGO.search(text):
+        from casper.agent.enrich import phrase_span
+
+        span = phrase_span(text, now.date(), tz, locale=locale)  # type: ignore[arg-type]
+        if span:
+            return span
     import dateparser
 
-    now = now or datetime.now(tz)
     parsed = dateparser.parse(
         text,
         settings={
@@ -81,19 +98,31 @@ def parse_day(text: str, tz: tzinfo, now: datetime | None = None) -> date:
     )
     if parsed is None:
         raise CasperError(
-            f"cannot read the date {text!r}", hint="use YYYY-MM-DD or a phrase like 'last March'"
+            f"cannot read the date {text!r}",
+            hint='use YYYY-MM-DD or a phrase like "last March", "2 weeks ago", "last summer"',
         )
-    return parsed.date()
+    return parsed.date(), parsed.date()
+
+
+def parse_day(text: str, tz: tzinfo, now: datetime | None = None) -> date:
+    """An ISO date or a natural phrase ("last March", "2 weeks ago") → its first local day."""
+    return parse_span(text, tz, now)[0]
 
 
 def day_bounds(
-    since: str | None, until: str | None, tz: tzinfo, now: datetime | None = None
+    since: str | None,
+    until: str | None,
+    tz: tzinfo,
+    now: datetime | None = None,
+    *,
+    locale: str = "en_US",
 ) -> tuple[float | None, float | None]:
-    """`--since` (start of that day) and `--until` (end of that whole day) as UTC seconds."""
+    """`--since` (start of its first day) and `--until` (end of its last day) as UTC seconds."""
     start = end = None
     if since:
-        start = datetime.combine(parse_day(since, tz, now), time.min, tz).timestamp()
+        first = parse_span(since, tz, now, locale=locale)[0]
+        start = datetime.combine(first, time.min, tz).timestamp()
     if until:
-        end_day = parse_day(until, tz, now) + timedelta(days=1)
+        end_day = parse_span(until, tz, now, locale=locale)[1] + timedelta(days=1)
         end = datetime.combine(end_day, time.min, tz).timestamp()
     return start, end

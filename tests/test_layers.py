@@ -29,6 +29,7 @@ PURE = [
     "casper/agent/core.py",
     "casper/agent/prompts.py",
     "casper/agent/enrich.py",
+    "casper/agent/holiday_dates.py",
     "casper/backends/toolcalls.py",
     "ingest/body.py",
     "ingest/dates.py",

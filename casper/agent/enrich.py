@@ -1,16 +1,20 @@
 """Question enrichment: resolve date phrases to local date ranges and spot ranking questions.
 
-Imports: stdlib, dateparser (lazily). Pure apart from that: `now` and `tz` are passed in.
+Imports: stdlib, casper.agent.holiday_dates, dateparser (lazily). Pure: `now`, `tz`, the
+locale and the indexed range are passed in.
 """
 
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
+
+from casper.agent.holiday_dates import holiday_date
 
 HOLIDAY_SPAN = 3  # days either side of a holiday: plans and follow-ups sit around the day
 
@@ -83,34 +87,74 @@ class Enrichment:
     wants_ranking: bool = False
 
 
-def enrich(question: str, now: datetime, tz: ZoneInfo) -> Enrichment:
-    """Resolve the first date phrase in `question` relative to `now` in `tz`."""
+def enrich(
+    question: str,
+    now: datetime,
+    tz: ZoneInfo,
+    *,
+    locale: str = "en_US",
+    coverage: tuple[date, date] | None = None,
+) -> Enrichment:
+    """Resolve the first date phrase in `question` relative to `now` in `tz`.
+
+    `locale` (Config.locale) decides which country's holidays ("labour day", Mother's Day)
+    are meant; `coverage` (first and last indexed day) lets a month named without a year
+    ("in January") mean the latest such month that has messages, not an empty one.
+    """
     local = now.astimezone(tz) if now.tzinfo else now
     today = local.date()
     ranking = bool(_RANKING.search(question))
-    rules: tuple[Callable[[str, date, str], _Found], ...] = (
-        _holiday,
-        _season,
-        _ago,
-        _past_n,
-        _specific,
-        _month,
-        _year,
-        _named,
-        _weekday,
-    )
-    for rule in rules:
-        found = rule(question, today, tz.key)
-        if found:
-            span, match = found
-            if match.group(0).lower().startswith("since "):
-                span = (span[0], today)
-            return Enrichment(span, match.group(0).strip(), ranking)
+    found = _first_rule(question, today, tz.key, locale, coverage)
+    if found:
+        span, match = found
+        return Enrichment(span, match.group(0).strip(), ranking)
     generic = _generic(question, local.replace(tzinfo=None))
     if generic:
         day, phrase = generic
         return Enrichment((day, day), phrase, ranking)
     return Enrichment(None, None, ranking)
+
+
+def phrase_span(
+    text: str, today: date, tz: ZoneInfo, *, locale: str = "en_US"
+) -> tuple[date, date] | None:
+    """The local date range a whole phrase names ("last March", "easter 2024", "last summer"),
+    or None when it is not only a date phrase: `--since`/`--until` use its first/last day."""
+    text = _LEADING.sub("", text.strip())
+    holiday = _holiday(text, today, tz.key, locale)
+    if holiday and _whole(holiday[1], text):  # the day itself, not the days around it
+        day = holiday[0][0] + timedelta(HOLIDAY_SPAN)
+        return day, day
+    found = _first_rule(text, today, tz.key, locale, None)
+    return found[0] if found and _whole(found[1], text) else None
+
+
+def _whole(match: re.Match[str], text: str) -> bool:
+    return match.group(0).strip().lower() == text.lower()
+
+
+def _first_rule(
+    q: str, today: date, tz: str, locale: str, coverage: tuple[date, date] | None
+) -> _Found:
+    rules: tuple[Callable[[str, date, str], _Found], ...] = (
+        functools.partial(_holiday, locale=locale),
+        _season,
+        _ago,
+        _past_n,
+        _specific,
+        functools.partial(_month, coverage=coverage),
+        _year,
+        _named,
+        _weekday,
+    )
+    for rule in rules:
+        found = rule(q, today, tz)
+        if found:
+            span, match = found
+            if match.group(0).lower().startswith("since "):
+                span = (span[0], today)
+            return span, match
+    return None
 
 
 def to_hints(enrichment: Enrichment) -> tuple[str, ...]:
@@ -128,8 +172,12 @@ def to_hints(enrichment: Enrichment) -> tuple[str, ...]:
     return tuple(hints)
 
 
-def _holiday(q: str, today: date, tz: str) -> _Found:
-    for pattern, day_of in _HOLIDAYS:
+def _holiday(q: str, today: date, tz: str, locale: str = "en_US") -> _Found:
+    for pattern, key in _HOLIDAYS:
+
+        def day_of(year: int, key: str = key) -> date:
+            return _holiday_day(key, year, locale)
+
         m = re.search(
             rf"\b(?:(last|this)\s+)?(?:{pattern})(?:\s+(?:of\s+)?((?:19|20)\d{{2}}))?", q, re.I
         )
@@ -205,7 +253,7 @@ def _specific(q: str, today: date, tz: str) -> _Found:
     return ((day, day), m) if day else None
 
 
-def _month(q: str, today: date, tz: str) -> _Found:
+def _month(q: str, today: date, tz: str, coverage: tuple[date, date] | None = None) -> _Found:
     for m in _MONTH.finditer(q):
         month = _MONTHS.index(m.group(2).lower()) + 1
         # "may", "june"... are also verbs and names: require a preposition or a year next to it
@@ -213,10 +261,23 @@ def _month(q: str, today: date, tz: str) -> _Found:
             continue
         if m.group(3):
             return _month_span(int(m.group(3)), month), m
-        strict = (m.group(1) or "").lower() == "last"
-        before = month < today.month or (month == today.month and not strict)
-        return _month_span(today.year if before else today.year - 1, month), m
+        word = (m.group(1) or "").lower()
+        before = month < today.month or (month == today.month and word != "last")
+        year = today.year if before else today.year - 1
+        if coverage and word not in ("last", "this", "since"):
+            year = _covered_year(year, month, coverage)
+        return _month_span(year, month), m
     return None
+
+
+def _covered_year(year: int, month: int, coverage: tuple[date, date]) -> int:
+    """The latest year ≤ `year` whose `month` overlaps the indexed days (else `year`)."""
+    first, last = coverage
+    for y in range(year, first.year - 1, -1):
+        start, end = _month_span(y, month)
+        if start <= last and end >= first:
+            return y
+    return year
 
 
 def _year(q: str, today: date, tz: str) -> _Found:
@@ -312,38 +373,25 @@ def _week_of(day: date) -> tuple[date, date]:
     return monday, monday + timedelta(6)
 
 
-def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
-    first = date(year, month, 1)
-    if n > 0:
-        return first + timedelta((weekday - first.weekday()) % 7 + 7 * (n - 1))
-    last = _month_span(year, month)[1]
-    return last - timedelta((last.weekday() - weekday) % 7)
-
-
-def _easter(year: int) -> date:
-    a, b, c = year % 19, year // 100, year % 100
-    d, e = b // 4, b % 4
-    g = (8 * b + 13) // 25
-    h = (19 * a + b - d - g + 15) % 30
-    i, k = c // 4, c % 4
-    ell = (32 + 2 * e + 2 * i - h - k) % 7
-    m = (a + 11 * h + 19 * ell) // 433
-    month = (h + ell - 7 * m + 90) // 25
-    return date(year, month, (h + ell - 7 * m + 33 * month + 19) % 32)
-
-
-_HOLIDAYS: tuple[tuple[str, Callable[[int], date]], ...] = (
-    (r"thanksgiving", lambda y: _nth_weekday(y, 11, 3, 4)),
-    (r"christmas eve|xmas eve", lambda y: date(y, 12, 24)),
-    (r"christmas|xmas", lambda y: date(y, 12, 25)),
-    (r"new year'?s eve|\bnye\b", lambda y: date(y, 12, 31)),
-    (r"new year'?s(?: day)?|new year\b", lambda y: date(y, 1, 1)),
-    (r"halloween", lambda y: date(y, 10, 31)),
-    (r"valentine'?s(?: day)?", lambda y: date(y, 2, 14)),
-    (r"(?:the )?(?:fourth|4th) of july|july 4(?:th)?\b|independence day", lambda y: date(y, 7, 4)),
-    (r"easter", _easter),
-    (r"memorial day", lambda y: _nth_weekday(y, 5, 0, -1)),
-    (r"labou?r day", lambda y: _nth_weekday(y, 9, 0, 1)),
-    (r"mother'?s day", lambda y: _nth_weekday(y, 5, 6, 2)),
-    (r"father'?s day", lambda y: _nth_weekday(y, 6, 6, 3)),
+_HOLIDAYS: tuple[tuple[str, str], ...] = (  # phrase → holiday_dates key, most specific first
+    (r"thanksgiving", "thanksgiving"),
+    (r"christmas eve|xmas eve", "christmas_eve"),
+    (r"christmas|xmas", "christmas"),
+    (r"new year'?s eve|\bnye\b", "new_years_eve"),
+    (r"new year'?s(?: day)?|new year\b", "new_year"),
+    (r"halloween", "halloween"),
+    (r"valentine'?s(?: day)?", "valentines_day"),
+    (r"(?:the )?(?:fourth|4th) of july|july 4(?:th)?\b", "fourth_of_july"),
+    (r"independence day", "independence_day"),
+    (r"easter", "easter"),
+    (r"memorial day", "memorial_day"),
+    (r"labou?r day|may day", "labour_day"),
+    (r"mother'?s day|mothering sunday", "mothers_day"),
+    (r"father'?s day", "fathers_day"),
 )
+
+
+def _holiday_day(key: str, year: int, locale: str) -> date:
+    if key == "fourth_of_july":
+        return date(year, 7, 4)
+    return holiday_date(key, year, locale)

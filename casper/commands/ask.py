@@ -105,6 +105,7 @@ def ask_once(
             history=history,
             unavailable_reason=why,
             on_event=view,
+            locale=cfg.locale,
         )
     finally:
         view.stop()

@@ -147,7 +147,7 @@ def stats(
     tz = local_tz(cfg.timezone)
     store = open_store(cfg)
     who = store.resolve_person(person)
-    start, end = day_bounds(since, until, tz)
+    start, end = day_bounds(since, until, tz, locale=cfg.locale)
     data = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
     if json:
         print_json(data)

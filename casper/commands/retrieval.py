@@ -77,7 +77,7 @@ def search(
                 f"--chat {chat!r} matches {len(found)} chats: {names}", hint="pass the chat id"
             )
         chat_id = found[0].id
-    start, end = day_bounds(since, until, tz)
+    start, end = day_bounds(since, until, tz, locale=cfg.locale)
     retriever = make_retriever(cfg, store, rerank=not no_rerank, lexical=lexical)
     hits = retriever.search(
         query,

@@ -130,3 +130,44 @@ def test_a_bare_holiday_name_searches_every_year() -> None:
     # "when did Sam and I plan Thanksgiving?" may mean any year's: no range is guessed
     now = datetime(2026, 11, 22, 12, 0, tzinfo=LA)
     assert enrich("when did Sam and I plan Thanksgiving?", now, LA).date_range is None
+
+
+@pytest.mark.parametrize(
+    ("question", "locale", "start", "end"),
+    [
+        # labour day: the US/Canadian first Monday of September, the UK's May Day bank holiday,
+        # May 1st in Germany (dates from the `holidays` calendars)
+        ("last labour day", "en_US", "2026-09-04", "2026-09-10"),
+        ("last labor day", "en_CA", "2026-09-04", "2026-09-10"),
+        ("labour day 2025", "en_GB", "2025-05-02", "2025-05-08"),
+        ("labour day 2025", "de_DE", "2025-04-28", "2025-05-04"),
+        # Mother's Day: second Sunday of May (US), Mothering Sunday three weeks before Easter (UK)
+        ("mother's day 2025", "en_US", "2025-05-08", "2025-05-14"),
+        ("mother's day 2025", "en_GB", "2025-03-27", "2025-04-02"),
+        ("mother's day 2025", "fr_FR", "2025-05-22", "2025-05-28"),
+        ("father's day 2025", "en_AU", "2025-09-04", "2025-09-10"),
+        # Canada's Thanksgiving is in October; a UK user's "Thanksgiving" is the American one
+        ("thanksgiving 2025", "en_CA", "2025-10-10", "2025-10-16"),
+        ("thanksgiving 2025", "en_GB", "2025-11-24", "2025-11-30"),
+        ("independence day 2025", "en_IN", "2025-08-12", "2025-08-18"),
+        ("easter 2027", "en_US", "2027-03-25", "2027-03-31"),  # dateutil.easter
+    ],
+)
+def test_holidays_follow_the_locale(question: str, locale: str, start: str, end: str) -> None:
+    assert enrich(question, NOW, LONDON, locale=locale).date_range == (d(start), d(end))
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        # the index ends in October 2024: "in January" means January 2024, not an empty 2026
+        ("what did we say in January?", "2024-01-01", "2024-01-31"),
+        ("plans in November", "2023-11-01", "2023-11-30"),  # Nov 2024 has no messages
+        ("in March 2025", "2025-03-01", "2025-03-31"),  # a year written is a year meant
+        ("last January", "2026-01-01", "2026-01-31"),  # "last" is relative to today
+    ],
+)
+def test_month_without_a_year_means_one_with_messages(question: str, start: str, end: str) -> None:
+    coverage = (d("2022-03-02"), d("2024-10-29"))
+    got = enrich(question, NOW, LONDON, coverage=coverage)
+    assert got.date_range == (d(start), d(end))

@@ -70,6 +70,32 @@ class Config:
         return self.data_dir / "chat_history.json"
 
 
+def remember(data_dir: Path, **settings: str | Path) -> None:
+    """Save settings in `data_dir/config.toml` (0600), keeping every other line as it was, so
+    later runs and `casper doctor` use the same `--chat-db` / `--contacts` without the flags."""
+    import json
+    import re
+
+    path = data_dir / "config.toml"
+    text = path.read_text() if path.exists() else ""
+    for key, value in settings.items():
+        line = f"{key} = {json.dumps(str(value))}"  # a JSON string is a TOML basic string
+        pattern = re.compile(rf"^{re.escape(key)}\s*=.*$", re.M)
+        if pattern.search(text):
+            text = pattern.sub(lambda _m, line=line: line, text, count=1)
+        else:
+            text += ("" if not text or text.endswith("\n") else "\n") + line + "\n"
+    try:
+        tomllib.loads(text)  # never leave a file that the next run cannot read
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot update {path}: {exc}") from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(text)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
 def default_home() -> Path:
     """$CASPER_HOME, else ~/.casper."""
     env = os.environ.get("CASPER_HOME")

@@ -44,14 +44,23 @@ def run_checks(cfg: Config) -> dict[str, Any]:
     except IngestError as exc:
         checks.append(_check("chat.db", "fail", exc.message, exc.hint))
     contacts = ingest.load_contacts(cfg.contacts)
+    named = 0
+    if not contacts and cfg.store_path.exists():
+        store = Store.open(cfg.store_path)
+        named = store.named_people()
+        store.close()
     checks.append(
         _check(
             "contacts",
-            "ok" if contacts else "warn",
-            f"{len(contacts)} cards" if contacts else f"no AddressBook cards at {cfg.contacts}",
+            "ok" if contacts else "fail" if named else "warn",
+            f"{len(contacts)} cards at {cfg.contacts}"
+            if contacts
+            else f"no AddressBook cards at {cfg.contacts}"
+            + (f"; the index has {named} names from one" if named else ""),
             None
             if contacts
-            else "grant Full Disk Access, or set CASPER_CONTACTS; names show as handles",
+            else "grant Full Disk Access, or pass `casper index --contacts PATH` (remembered); "
+            "names show as handles",
         )
     )
     if cfg.store_path.exists():

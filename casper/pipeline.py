@@ -314,6 +314,8 @@ class Indexer:
     def _ingest(self, conn, caps, state, watermark, changed, contacts_sig, report) -> None:  # noqa: ANN001
         handles = ingest.load_handles(conn)
         contacts = ingest.load_contacts(self.contacts)
+        if not contacts and self.contacts is not None:
+            _refuse_to_drop_names(self.store.named_people(), self.contacts)
         directory = build_directory(handles, ingest.match_contacts(handles, contacts))
         people_changed = self.store.get_meta("contacts_sig") != contacts_sig or {
             p.id: p.name for p in self.store.people()
@@ -483,6 +485,18 @@ class Indexer:
                 state = StatsState()
                 state.add(*self.store.stat_rows(pid, one_to_one.get(pid, [])), clock)
             self.store.set_stats(pid, state.result(), state.to_json())
+
+
+def _refuse_to_drop_names(named: int, contacts: Path) -> None:
+    """An AddressBook that cannot be read must not silently turn every named person into a
+    bare number with a new id (and re-index everything, twice): stop, unless asked to."""
+    if named:
+        raise CasperError(
+            f"cannot read the AddressBook at {contacts}; indexing without it would drop the "
+            f"names of {named} people",
+            hint="pass --contacts with the AddressBook folder or .abcddb file (Full Disk Access "
+            "is needed for ~/Library), or --no-contacts to index without names on purpose",
+        )
 
 
 def _one_to_one(chats: list) -> dict[str, list[int]]:  # noqa: ANN001

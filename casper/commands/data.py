@@ -55,17 +55,30 @@ def index(
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="start over instead of incremental")
     ] = False,
+    no_contacts: Annotated[
+        bool,
+        typer.Option("--no-contacts", help="index without AddressBook names, on purpose"),
+    ] = False,
     home: Home = None,
     json: Json = False,
     verbose: Verbose = False,
 ) -> None:
     """Ingest new messages (incremental), update stats and the search index."""
     from casper.commands.base import _stderr
+    from casper.config import remember
     from casper.render import print_json
 
     cfg = config(home, chat_db=chat_db, contacts=contacts)
+    if no_contacts:
+        cfg = dataclasses.replace(cfg, contacts=None)
     tz = local_tz(cfg.timezone)
     report = run_index(cfg, rebuild=rebuild, quiet=json)
+    # paths given once are kept in config.toml: a later plain `casper index`, or `doctor`,
+    # reads the same history and AddressBook instead of the defaults
+    given = {"chat_db": chat_db, "contacts": None if no_contacts else contacts}
+    paths = {k: Path(v).expanduser().resolve() for k, v in given.items() if v is not None}
+    if paths:
+        remember(cfg.data_dir, **paths)
     if json:
         print_json(_index_json(report, tz))
         return

@@ -34,6 +34,12 @@ class DirectoryQueries:
         )
         self._names = None
 
+    def named_people(self) -> int:
+        """How many people have their name from an AddressBook card."""
+        return self.conn.execute(
+            "SELECT count(*) FROM people WHERE contact_key IS NOT NULL"
+        ).fetchone()[0]
+
     def people(self) -> list[Person]:
         handles: dict[str, list[str]] = {}
         for address, pid in self.conn.execute("SELECT address, person_id FROM handles"):

@@ -203,6 +203,7 @@ def evaluate_corpora(
     from casper.agent.core import Limits
     from casper.answer import answer_question
     from casper.commands.wiring import open_store
+    from casper.timeutil import local_tz
     from eval.harness import make_search, variant_config
 
     spec = _pick(specs, cfg)
@@ -221,7 +222,7 @@ def evaluate_corpora(
     answer_rows: list[dict[str, Any]] = []
     for corpus in corpora:
         vcfg = variant_config(cfg, corpus, spec)
-        tz = ZoneInfo(vcfg.timezone or "UTC")
+        tz = local_tz(vcfg.timezone)  # the zone the index was built in
         store = open_store(vcfg)
         try:
             stats_rows += score_stats(

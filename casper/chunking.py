@@ -144,7 +144,9 @@ def _make_chunk(
     segment_start: float,
 ) -> Chunk:
     text = "\n".join(lines)
-    day = datetime.fromtimestamp(msgs[0].ts, zone).strftime("%Y-%m-%d")
+    # an unset chat.db date (0) is no day: not "1970-01-01"
+    ts = msgs[0].ts
+    day = datetime.fromtimestamp(ts, zone).strftime("%Y-%m-%d") if ts > 0 else "date unknown"
     embed_text = f"{chat.name} — {day}\n{text}"
     participants: dict[str, None] = {}
     for m in msgs:

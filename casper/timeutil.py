@@ -58,8 +58,8 @@ def _machine_zone() -> ZoneInfo:
 
 
 def iso(ts: float | None, tz: tzinfo) -> str | None:
-    """UTC seconds → ISO-8601 with the local offset."""
-    if ts is None:
+    """UTC seconds → ISO-8601 with the local offset; None for no time or an unset one (0)."""
+    if ts is None or ts <= 0:
         return None
     return datetime.fromtimestamp(ts, tz).isoformat(timespec="seconds")
 

@@ -114,8 +114,8 @@ def test_an_unset_date_is_counted_and_kept_out_of_dates(demo, embedder, tmp_path
     sam_before = cli_json(home, "stats", "Sam Rivera")
     with ChatDbWriter(demo.chat_db) as w:
         chat, handle = sam_chat(w)
-        w.add_message(chat, "a message with no date", from_me=False, handle=handle,
-                      ts=datetime(2024, 1, 1), date=0)  # fmt: skip
+        rowid, _ = w.add_message(chat, "a message with no date", from_me=False, handle=handle,
+                                 ts=datetime(2024, 1, 1), date=0)  # fmt: skip
     after = index(home, demo)
     assert after["undated"] == 1
     assert after["messages_total"] == before["messages_total"] + 1
@@ -127,6 +127,11 @@ def test_an_unset_date_is_counted_and_kept_out_of_dates(demo, embedder, tmp_path
     assert sam["active_days"] == sam_before["active_days"]
     assert sam["busiest_hours"] == sam_before["busiest_hours"]
     assert sum(sam["by_month"].values()) == sam["sent"] + sam["received"] - 1
+    shown = cli_json(home, "show", str(rowid))["message"]
+    assert shown["text"] == "a message with no date" and shown["ts"] is None  # not 1970
+    hits = cli_json(home, "search", "message with no date", "--mode", "bm25")["hits"]
+    hit = next(h for h in hits if any(m["rowid"] == rowid for m in h["messages"]))
+    assert hit["start"] is None  # still searchable, shown without a made-up day
     # a full recompute from the store agrees with the incremental fold
     rebuilt = runner.invoke(
         app,

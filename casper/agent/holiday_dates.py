@@ -49,9 +49,7 @@ def country_of(locale: str) -> str:
 def holiday_date(key: str, year: int, locale: str = "en_US") -> date:
     """The day `key` (a _CALENDAR_NAMES key or "easter") falls on in `year` where the user lives."""
     if key == "easter":
-        from dateutil.easter import easter
-
-        return easter(year)
+        return _easter(year)
     country = country_of(locale)
     found = _calendar(country, year).get(key)
     if found is not None:

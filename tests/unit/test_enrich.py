@@ -171,3 +171,14 @@ def test_month_without_a_year_means_one_with_messages(question: str, start: str,
     coverage = (d("2022-03-02"), d("2024-10-29"))
     got = enrich(question, NOW, LONDON, coverage=coverage)
     assert got.date_range == (d(start), d(end))
+
+
+def test_locale_parsing_and_unknown_countries() -> None:
+    from casper.agent.holiday_dates import country_of, holiday_date
+
+    assert [country_of(x) for x in ("en_GB", "de-DE", "fr_CA.UTF-8", "en", "C")] == [
+        "GB", "DE", "CA", "US", "US",
+    ]  # fmt: skip
+    # a country the holidays package lacks still gets the rules: May 1, second Sunday of May
+    assert holiday_date("labour_day", 2025, "en_XX") == d("2025-05-01")
+    assert holiday_date("mothers_day", 2025, "en_XX") == d("2025-05-11")

@@ -138,7 +138,7 @@ def _first_rule(
 ) -> _Found:
     rules: tuple[Callable[[str, date, str], _Found], ...] = (
         functools.partial(_holiday, locale=locale),
-        _season,
+        functools.partial(_season, coverage=coverage),
         _ago,
         _past_n,
         _specific,
@@ -176,7 +176,7 @@ def _holiday(q: str, today: date, tz: str, locale: str = "en_US") -> _Found:
     for pattern, key in _HOLIDAYS:
 
         def day_of(year: int, key: str = key) -> date:
-            return _holiday_day(key, year, locale)
+            return holiday_date(key, year, locale)
 
         m = re.search(
             rf"\b(?:(last|this)\s+)?(?:{pattern})(?:\s+(?:of\s+)?((?:19|20)\d{{2}}))?", q, re.I
@@ -196,7 +196,7 @@ def _holiday(q: str, today: date, tz: str, locale: str = "en_US") -> _Found:
     return None
 
 
-def _season(q: str, today: date, tz: str) -> _Found:
+def _season(q: str, today: date, tz: str, coverage: tuple[date, date] | None = None) -> _Found:
     m = next((m for m in _SEASON.finditer(q) if m.group(1) or m.group(3)), None)
     if not m:
         return None
@@ -206,12 +206,25 @@ def _season(q: str, today: date, tz: str) -> _Found:
     if m.group(3):
         year = int(m.group(3)) - (1 if start_month == 12 else 0)
         return _season_span(year, start_month), m
-    last = (m.group(1) or "").lower() == "last"
+    word = (m.group(1) or "").lower()
+    last = word == "last"
     for year in range(today.year, today.year - 3, -1):
         start, end = _season_span(year, start_month)
         if (end < today) if last else (start <= today):
+            if coverage and word not in ("last", "this"):  # "in the summer": one with messages
+                return _covered_season(year, start_month, coverage), m
             return (start, end), m
     return None
+
+
+def _covered_season(year: int, start_month: int, coverage: tuple[date, date]) -> tuple[date, date]:
+    """The latest season from `year` back that overlaps the indexed days (else `year`'s)."""
+    first, last = coverage
+    for y in range(year, first.year - 2, -1):
+        start, end = _season_span(y, start_month)
+        if start <= last and end >= first:
+            return start, end
+    return _season_span(year, start_month)
 
 
 def _ago(q: str, today: date, tz: str) -> _Found:
@@ -389,9 +402,3 @@ _HOLIDAYS: tuple[tuple[str, str], ...] = (  # phrase → holiday_dates key, most
     (r"mother'?s day|mothering sunday", "mothers_day"),
     (r"father'?s day", "fathers_day"),
 )
-
-
-def _holiday_day(key: str, year: int, locale: str) -> date:
-    if key == "fourth_of_july":
-        return date(year, 7, 4)
-    return holiday_date(key, year, locale)

@@ -139,6 +139,7 @@ _RULES: dict[str, Callable[[int, str], date]] = {
     "thanksgiving": lambda y, c: nth_weekday(y, 11, _THURSDAY, 4),
     "memorial_day": lambda y, c: nth_weekday(y, 5, _MONDAY, -1),
     "independence_day": lambda y, c: date(y, 7, 4),
+    "fourth_of_july": lambda y, c: date(y, 7, 4),  # a date, whatever the country
     "christmas": lambda y, c: date(y, 12, 25),
     "christmas_eve": lambda y, c: date(y, 12, 24),
     "new_year": lambda y, c: date(y, 1, 1),

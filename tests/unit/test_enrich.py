@@ -165,6 +165,8 @@ def test_holidays_follow_the_locale(question: str, locale: str, start: str, end:
         ("plans in November", "2023-11-01", "2023-11-30"),  # Nov 2024 has no messages
         ("in March 2025", "2025-03-01", "2025-03-31"),  # a year written is a year meant
         ("last January", "2026-01-01", "2026-01-31"),  # "last" is relative to today
+        ("in the summer", "2024-06-01", "2024-08-31"),  # a season too: the latest one indexed
+        ("last summer", "2026-06-01", "2026-08-31"),
     ],
 )
 def test_month_without_a_year_means_one_with_messages(question: str, start: str, end: str) -> None:

@@ -68,26 +68,26 @@ def emoji_in(text: str) -> list[str]:
         clusters = [c for c in regex.findall(r"\X", text) if len(c) > 1 or _MAYBE_EMOJI.match(c)]
     else:  # no joiner, selector, tone, flag or keycap: each candidate is its own cluster
         clusters = _MAYBE_EMOJI.findall(text)
-    return [name for c in clusters if (name := _emoji_name(c))]
+    return [name for c in clusters for name in _emoji_names(c)]
 
 
 @functools.lru_cache(maxsize=8192)
-def _emoji_name(cluster: str) -> str | None:
-    """One grapheme cluster → its emoji (skin tone folded, fully qualified), else None."""
+def _emoji_names(cluster: str) -> tuple[str, ...]:
+    """One grapheme cluster → its emoji (skin tone folded, fully qualified), else ().
+
+    A sequence no vendor draws as one picture (not in the Unicode emoji data) shows as its
+    parts, so its parts are counted; gender signs and other text-style pieces never are.
+    """
     import emoji  # the Unicode emoji data, maintained upstream
 
     folded = cluster.translate(_SKIN_TONES)
-    matches = emoji.emoji_list(folded)
-    if (
-        len(matches) != 1
-        or matches[0]["match_start"] != 0
-        or matches[0]["match_end"] != len(folded)
-    ):
-        return None  # text, or a cluster that is only partly emoji
-    data = emoji.EMOJI_DATA.get(folded, {})
-    if len(folded) == 1 and data.get("status") == _UNQUALIFIED:
-        return None
-    return emoji.emojize(emoji.demojize(folded))  # ❤ and ❤️, 🤷‍♂ and 🤷‍♂️ count as one
+    names = []
+    for found in emoji.emoji_list(folded):
+        piece = found["emoji"]
+        if len(piece) == 1 and emoji.EMOJI_DATA.get(piece, {}).get("status") == _UNQUALIFIED:
+            continue
+        names.append(emoji.emojize(emoji.demojize(piece)))  # ❤ and ❤️, 🤷‍♂ and 🤷‍♂️ are one
+    return tuple(names)
 
 
 def emoji_field(text: str) -> str | None:

@@ -48,6 +48,8 @@ class Config:
     # language_COUNTRY: which country's holidays "labour day" or "Mother's Day" mean
     locale: str = "en_US"
     history_token_budget: int = 2000  # `casper chat` keeps this much history verbatim
+    locale: str = "en_US"  # numeric date order in questions (3/4 = March 4th in en_US)
+    me_names: tuple[str, ...] = ()  # the owner's own names: "Kevin" in a question means "me"
 
     @property
     def store_path(self) -> Path:
@@ -129,6 +131,9 @@ def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
     unknown = sorted(set(values) - known)
     if unknown:
         raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
+    if isinstance(values.get("me_names"), str | list):
+        names = values["me_names"]
+        values["me_names"] = (names,) if isinstance(names, str) else tuple(names)
     for key in ("chat_db", "contacts"):
         if isinstance(values.get(key), str):
             values[key] = Path(values[key]).expanduser()

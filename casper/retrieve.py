@@ -1,16 +1,20 @@
-"""Retriever.search: vector + lexical legs (filters inside each) → RRF → dedupe → rerank → top-k.
+"""Retriever.search: read the query → vector + lexical legs (filters inside each) → fuse →
+dedupe → rerank → top-k. A date or person the question names ranks its chunks first.
 
-Imports: casper.fusion, casper.store.index, casper.store.lexical (lazily), protocols, records.
+Imports: casper.fusion, casper.query, casper.store.index, casper.store.lexical (lazily),
+protocols, records.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, TypeVar
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from casper import fusion
 from casper.protocols import Embedder, Hit, HitMessage, Reranker
+from casper.query import Reader, Understood
 from casper.records import ME, StoredMessage
 from casper.store.index import ChunkIndex, Filter
 from casper.store.vectors import ChunkMeta
@@ -41,7 +45,9 @@ class Retriever:
         candidates: int = 50,
         top_k: int = 8,
         lexical: str = "lancedb",
-        rrf_k: int = fusion.RRF_K,
+        vector_weight: float = fusion.VECTOR_WEIGHT,
+        fuse: str = "convex",
+        reader: Reader | None = None,
     ) -> None:
         if lexical not in LEXICAL:
             raise ValueError(f"lexical must be one of {LEXICAL}, not {lexical!r}")
@@ -55,9 +61,15 @@ class Retriever:
         self.candidates = candidates
         self.top_k = top_k
         self.lexical = lexical
-        self.rrf_k = rrf_k
+        if fuse not in fusion.FUSIONS:
+            raise ValueError(f"fuse must be one of {fusion.FUSIONS}, not {fuse!r}")
+        self.vector_weight = vector_weight
+        self.fuse = fuse
+        self.reader = reader
+        self.understood: Understood | None = None  # how the last query was read
         self.timings: dict[str, float] = {}
         self._bm25: RankBM25Index | None = None
+        self._last_vec: tuple[str, Any] | None = None
 
     def search(
         self,
@@ -70,6 +82,8 @@ class Retriever:
         k: int | None = None,
         mode: Mode = "hybrid",
         rerank: bool = True,
+        literal: bool = False,
+        now: datetime | None = None,
     ) -> list[Hit]:
         """Find the chunks that best answer `query`.
 
@@ -80,20 +94,29 @@ class Retriever:
             since: UTC seconds; chunks ending before it are excluded.
             until: UTC seconds, exclusive; chunks starting at or after it are excluded.
             k: number of hits (default `top_k`).
-            mode: "hybrid" (vector + lexical, RRF), "bm25" or "vector".
+            mode: "hybrid" (vector + lexical, convex fusion), "bm25" or "vector".
             rerank: rescore the fused candidates with the reranker, when there is one.
+            literal: search the words as given: no query rewriting, no date or person scope.
+            now: the moment relative dates ("last week") count from (default: now).
 
         Returns:
-            Hits, best first. `score` is the reranker's score when reranked, else the RRF score
-            (hybrid, or bm25 with several lexical legs), else the leg's own score.
+            Hits, best first. `score` is the reranker's score when reranked, else the fused
+            score (hybrid, or bm25 with several lexical legs), else the leg's own score; a
+            scope (a date or person the question names) adds its fused score again.
         """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         started = time.perf_counter()
         self.timings = {}
+        self._last_vec = None
         where = Filter(person_id=person_id, chat_id=chat_id, since=since, until=until)
-        legs = self._legs(query, where, mode)
-        ranked = self._clock("fuse", lambda: self._fuse(legs))
+        u = self._read(query, literal, now)
+        self.understood = u
+        ranked = self._ranked(u, where, mode)
+        scope = self._scope(u, where)
+        if scope is not None:  # what the question names is boosted, not a hard filter
+            ranked = fusion.boost(ranked, self._ranked(u, scope, mode))
+        ranked = self._dedupe(ranked)
         if rerank and self.reranker is not None and ranked:
             ranked = self._rerank(query, ranked)
         final = fusion.top_k(ranked, k if k is not None else self.top_k)
@@ -101,16 +124,46 @@ class Retriever:
         self.timings["total"] = _ms(started)
         return hits
 
+    # ---- understanding -------------------------------------------------------------------
+    def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:
+        if self.reader is None or literal:
+            return Understood(query, query, query, literal=literal)
+        return self.reader.read(query, now or datetime.now(UTC))
+
+    def _scope(self, u: Understood, where: Filter) -> Filter | None:
+        """The filter of what the question names, narrower than `where`; None if nothing."""
+        person = where.person_id or u.person_id
+        since, until = where.since, where.until
+        if u.date_range and self.reader is not None:
+            tz = self.reader.tz
+            lo = datetime.combine(u.date_range[0], datetime.min.time(), tz).timestamp()
+            end = u.date_range[1] + timedelta(days=1)
+            hi = datetime.combine(end, datetime.min.time(), tz).timestamp()
+            since = lo if since is None else max(since, lo)
+            until = hi if until is None else min(until, hi)
+        scope = Filter(person_id=person, chat_id=where.chat_id, since=since, until=until)
+        return None if scope == where else scope
+
     # ---- legs ----------------------------------------------------------------------------
-    def _legs(self, query: str, where: Filter, mode: str) -> list[list[tuple[str, float]]]:
+    def _ranked(self, u: Understood, where: Filter, mode: str) -> list[tuple[str, float]]:
+        legs = self._legs(u, where, mode)
+        return self._clock("fuse", lambda: self._fuse(legs, mode))
+
+    def _legs(self, u: Understood, where: Filter, mode: str) -> list[list[tuple[str, float]]]:
         n = self.candidates
         legs: list[list[tuple[str, float]]] = []
         if mode in ("hybrid", "vector"):
-            vec = self._clock("embed", lambda: self.embedder.embed_query(query))
+            vec = self._clock("embed", lambda: self._embed(u.semantic))
             legs.append(self._clock("vector", lambda: self.index.vector_search(vec, n, where)))
         if mode in ("hybrid", "bm25"):
-            legs.extend(self._clock("lexical", lambda: self._lexical(query, where)))
+            legs.extend(self._clock("lexical", lambda: self._lexical(u.lexical, where)))
         return legs
+
+    def _embed(self, text: str) -> Any:
+        """The query vector, embedded once per search even when a scope runs the legs twice."""
+        if self._last_vec is None or self._last_vec[0] != text:
+            self._last_vec = (text, self.embedder.embed_query(text))
+        return self._last_vec[1]
 
     def _lexical(self, query: str, where: Filter) -> list[list[tuple[str, float]]]:
         n = self.candidates
@@ -129,10 +182,14 @@ class Retriever:
         return self._bm25
 
     # ---- fusion, rerank, hits ------------------------------------------------------------
-    def _fuse(self, legs: list[list[tuple[str, float]]]) -> list[tuple[str, float]]:
-        if len(legs) == 1:
-            return self._dedupe(legs[0])
-        return self._dedupe(fusion.rrf([[cid for cid, _ in leg] for leg in legs], k=self.rrf_k))
+    def _fuse(self, legs: list[list[tuple[str, float]]], mode: str) -> list[tuple[str, float]]:
+        if self.fuse == "rrf" and len(legs) > 1:  # the former default, kept for the ablation
+            return fusion.rrf([[cid for cid, _ in leg] for leg in legs])
+        if mode == "hybrid" and legs:
+            return fusion.hybrid(legs[0], legs[1:], vector_weight=self.vector_weight)
+        if len(legs) > 1:  # words + n-grams
+            return fusion.convex(legs, [1.0 / len(legs)] * len(legs))
+        return legs[0] if legs else []
 
     def _dedupe(self, ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
         if not ranked:

@@ -35,6 +35,8 @@ class RunSpec:
     chunk_size: int = 3
     chunk_stride: int = 1
     embed_model: str = BUNDLED_EMBEDDER
+    literal: bool = False  # no query understanding (dates, people, scaffolding)
+    fuse: str = "convex"  # hybrid fusion: convex (default) | rrf (the former default)
 
     @property
     def unit(self) -> str:
@@ -49,6 +51,10 @@ class RunSpec:
         parts = [self.mode]
         if self.mode != "vector":
             parts.append(self.lexical)
+        if self.mode == "hybrid" and self.fuse != "convex":
+            parts.append(self.fuse)
+        if self.literal:
+            parts.append("literal")
         if self.rerank:
             parts.append("rerank")
         parts += [self.unit, model_slug(self.embed_model)]
@@ -66,6 +72,7 @@ class Corpus:
     root: Path | None = None
     timezone: str | None = None
     groups: dict[str, Collection[str]] = field(default_factory=dict)
+    me_names: tuple[str, ...] = ()  # what the owner would set as `me_names`
 
 
 def model_slug(model: str) -> str:
@@ -88,8 +95,15 @@ def plan_runs(
     embedders: Sequence[str] = (BUNDLED_EMBEDDER,),
     *,
     rerank: bool = True,
+    ablate: bool = True,
 ) -> list[RunSpec]:
-    """The ablation grid: bm25 (both backends, once per unit), vector, hybrid, hybrid+rerank."""
+    """The ablation grid: bm25 (both backends, once per unit), vector, hybrid, hybrid+rerank.
+
+    `ablate` adds, when hybrid is compared with another mode, for the last unit (the
+    default), each mode without query understanding (`literal`) and hybrid fused with RRF:
+    the fusion ablation of the report.
+    """
+    ablate = ablate and "hybrid" in modes and len(set(modes)) > 1
     unknown = sorted(set(modes) - set(MODES))
     if unknown:
         raise CasperError(f"unknown mode(s): {', '.join(unknown)}", hint="use bm25, vector, hybrid")
@@ -105,6 +119,11 @@ def plan_runs(
                 specs.append(base)
                 if rerank:
                     specs.append(dataclasses.replace(base, rerank=True))
+            if ablate and i == 0 and (size, stride) == units[-1]:
+                lit = dataclasses.replace(base, literal=True)
+                specs += [dataclasses.replace(lit, mode=m) for m in modes]
+                if "hybrid" in modes:
+                    specs.append(dataclasses.replace(lit, fuse="rrf"))
     return specs
 
 
@@ -162,6 +181,7 @@ def locomo_corpora(
                 root / conv.sample_id,
                 locomo.LOCOMO_TZ,
                 {locomo.POOLED: locomo.POOLED_MEMBERS},
+                (conv.speaker_a,),
             )
         )
     style = "verbatim" if verbatim else "first-person (owner's name → I/me/my)"
@@ -203,6 +223,7 @@ def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
         chunk_stride=spec.chunk_stride,
         embed_model=spec.embed_model,
         timezone=corpus.timezone,
+        me_names=corpus.me_names or cfg.me_names,
     )
 
 
@@ -229,10 +250,20 @@ def ensure_index(vcfg: Config) -> dict[str, Any]:
     }
 
 
-def make_search(vcfg: Config, store: Any, embedder: Any, reranker: Any, *, max_k: int) -> Any:
+def make_search(
+    vcfg: Config,
+    store: Any,
+    embedder: Any,
+    reranker: Any,
+    *,
+    max_k: int,
+    spec: RunSpec | None = None,
+) -> Any:
     """A Retriever over one variant's index, sharing the loaded models across runs."""
     from casper.commands.wiring import open_index
+    from casper.query import Reader
     from casper.retrieve import Retriever
+    from casper.timeutil import local_tz
 
     return Retriever(
         open_index(vcfg, embedder),
@@ -242,6 +273,13 @@ def make_search(vcfg: Config, store: Any, embedder: Any, reranker: Any, *, max_k
         candidates=max(vcfg.candidates, max_k),
         top_k=vcfg.top_k,
         lexical=vcfg.lexical,
+        fuse=spec.fuse if spec else "convex",
+        reader=Reader(
+            people=[(p.id, p.name) for p in store.people()],
+            me_names=vcfg.me_names,
+            locale=vcfg.locale,
+            tz=local_tz(vcfg.timezone),
+        ),
     )
 
 
@@ -312,7 +350,14 @@ def _skip(spec: RunSpec, reason: str) -> dict[str, Any]:
 
 
 def _describe(spec: RunSpec) -> dict[str, Any]:
-    return {"mode": spec.mode, "lexical": spec.lexical, "rerank": spec.rerank, "unit": spec.unit}
+    return {
+        "mode": spec.mode,
+        "lexical": spec.lexical,
+        "rerank": spec.rerank,
+        "unit": spec.unit,
+        "literal": spec.literal,
+        "fuse": spec.fuse,
+    }
 
 
 def _evaluate_corpus(
@@ -345,12 +390,19 @@ def _evaluate_corpus(
                     embedders[spec.embed_model],
                     reranker if spec.rerank else None,
                     max_k=max_k,
+                    spec=spec,
                 )
                 cache = embedders[spec.embed_model]
                 for item in scored:
                     cache.replayed_ms = 0.0
                     t0 = time.perf_counter()
-                    hits = search.search(item.question, k=max_k, mode=spec.mode, rerank=spec.rerank)
+                    hits = search.search(
+                        item.question,
+                        k=max_k,
+                        mode=spec.mode,
+                        rerank=spec.rerank,
+                        literal=spec.literal,
+                    )
                     acc.latencies.append((time.perf_counter() - t0) * 1000 + cache.replayed_ms)
                     chunks = [[m.guid for m in hit.messages] for hit in hits]
                     acc.rows.append(

@@ -26,6 +26,7 @@ PURE = [
     "casper/people.py",
     "casper/chunking.py",
     "casper/fusion.py",
+    "casper/query.py",
     "casper/agent/core.py",
     "casper/agent/prompts.py",
     "casper/agent/enrich.py",

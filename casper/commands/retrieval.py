@@ -18,6 +18,7 @@ def make_retriever(
 ) -> Any:
     """Embedder + index + (optional) reranker → Retriever. Says once if rerank is off."""
     from casper.backends.factory import make_embedder, make_reranker
+    from casper.query import Reader
     from casper.retrieve import Retriever
 
     embedder = make_embedder(cfg)
@@ -35,6 +36,12 @@ def make_retriever(
         candidates=cfg.candidates,
         top_k=cfg.top_k,
         lexical=lexical or cfg.lexical,
+        reader=Reader(
+            people=[(p.id, p.name) for p in store.people()],
+            me_names=cfg.me_names,
+            locale=cfg.locale,
+            tz=local_tz(cfg.timezone),
+        ),
     )
 
 
@@ -52,6 +59,9 @@ def search(
     mode: Annotated[str, typer.Option("--mode", help="hybrid | bm25 | vector")] = "hybrid",
     lexical: Annotated[str | None, typer.Option("--lexical", help="lancedb | rank-bm25")] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="skip the cross-encoder")] = False,
+    literal: Annotated[
+        bool, typer.Option("--literal", help="search the words as typed: no date/people reading")
+    ] = False,
     home: Home = None,
     json: Json = False,
     verbose: Verbose = False,
@@ -88,7 +98,9 @@ def search(
         k=k,
         mode=mode,
         rerank=not no_rerank,
+        literal=literal,
     )
+    understood = retriever.understood
     if json:
         filters = {
             "person": person_id,
@@ -99,7 +111,10 @@ def search(
             "lexical": lexical or cfg.lexical,
             "rerank": not no_rerank,
         }
-        print_json({"query": query, "filters": filters, "hits": [hit_json(h, tz) for h in hits]})
+        doc = {"query": query, "filters": filters}
+        if understood is not None:
+            doc["understood"] = understood.to_json()
+        print_json({**doc, "hits": [hit_json(h, tz) for h in hits]})
         return
     from rich.console import Console
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from casper.fusion import dedupe_overlapping, minmax, order_by_scores, rrf, top_k
+from casper.fusion import (
+    boost,
+    convex,
+    dedupe_overlapping,
+    hybrid,
+    minmax,
+    order_by_scores,
+    rrf,
+    top_k,
+)
 
 
 def r(rank: int, k: int = 60) -> float:
@@ -86,3 +95,39 @@ def test_top_k_and_minmax() -> None:
     assert minmax([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
     assert minmax([5.0, 5.0]) == [1.0, 1.0]
     assert minmax([]) == []
+
+
+def test_convex_blends_normalised_scores_by_weight() -> None:
+    vector = [("a", 0.9), ("b", 0.5), ("c", 0.1)]  # cosine
+    lexical = [("c", 30.0), ("d", 20.0), ("b", 10.0)]  # BM25: another scale entirely
+    got = dict(convex([vector, lexical], [0.5, 0.5]))
+    # a: 1.0 * .5; b: .5*.5 + 0; c: 0 + 1*.5; d: .5 * .5 (missing from a leg = 0 there)
+    assert got == pytest.approx({"a": 0.5, "b": 0.25, "c": 0.5, "d": 0.25})
+    assert [i for i, _ in convex([vector, lexical], [0.8, 0.2])][:1] == ["a"]
+    assert [i for i, _ in convex([vector, lexical], [0.2, 0.8])][:1] == ["c"]
+
+
+def test_convex_ties_break_by_best_rank_then_id_and_rejects_bad_weights() -> None:
+    assert [i for i, _ in convex([[("y", 1.0)], [("x", 1.0)]], [0.5, 0.5])] == ["x", "y"]
+    assert convex([[("a", 2.0), ("a", 1.0)]], [1.0]) == [("a", 1.0)]  # a repeat counts once
+    with pytest.raises(ValueError):
+        convex([[("a", 1.0)]], [0.5, 0.5])
+
+
+def test_hybrid_shares_the_lexical_weight_between_words_and_ngrams() -> None:
+    vector = [("v", 0.8), ("w", 0.2)]
+    words = [("x", 5.0), ("v", 1.0)]
+    grams = [("g", 3.0), ("x", 1.0)]
+    got = dict(hybrid(vector, [words, grams], vector_weight=0.5))
+    assert got["x"] == pytest.approx(0.25 + 0.0)  # top of words (.25), bottom of grams (0)
+    assert got["g"] == pytest.approx(0.25)
+    assert got["v"] == pytest.approx(0.5)
+    assert hybrid(vector, [[], []]) == convex([vector], [1.0])  # no lexical hits: vector only
+
+
+def test_boost_lifts_what_the_question_names_without_dropping_the_rest() -> None:
+    ranked = [("a", 0.9), ("b", 0.6), ("c", 0.3)]
+    in_scope = [("c", 0.5), ("z", 0.4)]  # z: only the scoped search found it
+    assert boost(ranked, in_scope, 1.0) == [("a", 0.9), ("c", 0.8), ("b", 0.6), ("z", 0.4)]
+    assert boost([("a", 1.0), ("b", 0.0)], [("b", 1.0)]) == [("b", 1.0), ("a", 1.0)]  # tie
+    assert boost(ranked, [], 1.0) == ranked

@@ -1,0 +1,114 @@
+"""Query understanding: dates, people and scaffolding read out of a search question."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from casper.query import day_first, numeric_date, understand
+
+NOW = datetime(2024, 6, 1, 12, tzinfo=UTC)
+TZ = ZoneInfo("Europe/Berlin")
+PEOPLE = [("p_paola", "Paola Rossi"), ("p_fahim", "Fahim Khan"), ("p_kevin", "Kevin Smith")]
+
+
+def read(question: str, **kw: object):  # type: ignore[no-untyped-def]
+    args: dict[str, object] = {"now": NOW, "tz": TZ, "people": PEOPLE, "locale": "en_US"}
+    return understand(question, **{**args, **kw})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("locale", "expected"),
+    [("en_US", False), ("en_GB", True), ("de_DE", True), ("fr", True), ("en-PH", False)],
+)
+def test_day_first_follows_the_locale_country(locale: str, expected: bool) -> None:
+    assert day_first(locale) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "locale", "day", "order"),
+    [
+        ("on 3/4/2024", "en_US", date(2024, 3, 4), "month-first"),
+        ("on 3/4/2024", "en_GB", date(2024, 4, 3), "day-first"),
+        ("on 17.01.2024", "en_US", date(2024, 1, 17), "unambiguous"),  # 17 cannot be a month
+        ("on 03.04.2024", "en_US", date(2024, 4, 3), "day-first"),  # dots are day-first
+        ("on 2024-01-17", "en_US", date(2024, 1, 17), "unambiguous"),
+        ("on 1/2/24", "en_US", date(2024, 1, 2), "month-first"),
+    ],
+)
+def test_numeric_dates_resolve_by_locale(text: str, locale: str, day: date, order: str) -> None:
+    found = numeric_date(f"what happened {text}?", locale)
+    assert found is not None
+    span, phrase, got_order, _ = found
+    assert span == (day, day)
+    assert got_order == order
+    assert phrase == text
+
+
+def test_an_impossible_numeric_date_is_not_a_date() -> None:
+    assert numeric_date("score was 31/31/2024", "en_US") is None
+
+
+def test_a_written_date_becomes_a_scope_and_leaves_both_queries() -> None:
+    u = read("What did Paola have in math class on 17.01.2024?")
+    assert u.date_range == (date(2024, 1, 17), date(2024, 1, 17))
+    assert "17" not in u.lexical and "17" not in u.semantic
+    assert u.to_json()["dates"]["from"] == "2024-01-17"
+
+
+def test_words_for_dates_use_the_enrichment_rules() -> None:
+    u = read("Where did we go around Thanksgiving 2023?")
+    assert u.date_range is not None
+    assert u.date_range[0] <= date(2023, 11, 23) <= u.date_range[1]
+    assert "Thanksgiving" not in u.lexical
+
+
+def test_a_named_contact_scopes_to_them_and_leaves_the_lexical_query() -> None:
+    u = read("When did Fahim visit the natural history museum?")
+    assert u.person_id == "p_fahim"
+    assert "Fahim" not in u.lexical
+    assert "museum" in u.lexical
+    assert u.to_json()["people"] == [{"id": "p_fahim", "name": "Fahim Khan", "said": "Fahim"}]
+
+
+def test_possessives_and_full_names_are_recognised() -> None:
+    assert read("what is Paola Rossi's new address").person_id == "p_paola"
+    assert "Paola" not in read("what is Paola's new address").lexical
+
+
+def test_the_owners_own_name_means_me_not_a_contact() -> None:
+    u = read("When did Kevin go to Paris?", me_names=("Kevin",))
+    assert u.me == ("Kevin",)
+    assert u.person_id is None  # Kevin Smith the contact is not meant
+    assert "Kevin" not in u.lexical
+
+
+def test_a_first_name_shared_by_two_contacts_scopes_to_nobody() -> None:
+    people = [*PEOPLE, ("p_paola2", "Paola Bianchi")]
+    u = read("what did Paola say about the trip", people=people)
+    assert u.person_id is None
+    assert u.to_json()["people_use"] == "ambiguous, not used"
+
+
+def test_scaffolding_does_not_reach_bm25() -> None:
+    u = read("How many times did I go to the climbing gym?")
+    assert u.lexical == "many times go to the climbing gym"
+    assert {"how", "did", "i"} <= set(u.dropped)
+
+
+def test_a_question_of_only_scaffolding_keeps_its_words() -> None:
+    assert read("what did you do?").lexical == "what did you do"
+
+
+def test_literal_reads_nothing_into_the_question() -> None:
+    u = read("When did Fahim visit on 17.01.2024?", literal=True)
+    assert (u.lexical, u.semantic, u.date_range, u.people) == (u.text, u.text, None, ())
+    assert u.to_json() == {"literal": True, "lexical_query": u.text}
+
+
+def test_lowercase_words_that_look_like_names_are_not_people() -> None:
+    people = [("p_will", "Will Turner")]
+    u = read("what will the weather be", people=people)
+    assert u.people == ()

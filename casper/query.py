@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -38,6 +38,16 @@ _NUMERIC_DATE = re.compile(
     r"\b(?:on\s+|from\s+|since\s+)?(\d{1,4})([./-])(\d{1,2})(?:\2(\d{2,4}))?\b", re.I
 )
 _WORD = re.compile(r"[\w'’]+", re.UNICODE)
+# A superset of what the enrichment rules read as time: they (and dateparser's slow search)
+# only run when a question has one of these, which keeps understanding under a millisecond.
+_DATEISH = re.compile(
+    r"\d|\b(?:ago|yesterday|today|tonight|last|this|past|since|week|weekend|month|year|"
+    r"morning|afternoon|evening|night|spring|summer|fall|autumn|winter|christmas|xmas|eve|"
+    r"thanksgiving|halloween|easter|valentine|new year|independence|memorial|labou?r|"
+    r"mother|father|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|"
+    r"sat|sun)",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +88,19 @@ class Understood:
     def scoped(self) -> bool:
         return self.date_range is not None or self.person_id is not None
 
+    def summary(self) -> str:
+        """One line for people: what BM25 searched and what was boosted."""
+        parts = [f"words {self.lexical!r}"]
+        if self.date_range:
+            start, end = self.date_range
+            when = start.isoformat() if start == end else f"{start} to {end}"
+            parts.append(f"{self.date_phrase!r} = {when}")
+        if self.person_id:
+            parts.append(f"chats with {self.people[0].name}")
+        if self.me:
+            parts.append(f"{', '.join(self.me)} = me")
+        return " · ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         """The `understood` block of `search --json`."""
         doc: dict[str, Any] = {"literal": self.literal, "lexical_query": self.lexical}
@@ -104,27 +127,71 @@ class Understood:
         return doc
 
 
-@dataclass(frozen=True, slots=True)
 class Reader:
-    """What understanding needs to know: the contacts, the owner's names, locale, time zone."""
+    """What understanding needs to know: the contacts, the owner's names, locale, time zone.
 
-    people: Sequence[tuple[str, str]] = ()  # (person id, display name)
-    me_names: Sequence[str] = ()
-    locale: str = "en_US"
-    tz: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
-    dates: bool = True
+    Built once per process; the contacts' name forms are indexed here, not per question.
+    """
+
+    def __init__(
+        self,
+        people: Sequence[tuple[str, str]] = (),
+        me_names: Sequence[str] = (),
+        locale: str = "en_US",
+        tz: ZoneInfo | None = None,
+    ) -> None:
+        self.people = list(people)
+        self.me_names = tuple(me_names)
+        self.locale = locale
+        self.tz = tz or ZoneInfo("UTC")
+        self.names = NameIndex(self.people, self.me_names)
 
     def read(self, question: str, now: datetime, *, literal: bool = False) -> Understood:
         return understand(
             question,
             now=now,
             tz=self.tz,
-            people=self.people,
+            people=self.names,
             me_names=self.me_names,
             locale=self.locale,
             literal=literal,
-            dates=self.dates,
         )
+
+
+class NameIndex:
+    """Contacts' name forms ("Paola Rossi", "Paola", "Rossi") → person ids, for quick lookup."""
+
+    def __init__(self, people: Iterable[tuple[str, str]], me_names: Sequence[str] = ()) -> None:
+        self.display = dict(people)
+        self.forms: dict[str, list[str]] = {}
+        for form, pid in _name_forms(self.display.items(), me_names):
+            self.forms.setdefault(form, []).append(pid)
+        self.longest = max((len(f.split()) for f in self.forms), default=0)
+
+    def strip(self, text: str) -> tuple[str, list[tuple[str, str]]]:
+        """Remove the capitalised name forms in `text` (longest first); (text, [(form, id)])."""
+        found: list[tuple[str, str]] = []
+        words = list(re.finditer(r"[^\W\d_][\w'’-]*", text))
+        spans: list[tuple[int, int]] = []
+        i = 0
+        while i < len(words):
+            for n in range(min(self.longest, len(words) - i), 0, -1):
+                run = words[i : i + n]
+                if not all(w.group(0)[:1].isupper() for w in run):
+                    continue
+                last = re.sub(r"['’]s$", "", run[-1].group(0))
+                form = " ".join([w.group(0) for w in run[:-1]] + [last])
+                ids = self.forms.get(form)
+                if ids:
+                    found += [(form, pid) for pid in ids if (form, pid) not in found]
+                    spans.append((run[0].start(), run[-1].end()))
+                    i += n
+                    break
+            else:
+                i += 1
+        for start, end in reversed(spans):
+            text = text[:start] + " " + text[end:]
+        return text, found
 
 
 def day_first(locale: str) -> bool:
@@ -175,33 +242,30 @@ def understand(
     *,
     now: datetime,
     tz: ZoneInfo,
-    people: Iterable[tuple[str, str]] = (),
+    people: Iterable[tuple[str, str]] | NameIndex = (),
     me_names: Sequence[str] = (),
     locale: str = "en_US",
     literal: bool = False,
-    dates: bool = True,
 ) -> Understood:
     """Read a search question; `literal` returns it untouched (the `--literal` switch)."""
     if literal or not question.strip():
         return Understood(question, question, question, literal=literal)
     text = question
     date_range = phrase = order = None
-    if dates:
-        found = numeric_date(text, locale)
-        if found:
-            date_range, phrase, order, span = found
-            text = text[: span[0]] + " " + text[span[1] :]
-        else:
-            enriched = enrich_mod.enrich(text, now, tz)
-            if enriched.date_range and enriched.phrase:
-                date_range, phrase = enriched.date_range, enriched.phrase
-                text = _remove(text, phrase)
+    found = numeric_date(text, locale)
+    if found:
+        date_range, phrase, order, span = found
+        text = text[: span[0]] + " " + text[span[1] :]
+    elif _DATEISH.search(text):
+        enriched = enrich_mod.enrich(text, now, tz)
+        if enriched.date_range and enriched.phrase:
+            date_range, phrase = enriched.date_range, enriched.phrase
+            text = _remove(text, phrase)
     semantic = _tidy(text) if date_range else question
     text, me = _strip_names(text, [(n, "") for n in me_names])
-    people = list(people)
-    text, said = _strip_names(text, _name_forms(people, me_names))
-    names = dict(people)
-    mentions = tuple(PersonMention(pid, names.get(pid, w), w) for w, pid in said)
+    index = people if isinstance(people, NameIndex) else NameIndex(people, me_names)
+    text, said = index.strip(text)
+    mentions = tuple(PersonMention(pid, index.display.get(pid, w), w) for w, pid in said)
     lexical, dropped = _drop_scaffolding(text)
     if not lexical:  # a question of nothing but scaffolding: search its words after all
         lexical, dropped = " ".join(_WORD.findall(text)) or question, ()

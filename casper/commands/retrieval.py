@@ -119,6 +119,9 @@ def search(
     from rich.console import Console
 
     console = Console()
+    if understood is not None and understood.rewritten:
+        line = f"[dim]read as: {understood.summary()} (--literal to search as typed)[/]"
+        _stderr().print(line, soft_wrap=True)
     if not hits:
         console.print("no matching messages")
     for line in hits_table(hits, tz):

@@ -152,6 +152,22 @@ def test_search_finds_planted_messages_with_filters(indexed, demo_src) -> None: 
     assert keys["sushi_jp"] in [m["guid"] for h in japanese["hits"] for m in h["messages"]]
 
 
+def test_search_reports_how_it_read_the_question(indexed) -> None:  # noqa: ANN001
+    home, _ = indexed
+    asked = "What did Priya say about the dentist on 2024-03-05?"
+    read = json.loads(run(home, "search", asked, "--json").stdout)["understood"]
+    assert read["literal"] is False
+    assert read["lexical_query"] == "say about the dentist"
+    assert read["dates"]["from"] == read["dates"]["to"] == "2024-03-05"
+    assert [p["said"] for p in read["people"]] == ["Priya"]
+    assert {"what", "did"} <= set(read["dropped"])
+    literal = json.loads(run(home, "search", asked, "--literal", "--json").stdout)["understood"]
+    assert literal == {"literal": True, "lexical_query": asked}
+    human = run(home, "search", asked)
+    said = " ".join(human.stderr.split())
+    assert "read as:" in said and "chats with Priya" in said
+
+
 def test_show_prints_the_conversation_around_a_message(indexed, demo_src) -> None:  # noqa: ANN001
     home, _ = indexed
     guid = demo_src.facts["keys"]["dentist_moved"]

@@ -112,3 +112,11 @@ def test_lowercase_words_that_look_like_names_are_not_people() -> None:
     people = [("p_will", "Will Turner")]
     u = read("what will the weather be", people=people)
     assert u.people == ()
+
+
+def test_the_summary_line_says_what_was_read() -> None:
+    u = read("When did Fahim visit the museum on 17.01.2024?")
+    assert (
+        u.summary()
+        == "words 'visit the museum' · 'on 17.01.2024' = 2024-01-17 · chats with Fahim Khan"
+    )

@@ -28,7 +28,8 @@ bench: setup
 	$(BIN)/python -m bench
 
 eval: setup
-	$(BIN)/casper eval --dataset synthetic && $(BIN)/casper eval --dataset locomo
+	$(BIN)/casper eval --dataset synthetic && $(BIN)/casper eval --dataset locomo \
+		&& $(BIN)/casper eval --dataset locomo-verbatim --unit 3x1
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

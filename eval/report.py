@@ -132,6 +132,65 @@ def summary_rows(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def hybrid_vs_legs(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each hybrid run against the better of its own legs (same unit, embedder, reading).
+
+    The legs are bm25 on the same lexical backend and vector; `margin` is hybrid minus the
+    best leg's message recall@k, so a negative margin means fusion lost to a single leg.
+    """
+    runs = doc.get("runs", [])
+
+    def key(r: Mapping[str, Any]) -> tuple[Any, ...]:
+        return r["unit"], r["embedder"], r.get("literal", False)
+
+    out = []
+    for run in runs:
+        if run["mode"] != "hybrid" or run["rerank"]:
+            continue
+        legs = [
+            r
+            for r in runs
+            if key(r) == key(run)
+            and not r["rerank"]
+            and (r["mode"] == "vector" or (r["mode"] == "bm25" and r["lexical"] == run["lexical"]))
+        ]
+        if not legs:
+            continue
+        row: dict[str, Any] = {"label": run["label"], "ks": {}}
+        for k in doc.get("ks", []):
+            metric = f"message_recall@{k}"
+            best = max(legs, key=lambda r, m=metric: r["metrics"].get(m, 0.0))
+            value = run["metrics"].get(metric, 0.0)
+            row["ks"][k] = {
+                "hybrid": value,
+                "best_leg": best["mode"],
+                "best": best["metrics"].get(metric, 0.0),
+                "margin": value - best["metrics"].get(metric, 0.0),
+            }
+        out.append(row)
+    return out
+
+
+def _category_tables(doc: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per-category message recall at every k, one table per run that is not an ablation."""
+    lines: list[str] = []
+    ks = list(doc.get("ks", []))
+    for run in runs:
+        if run.get("literal") or run.get("fuse", "convex") != "convex" or run["rerank"]:
+            continue
+        cats = sorted(run["by_category"])
+        if len(cats) < 2:
+            continue
+        lines += [f"### {run['label']}: message recall by category", ""]
+        body = [
+            [f"{c} (n={int(run['by_category'][c].get('questions', 0))})"]
+            + [_fmt(run["by_category"][c].get(f"message_recall@{k}")) for k in ks]
+            for c in cats
+        ]
+        lines += _table(["category", *[f"R@{k}" for k in ks]], body) + [""]
+    return lines
+
+
 def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
     """The human-readable report of one run document."""
     lines = [
@@ -169,6 +228,28 @@ def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
                 + [_fmt(ref["by_category"].get(c, {}).get(f"message_recall@{k}")) for c in cats]
             )
         lines += _table(["run", *counts], body) + [""]
+    checks = hybrid_vs_legs(doc)
+    if checks:
+        ks = list(doc.get("ks", []))
+        lines += [
+            "## fusion: hybrid against its best single leg",
+            "",
+            "Message recall@k (percent) of each hybrid run minus the better of its own bm25 "
+            "and vector runs (same unit, embedder and query reading); negative = fusion lost.",
+            "",
+        ]
+        body = [
+            [row["label"]]
+            + [
+                f"{100 * c['hybrid']:.1f} vs {c['best_leg']} {100 * c['best']:.1f} "
+                f"({100 * c['margin']:+.1f})"
+                for c in (row["ks"][k] for k in ks)
+            ]
+            for row in checks
+        ]
+        lines += _table(["hybrid run", *[f"R@{k}" for k in ks]], body) + [""]
+    if runs:
+        lines += _category_tables(doc, runs)
     if doc.get("skipped"):
         lines += ["## skipped", ""] + [f"- {s['label']}: {s['reason']}" for s in doc["skipped"]]
         lines.append("")

@@ -261,8 +261,11 @@ def understand(
         if enriched.date_range and enriched.phrase:
             date_range, phrase = enriched.date_range, enriched.phrase
             text = _remove(text, phrase)
-    semantic = _tidy(text) if date_range else question
+    text_for_vector = text
     text, me = _strip_names(text, [(n, "") for n in me_names])
+    if me:  # the owner's messages are labelled "me": ask the embedder in the first person
+        text_for_vector = first_person(text_for_vector, [w for w, _ in me])
+    semantic = _tidy(text_for_vector) if (date_range or me) else question
     index = people if isinstance(people, NameIndex) else NameIndex(people, me_names)
     text, said = index.strip(text)
     mentions = tuple(PersonMention(pid, index.display.get(pid, w), w) for w, pid in said)
@@ -280,6 +283,35 @@ def understand(
         tuple(w for w, _ in me),
         dropped,
     )
+
+
+# Auxiliaries before the owner's name, in their first-person form ("did Kevin" → "did I").
+_AUX = {
+    "did": "did", "does": "do", "do": "do", "is": "am", "was": "was", "has": "have",
+    "have": "have", "had": "had", "would": "would", "will": "will", "can": "can",
+    "could": "could", "should": "should", "might": "might", "may": "may",
+}  # fmt: skip
+
+
+def first_person(text: str, names: Sequence[str]) -> str:
+    """ "When did Kevin go…" → "When did I go…", "Kevin's" → "my", other mentions → "me"."""
+    for owner in names:
+        name = re.escape(owner)
+        text = re.sub(rf"\b{name}['’]s\b", "my", text)
+        text = re.sub(
+            rf"\b({'|'.join(_AUX)})\s+{name}\b",
+            lambda m: f"{_cased(_AUX[m[1].lower()], m[1])} I",
+            text,
+            flags=re.IGNORECASE,
+        )
+        text = re.sub(rf"^(\s*){name}\b", r"\1I", text)
+        text = re.sub(rf"\b(and|or)\s+{name}\b", r"\1 I", text)
+        text = re.sub(rf"\b{name}\b", "me", text)
+    return text
+
+
+def _cased(word: str, like: str) -> str:
+    return word.capitalize() if like[:1].isupper() else word
 
 
 def _name_forms(

@@ -120,3 +120,17 @@ def test_the_summary_line_says_what_was_read() -> None:
         u.summary()
         == "words 'visit the museum' · 'on 17.01.2024' = 2024-01-17 · chats with Fahim Khan"
     )
+
+
+@pytest.mark.parametrize(
+    ("asked", "semantic"),
+    [
+        ("When did Kevin go to Paris?", "When did I go to Paris?"),
+        ("What is Kevin's favourite food?", "What is my favourite food?"),
+        ("Kevin went where?", "I went where?"),
+        ("Did Sam and Kevin meet?", "Did Sam and I meet?"),
+        ("What did Sam give Kevin?", "What did Sam give me?"),
+    ],
+)
+def test_the_embedder_is_asked_in_the_first_person(asked: str, semantic: str) -> None:
+    assert read(asked, me_names=("Kevin",)).semantic == semantic

@@ -172,11 +172,12 @@ def hybrid_vs_legs(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _category_tables(doc: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Per-category message recall at every k, one table per run that is not an ablation."""
+    """Per-category message recall at every k for each default hybrid run (not ablations)."""
     lines: list[str] = []
     ks = list(doc.get("ks", []))
     for run in runs:
-        if run.get("literal") or run.get("fuse", "convex") != "convex" or run["rerank"]:
+        ablation = run.get("literal") or run.get("fuse", "convex") != "convex"
+        if run["mode"] != "hybrid" or ablation:
             continue
         cats = sorted(run["by_category"])
         if len(cats) < 2:

@@ -45,10 +45,10 @@ class Config:
     temperature: float = 0.0
     thinking: bool = False
     timezone: str | None = None  # None → the machine's local time zone
-    # language_COUNTRY: which country's holidays "labour day" or "Mother's Day" mean
+    # language_COUNTRY: which country's holidays "labour day" or "Mother's Day" mean, and the
+    # order of numeric dates in search questions (3/4 = March 4th in en_US, 3 April in en_GB)
     locale: str = "en_US"
     history_token_budget: int = 2000  # `casper chat` keeps this much history verbatim
-    locale: str = "en_US"  # numeric date order in questions (3/4 = March 4th in en_US)
     me_names: tuple[str, ...] = ()  # the owner's own names: "Kevin" in a question means "me"
 
     @property

@@ -139,7 +139,9 @@ class Reader:
         me_names: Sequence[str] = (),
         locale: str = "en_US",
         tz: ZoneInfo | None = None,
+        coverage: tuple[date, date] | None = None,
     ) -> None:
+        self.coverage = coverage  # first and last indexed day: "in January" means one inside
         self.people = list(people)
         self.me_names = tuple(me_names)
         self.locale = locale
@@ -155,6 +157,7 @@ class Reader:
             me_names=self.me_names,
             locale=self.locale,
             literal=literal,
+            coverage=self.coverage,
         )
 
 
@@ -246,6 +249,7 @@ def understand(
     me_names: Sequence[str] = (),
     locale: str = "en_US",
     literal: bool = False,
+    coverage: tuple[date, date] | None = None,
 ) -> Understood:
     """Read a search question; `literal` returns it untouched (the `--literal` switch)."""
     if literal or not question.strip():
@@ -257,7 +261,7 @@ def understand(
         date_range, phrase, order, span = found
         text = text[: span[0]] + " " + text[span[1] :]
     elif _DATEISH.search(text):
-        enriched = enrich_mod.enrich(text, now, tz)
+        enriched = enrich_mod.enrich(text, now, tz, locale=locale, coverage=coverage)
         if enriched.date_range and enriched.phrase:
             date_range, phrase = enriched.date_range, enriched.phrase
             text = _remove(text, phrase)

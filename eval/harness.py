@@ -260,6 +260,7 @@ def make_search(
     spec: RunSpec | None = None,
 ) -> Any:
     """A Retriever over one variant's index, sharing the loaded models across runs."""
+    from casper.answer import covered_days
     from casper.commands.wiring import open_index
     from casper.query import Reader
     from casper.retrieve import Retriever
@@ -279,6 +280,7 @@ def make_search(
             me_names=vcfg.me_names,
             locale=vcfg.locale,
             tz=local_tz(vcfg.timezone),
+            coverage=covered_days(store, local_tz(vcfg.timezone)),
         ),
     )
 

@@ -17,6 +17,7 @@ def make_retriever(
     cfg: Config, store: Store, *, rerank: bool = True, lexical: str | None = None
 ) -> Any:
     """Embedder + index + (optional) reranker → Retriever. Says once if rerank is off."""
+    from casper.answer import covered_days
     from casper.backends.factory import make_embedder, make_reranker
     from casper.query import Reader
     from casper.retrieve import Retriever
@@ -41,6 +42,7 @@ def make_retriever(
             me_names=cfg.me_names,
             locale=cfg.locale,
             tz=local_tz(cfg.timezone),
+            coverage=covered_days(store, local_tz(cfg.timezone)),
         ),
     )
 

@@ -134,3 +134,9 @@ def test_the_summary_line_says_what_was_read() -> None:
 )
 def test_the_embedder_is_asked_in_the_first_person(asked: str, semantic: str) -> None:
     assert read(asked, me_names=("Kevin",)).semantic == semantic
+
+
+def test_a_month_without_a_year_means_one_the_index_covers() -> None:
+    covered = (date(2023, 1, 5), date(2023, 12, 20))
+    u = read("where did we go hiking in October?", coverage=covered)
+    assert u.date_range == (date(2023, 10, 1), date(2023, 10, 31))

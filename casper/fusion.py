@@ -14,8 +14,8 @@ RRF_K = 60
 # Hybrid fusion: the convex combination of min-max normalised leg scores (Bruch et al. 2023,
 # "An Analysis of Fusion Functions for Hybrid Retrieval"); the weight is the vector leg's.
 # Tuned on LoCoMo conversations 26-43 + the synthetic set, reported on 44-50 (README): 0.4
-# was the one setting at or above the best single leg at k = 5, 10, 25 on the tuning sets;
-# RRF (k = 60) was below BM25 on LoCoMo, more vector weight lost LoCoMo, less lost synthetic.
+# stayed at or above the best single leg at k = 5, 10, 25 on the tuning sets; RRF (k = 60)
+# was below BM25 on LoCoMo, more vector weight lost LoCoMo, less lost the synthetic set.
 VECTOR_WEIGHT = 0.4
 FUSIONS = ("convex", "rrf")
 SCOPE_BOOST = 1.0  # what a question names (a date, a person) adds its own fused score again

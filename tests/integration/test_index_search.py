@@ -347,3 +347,13 @@ def test_a_named_contact_is_boosted_and_left_out_of_bm25(index: ChunkIndex, stor
     me.search("When did Sam mention the dentist?", mode="bm25")
     assert me.understood is not None and me.understood.me == ("Sam",)
     assert me.understood.person_id is None
+
+
+def test_rrf_stays_available_for_the_ablation(index: ChunkIndex, store: Store) -> None:
+    convex = Retriever(index, HashEmbedder(), store=store)
+    rrf = Retriever(index, HashEmbedder(), store=store, fuse="rrf")
+    a, b = convex.search("dinner", k=3), rrf.search("dinner", k=3)
+    assert {h.chunk_id for h in a} and {h.chunk_id for h in b}
+    assert all(h.score <= 2 / 61 + 1e-12 for h in b)  # reciprocal ranks, k = 60: ≤ 1/61 a leg
+    with pytest.raises(ValueError):
+        Retriever(index, HashEmbedder(), store=store, fuse="max")

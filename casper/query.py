@@ -113,13 +113,13 @@ class Understood:
                 "from": start.isoformat(),
                 "to": end.isoformat(),
                 "order": self.date_order,
-                "use": "ranked first",
+                "use": "boosted",
             }
         if self.people:
             doc["people"] = [
                 {"id": p.person_id, "name": p.name, "said": p.said} for p in self.people
             ]
-            doc["people_use"] = "ranked first" if self.person_id else "ambiguous, not used"
+            doc["people_use"] = "boosted" if self.person_id else "ambiguous, not used"
         if self.me:
             doc["me"] = list(self.me)
         if self.dropped:

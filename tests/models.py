@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from casper.backends.factory import quiet_transformers
+from casper.backends.loading import quiet_transformers
 
 QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Qwen marks these as added but not special, so they survive decoding and reach the parser.

@@ -113,6 +113,13 @@ def test_backends_stay_adapters(path: Path) -> None:
     assert not _starts(imports(path, top_level_only=True), HEAVY - {"sqlite3"})
 
 
+@pytest.mark.parametrize("path", files("casper/backends"), ids=str)
+def test_adapters_never_import_the_factory(path: Path) -> None:
+    # the factory imports the adapters; the reverse would be an import circle
+    if path.name != "factory.py":
+        assert "casper.backends.factory" not in imports(path)
+
+
 @pytest.mark.parametrize("path", files("casper", "ingest", "eval"), ids=str)
 def test_product_code_never_imports_tests(path: Path) -> None:
     assert not _starts(imports(path), {"tests", "notebooks", "bench"})

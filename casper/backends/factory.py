@@ -1,15 +1,11 @@
 """The only place concrete backends are chosen: make_embedder / make_reranker / make_engine.
 
 Imports: casper.config, casper.errors, casper.protocols; adapters (and heavy libraries) lazily.
-Also holds the small model-location helpers the adapters share (path vs hub id, offline hints).
+The helpers the adapters share live in `casper.backends.loading` (no import circle).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from casper.config import Config
@@ -17,67 +13,6 @@ from casper.errors import ModelUnavailable
 
 if TYPE_CHECKING:
     from casper.protocols import Embedder, Engine, Reranker
-
-_TRUTHY = {"1", "true", "yes", "on"}
-
-
-def hub_offline() -> bool:
-    """True when HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) asks for no downloads."""
-    return any(
-        os.environ.get(var, "").strip().lower() in _TRUTHY
-        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-    )
-
-
-def local_model_path(model: str) -> Path | None:
-    """The local directory `model` names, or None for a hub id; a missing path raises."""
-    path = Path(model).expanduser()
-    if path.exists():
-        return path
-    if model.startswith(("/", "~", ".")) or "\\" in model or model.count("/") > 1:
-        raise ModelUnavailable(
-            f"model path {model} does not exist",
-            hint="check the path (a directory with config.json and weights) in config.toml "
-            "or the --model flag",
-        )
-    return None
-
-
-def load_failure(kind: str, model: str, exc: BaseException) -> ModelUnavailable:
-    """Turn any load exception into ModelUnavailable with a hint fitting the situation."""
-    detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-    message = f"cannot load {kind} {model}: {type(exc).__name__}"
-    if detail:
-        message += f": {detail}"
-    if Path(model).expanduser().exists():
-        hint = "the directory exists but is not a loadable model; re-download or fix the path"
-    elif hub_offline():
-        hint = (
-            f"{model} is not in the local model cache (Casper never downloads while answering); "
-            "run `casper pull` once while online, or point the setting at a local copy"
-        )
-    else:
-        hint = (
-            "check the model id and your connection; it is downloaded once and then cached "
-            "(or point the setting at a local copy)"
-        )
-    return ModelUnavailable(message, hint=hint)
-
-
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Silence transformers' progress bars and info logs while a model loads."""
-    from transformers.utils import logging as hf_logging
-
-    bars, level = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 def make_embedder(cfg: Config) -> Embedder:

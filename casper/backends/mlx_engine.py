@@ -1,6 +1,6 @@
 """MlxEngine: the concrete Engine over mlx-lm (Qwen chat templates, streamed, tool calls parsed).
 
-Imports: casper.protocols, casper.errors, casper.backends.{factory,toolcalls}; mlx_lm lazily.
+Imports: casper.protocols, casper.errors, casper.backends.{loading,toolcalls}; mlx_lm lazily.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from casper.backends.factory import load_failure, local_model_path
+from casper.backends.loading import load_failure, local_model_path
 from casper.backends.toolcalls import (
     CALL_END,
     CALL_START,

@@ -1,6 +1,6 @@
 """CrossEncoderReranker: scores (query, passage) pairs with a sentence-transformers CrossEncoder.
 
-Imports: casper.backends.factory helpers; sentence_transformers lazily. Scores are aligned with
+Imports: casper.backends.loading helpers; sentence_transformers lazily. Scores are aligned with
 the input; sorting and top-k belong to `casper.fusion`.
 """
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from casper.backends.factory import (
+from casper.backends.loading import (
     hub_offline,
     load_failure,
     local_model_path,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from casper.backends import factory
+from casper.backends import factory, loading
 from casper.backends.embedder import family_prefixes
 from casper.config import Config
 from casper.errors import ModelUnavailable
@@ -50,11 +50,11 @@ def test_engine_and_embedder_bad_paths_raise(tmp_path: Path) -> None:
 
 
 def test_local_model_path_tells_paths_from_hub_ids(tmp_path: Path) -> None:
-    assert factory.local_model_path(str(tmp_path)) == tmp_path
-    assert factory.local_model_path("mlx-community/Qwen3-4B-4bit") is None
+    assert loading.local_model_path(str(tmp_path)) == tmp_path
+    assert loading.local_model_path("mlx-community/Qwen3-4B-4bit") is None
     for missing in ("./models/x", "/abs/missing", "~/missing", "a/b/c"):
         with pytest.raises(ModelUnavailable):
-            factory.local_model_path(missing)
+            loading.local_model_path(missing)
 
 
 @pytest.mark.parametrize(("value", "offline"), [("1", True), ("true", True), ("0", False)])
@@ -63,20 +63,20 @@ def test_hub_offline_reads_the_environment(
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", value)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    assert factory.hub_offline() is offline
+    assert loading.hub_offline() is offline
 
 
 def test_load_failure_hints_fit_the_situation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    error = factory.load_failure("rerank model", "org/model", OSError("not found\nmore"))
+    error = loading.load_failure("rerank model", "org/model", OSError("not found\nmore"))
     assert error.message == "cannot load rerank model org/model: OSError: not found"
     assert error.hint and "casper pull" in error.hint
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
-    assert "connection" in (factory.load_failure("x", "org/model", ValueError()).hint or "")
+    assert "connection" in (loading.load_failure("x", "org/model", ValueError()).hint or "")
     assert "not a loadable model" in (
-        factory.load_failure("x", str(tmp_path), KeyError()).hint or ""
+        loading.load_failure("x", str(tmp_path), KeyError()).hint or ""
     )
 
 

@@ -111,4 +111,22 @@ def run_checks(cfg: Config) -> dict[str, Any]:
         checks.append(
             _check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
         )
+    checks.append(_reranker_check(cfg))
     return {"checks": checks, "counts": counts}
+
+
+def _reranker_check(cfg: Config) -> dict[str, Any]:
+    """The reranker's state without loading it: off, known missing (the notice search said once),
+    or where it would load from."""
+    from casper.backends.optional import model_probe, reranker_notice
+
+    if not cfg.rerank or not cfg.rerank_model:
+        return _check("reranker", "ok", "off (rerank = false)")
+    hint = "run `casper pull` once while online, or set rerank = false in config.toml"
+    notice = reranker_notice(cfg)
+    if notice is not None and notice.get("probe") == model_probe(cfg.rerank_model):
+        since = notice.get("since", "?")
+        return _check("reranker", "warn", f"unavailable since {since}: {notice['reason']}", hint)
+    if model_probe(cfg.rerank_model).endswith(":absent"):
+        return _check("reranker", "warn", f"{cfg.rerank_model} is not in the local cache", hint)
+    return _check("reranker", "ok", f"{cfg.rerank_model} (found locally)")

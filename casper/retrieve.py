@@ -109,6 +109,7 @@ class Retriever:
         started = time.perf_counter()
         self.timings = {}
         self._last_vec = None
+        self.index.refresh_if_stale()  # a `casper index` in another process may have published
         where = Filter(person_id=person_id, chat_id=chat_id, since=since, until=until)
         u = self._read(query, literal, now)
         self.understood = u

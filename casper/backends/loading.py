@@ -6,7 +6,9 @@ Imports: casper.errors; transformers lazily.
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,3 +75,20 @@ def quiet_transformers() -> Iterator[None]:
         hf_logging.set_verbosity(level)
         if bars:
             hf_logging.enable_progress_bar()
+
+
+@contextmanager
+def quiet_load_failure() -> Iterator[None]:
+    """Keep the hub's retry warnings and library warnings off stderr while loading a model whose
+    failure is expected and reported by us (as one ModelUnavailable), e.g. a missing reranker."""
+    loggers = [logging.getLogger(n) for n in ("huggingface_hub", "sentence_transformers")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)

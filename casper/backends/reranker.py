@@ -15,6 +15,7 @@ from casper.backends.loading import (
     hub_offline,
     load_failure,
     local_model_path,
+    quiet_load_failure,
     quiet_transformers,
 )
 
@@ -56,7 +57,7 @@ def _load(model: str, device: str, local_only: bool, max_length: int | None) -> 
     try:
         from sentence_transformers import CrossEncoder
 
-        with quiet_transformers():
+        with quiet_load_failure(), quiet_transformers():
             return CrossEncoder(
                 model, device=device, local_files_only=local_only, max_length=max_length
             )

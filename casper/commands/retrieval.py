@@ -14,21 +14,37 @@ from casper.timeutil import day_bounds, local_tz
 
 
 def make_retriever(
-    cfg: Config, store: Store, *, rerank: bool = True, lexical: str | None = None
+    cfg: Config,
+    store: Store,
+    *,
+    rerank: bool = True,
+    lexical: str | None = None,
+    mode: str = "hybrid",
 ) -> Any:
-    """Embedder + index + (optional) reranker → Retriever. Says once if rerank is off."""
+    """Embedder + index + (optional) reranker → Retriever.
+
+    With `mode="bm25"` the embedder is a LazyEmbedder: built (and checked against the index)
+    only if a vector is ever asked for, so a BM25 search never imports torch. A reranker that
+    can't be loaded is said once (remembered in the data dir) and then only by `casper doctor`.
+    """
     from casper.answer import covered_days
-    from casper.backends.factory import make_embedder, make_reranker
+    from casper.backends import factory
+    from casper.backends.optional import load_reranker
     from casper.query import Reader
     from casper.retrieve import Retriever
 
-    embedder = make_embedder(cfg)
-    index = open_index(cfg, embedder)
-    reranker = None
-    if rerank and cfg.rerank and cfg.rerank_model:
-        reranker, reason = make_reranker(cfg)
-        if reranker is None and reason:
-            _stderr().print(f"[dim]rerank off: {reason}[/]")
+    if mode == "bm25":
+        from casper.backends.lazy import LazyEmbedder
+
+        index = open_index(cfg, None)
+        embedder: Any = LazyEmbedder(
+            lambda: factory.make_embedder(cfg), name=cfg.embed_model, check=index.check_embedder
+        )
+    else:
+        embedder = factory.make_embedder(cfg)
+        index = open_index(cfg, embedder)
+    say = lambda line: _stderr().print(line, style="dim", highlight=False, soft_wrap=True)  # noqa: E731
+    reranker = load_reranker(cfg, say) if rerank else None
     return Retriever(
         index,
         embedder,
@@ -90,7 +106,7 @@ def search(
             )
         chat_id = found[0].id
     start, end = day_bounds(since, until, tz, locale=cfg.locale)
-    retriever = make_retriever(cfg, store, rerank=not no_rerank, lexical=lexical)
+    retriever = make_retriever(cfg, store, rerank=not no_rerank, lexical=lexical, mode=mode)
     hits = retriever.search(
         query,
         person_id=person_id,

@@ -18,8 +18,9 @@ def open_store(cfg: Config, *, must_exist: bool = True) -> Store:
     return Store.open(cfg.store_path)
 
 
-def open_index(cfg: Config, embedder: Any, *, create: bool = False) -> Any:
-    """The LanceDB chunk index, checked against the embedder and chunker it was built with."""
+def open_index(cfg: Config, embedder: Any | None, *, create: bool = False) -> Any:
+    """The LanceDB chunk index, checked against the embedder and chunker it was built with
+    (`embedder=None`: whichever model built it, for BM25-only use without loading one)."""
     import os
 
     # lance's Rust logger warns on routine events (a new table); keep stderr for real problems
@@ -31,9 +32,9 @@ def open_index(cfg: Config, embedder: Any, *, create: bool = False) -> Any:
         raise IndexMissing(f"no search index in {cfg.data_dir}")
     return ChunkIndex.open(
         cfg.index_dir,
-        embedder_name=embedder.name,
-        dim=embedder.dim,
-        checksum=getattr(embedder, "checksum", ""),
+        embedder_name=embedder.name if embedder is not None else None,
+        dim=embedder.dim if embedder is not None else None,
+        checksum=getattr(embedder, "checksum", "") if embedder is not None else None,
         chunker_version=chunker_signature(
             cfg.chunk_size, cfg.chunk_stride, cfg.chunk_gap_s, cfg.chunk_max_chars
         ),

@@ -1,6 +1,13 @@
 """The chunk index: one LanceDB table (FTS + scalar indexes) plus an in-memory vector matrix.
 
-Imports: lancedb, pyarrow, numpy, casper.records, casper.chunking, casper.errors.
+Generations: a writer (`casper index`) works on the table's head and, when done, `publish`es it
+by writing `generation.json` last; only then are older versions cleaned up. Readers open and stay
+on the published version (never a half-written head), and `refresh_if_stale()` (one `stat`)
+moves them to a newer one; a read that races the cleanup of the version it held reopens at the
+new generation and retries once.
+
+Imports: pyarrow, numpy, casper.records, casper.chunking, casper.errors; lancedb lazily (it costs
+~1.4 s to import, and a process that never opens the index should not pay it).
 """
 
 from __future__ import annotations
@@ -9,14 +16,14 @@ import json
 import logging
 import os
 import shutil
+import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
@@ -36,7 +43,19 @@ log = logging.getLogger(__name__)
 
 TABLE = "chunks"
 MANIFEST = "manifest.json"
+GENERATION = "generation.json"
 SCHEMA_VERSION = 1
+# Manifest keys that say which model and chunker wrote the vectors (checked on open); the
+# others (the source the chunks came from) are bookkeeping.
+IDENTITY = ("schema", "embedder", "dim", "checksum", "chunker")
+# Old versions still hold deleted messages' text, so once a new generation is published every
+# older version goes. A time-based grace would not protect a long-lived reader anyway: Lance ages
+# a version from when it was written, and a service's generation may be hours old. Readers that
+# lose the race reopen at the new generation and retry once instead.
+CLEANUP_OLDER_THAN = timedelta(0)
+KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader holds goes early
+_REOPEN_TRIES = 3
+T = TypeVar("T")
 _IN_BATCH = 1000  # ids per `id IN (...)` predicate
 _CHUNK_COLS = [
     "id", "chat_id", "chat_name", "participants", "person_ids", "start", "end",
@@ -128,12 +147,17 @@ def _index_specs() -> list[tuple[str, str, Any]]:
 class ChunkIndex:
     """Chunks with vectors in LanceDB; exact-or-binary vector search served from memory."""
 
-    def __init__(self, index_dir: Path, db: Any, table: Any, dim: int) -> None:
+    def __init__(
+        self, index_dir: Path, db: Any, table: Any, dim: int, manifest: dict[str, Any]
+    ) -> None:
         self.dir = index_dir
         self.dim = dim
         self._db = db
         self.table = table
+        self.manifest = manifest
         self._matrix: VectorMatrix | None = None
+        self._writing = False  # a writer works on the head; readers stay on a generation
+        self._seen: tuple[int, int, int] | None = None  # generation file identity last read
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -141,47 +165,155 @@ class ChunkIndex:
         cls,
         index_dir: Path,
         *,
-        embedder_name: str,
-        dim: int,
-        checksum: str,
+        embedder_name: str | None,
+        dim: int | None,
+        checksum: str | None,
         chunker_version: str,
         create: bool = True,
         reset: bool = False,
     ) -> ChunkIndex:
-        """Open the index; a different model or chunker raises IndexMismatch, not mixed vectors."""
+        """Open the index at its published generation; a different model or chunker raises
+        IndexMismatch, not mixed vectors. `embedder_name=None` accepts the recorded model (for
+        BM25-only use without loading one; `check_embedder` verifies a model loaded later)."""
         index_dir = Path(index_dir)
-        expected = {
-            "schema": SCHEMA_VERSION, "embedder": embedder_name, "dim": int(dim),
-            "checksum": checksum, "chunker": chunker_version,
-        }  # fmt: skip
-        manifest = index_dir / MANIFEST
         if reset and index_dir.exists():
             _remove_index(index_dir)
+        found = _read_json(index_dir / MANIFEST)
+        if embedder_name is None:
+            embedder_name, dim, checksum = (
+                found.get("embedder"),
+                found.get("dim"),
+                found.get("checksum"),
+            )
+        expected = {
+            "schema": SCHEMA_VERSION, "embedder": embedder_name, "dim": dim,
+            "checksum": checksum, "chunker": chunker_version,
+        }  # fmt: skip
         if not (index_dir / f"{TABLE}.lance").exists():
             if not create:
                 raise IndexMissing(f"no search index at {index_dir}")
+            if embedder_name is None or dim is None:
+                raise IndexMissing(f"no search index at {index_dir}")
             return cls._create(index_dir, expected)
-        found = json.loads(manifest.read_text()) if manifest.exists() else {}
-        if found != expected:
+        if not found or {k: found.get(k) for k in IDENTITY} != expected:
             raise IndexMismatch(_mismatch_message(found, expected))
-        db = lancedb.connect(str(index_dir))
-        return cls(index_dir, db, db.open_table(TABLE), dim)
+        index = cls(index_dir, None, None, int(found["dim"]), found)
+        index._reopen()
+        return index
 
     @classmethod
     def _create(cls, index_dir: Path, manifest: dict[str, Any]) -> ChunkIndex:
+        import lancedb
+
         with private_files():
             index_dir.mkdir(parents=True, exist_ok=True)
             os.chmod(index_dir, 0o700)
             db = lancedb.connect(str(index_dir))
             table = db.create_table(TABLE, schema=table_schema(manifest["dim"]))
-            tmp = index_dir / (MANIFEST + ".tmp")
-            tmp.write_text(json.dumps(manifest, indent=1))
-            os.replace(tmp, index_dir / MANIFEST)
-        return cls(index_dir, db, table, manifest["dim"])
+            _write_json(index_dir / MANIFEST, manifest)
+        index = cls(index_dir, db, table, manifest["dim"], dict(manifest))
+        index._writing = True
+        index.publish(cleanup=False)  # readers see it empty, never a half-written first run
+        return index
+
+    def check_embedder(self, embedder: Any) -> None:
+        """Raise IndexMismatch unless `embedder` is the model this index's vectors came from."""
+        now = {
+            "embedder": embedder.name,
+            "dim": int(embedder.dim),
+            "checksum": getattr(embedder, "checksum", ""),
+        }
+        recorded = {k: self.manifest.get(k) for k in now}
+        if recorded != now:
+            raise IndexMismatch(_mismatch_message(self.manifest, {**self.manifest, **now}))
 
     @property
     def version(self) -> int:
         return int(self.table.version)
+
+    # ---- generations ---------------------------------------------------------------------
+    def generation(self) -> int:
+        """The table version this process reads (the published one, for a reader)."""
+        return self.version
+
+    def refresh_if_stale(self) -> bool:
+        """Move to the newest published generation if a writer published one since we last
+        looked; True when it moved. Costs one `stat` when nothing changed (call it per request)."""
+        if self._writing or _file_key(self.dir / GENERATION) == self._seen:
+            return False
+        self._reopen()
+        return True
+
+    def publish(self, *, cleanup: bool = True) -> int:
+        """Make the head the generation readers use (the file is written last, atomically), then
+        drop older versions. Returns the published version."""
+        version = self._write_generation()
+        if cleanup:
+            with private_files(), warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                self.table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
+            if self.version != version:  # the cleanup pass compacted once more: same rows
+                version = self._write_generation()
+        return version
+
+    def _write_generation(self) -> int:
+        version = self.version
+        with private_files():
+            _write_json(self.dir / GENERATION, {"version": version, "published": time.time()})
+        self._seen = _file_key(self.dir / GENERATION)
+        return version
+
+    def _reopen(self) -> None:
+        """Open the table afresh at the published generation (the head when none is published).
+
+        A fresh connection, not a checkout on the old handle: `--rebuild` replaces the whole
+        directory, and version numbers restart with it."""
+        import lancedb
+
+        for attempt in range(_REOPEN_TRIES):
+            self._seen = _file_key(self.dir / GENERATION)
+            published = _read_json(self.dir / GENERATION).get("version")
+            manifest = _read_json(self.dir / MANIFEST)
+            if manifest and {k: manifest.get(k) for k in IDENTITY} != {
+                k: self.manifest.get(k) for k in IDENTITY
+            }:
+                raise IndexMismatch(
+                    "the search index was rebuilt with different settings while open",
+                    hint="run the command again",
+                )
+            try:
+                db = lancedb.connect(str(self.dir))
+                table = db.open_table(TABLE)
+                if published is not None and int(published) != int(table.version):
+                    table.checkout(int(published))
+            except (OSError, RuntimeError, ValueError) as exc:
+                # a writer replaced the generation (or the directory) under us: look again
+                if attempt == _REOPEN_TRIES - 1:
+                    raise IndexMissing(
+                        f"the search index in {self.dir} is being rewritten",
+                        hint="try again when `casper index` has finished",
+                    ) from exc
+                time.sleep(0.05 * (attempt + 1))
+                continue
+            self._db, self.table, self.manifest = db, table, manifest or self.manifest
+            self._matrix = None
+            return
+
+    def _read(self, fn: Callable[[], T]) -> T:
+        """Run a read; if the version it used was cleaned up meanwhile, reopen and retry once."""
+        try:
+            return fn()
+        except (OSError, RuntimeError, ValueError):
+            if self._writing:
+                raise
+            log.info("index version gone during a read; reopening at the published generation")
+            self._reopen()
+            return fn()
+
+    def _for_writing(self) -> None:
+        if not self._writing:
+            self.table.checkout_latest()  # a reader's pinned version is read-only
+            self._writing = True
 
     # ---- writing -------------------------------------------------------------------------
     def upsert(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
@@ -189,6 +321,7 @@ class ChunkIndex:
         if not chunks:
             return
         data = self._to_arrow(chunks, vectors)
+        self._for_writing()
         with private_files():
             (
                 self.table.merge_insert("id")
@@ -203,6 +336,7 @@ class ChunkIndex:
         if not chunks:
             return
         data = self._to_arrow(chunks, vectors)
+        self._for_writing()
         with private_files():
             self.table.add(data)
         self._matrix = None
@@ -239,6 +373,8 @@ class ChunkIndex:
     def delete_ids(self, ids: Sequence[str]) -> int:
         """Delete chunks by id; returns how many ids were asked for."""
         ids = list(dict.fromkeys(ids))
+        if ids:
+            self._for_writing()
         with private_files():
             for i in range(0, len(ids), _IN_BATCH):
                 part = ids[i : i + _IN_BATCH]
@@ -247,18 +383,37 @@ class ChunkIndex:
             self._matrix = None
         return len(ids)
 
-    def optimize(self) -> None:
-        """Create missing indexes, fold new rows into them, compact, drop old versions."""
-        if self.count() == 0:
-            return
+    def clear(self) -> None:
+        """Delete every chunk (readers keep the published generation until `optimize`)."""
+        self._for_writing()
         with private_files():
-            self._ensure_indices()
-            # Old versions still hold deleted messages' text: keep only the latest.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                self.table.optimize(cleanup_older_than=timedelta(0))
+            self.table.delete("true")
         self._matrix = None
-        self.matrix()  # writes the vector cache now rather than on the first search
+
+    def set_source(self, source: dict[str, str]) -> None:
+        """Record which store (and chat.db) the chunks were built from, in the manifest."""
+        self.manifest = {**self.manifest, "source": dict(source)}
+        with private_files():
+            _write_json(self.dir / MANIFEST, self.manifest)
+
+    def optimize(self) -> None:
+        """Create missing indexes, fold new rows into them, compact; then publish the result as
+        the new generation (which drops old versions, and with them deleted messages' text)."""
+        self._for_writing()
+        if self.count():
+            with private_files():
+                self._ensure_indices()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    # no cleanup yet: readers still hold the last published generation
+                    for _ in range(3):  # until compaction and index folding settle
+                        before = self.version
+                        self.table.optimize(cleanup_older_than=KEEP_WHILE_WRITING)
+                        if self.version == before:
+                            break
+            self._matrix = None
+            self.matrix()  # writes the vector cache now rather than on the first search
+        self.publish()
 
     def rebuild_fts(self) -> None:
         """Rebuild both full-text indexes from scratch."""
@@ -276,14 +431,16 @@ class ChunkIndex:
 
     # ---- reading -------------------------------------------------------------------------
     def count(self) -> int:
-        return int(self.table.count_rows())
+        return self._read(lambda: int(self.table.count_rows()))
 
     def scan(self, columns: list[str], where: str | None = None) -> pa.Table:
         """Selected columns of every row (optionally matching a SQL `where`)."""
-        query = self.table.search().select(columns).limit(None)
-        if where:
-            query = query.where(where)
-        return query.to_arrow()
+
+        def run() -> pa.Table:
+            query = self.table.search().select(columns).limit(None)
+            return (query.where(where) if where else query).to_arrow()
+
+        return self._read(run)
 
     def chunk_rows(self, chat_ids: Sequence[int]) -> dict[int, list[IndexedChunk]]:
         """The indexed chunks of several chats in one scan, grouped by chat."""
@@ -351,17 +508,19 @@ class ChunkIndex:
     ) -> list[tuple[str, float]]:
         if not query.strip() or n <= 0 or self.count() == 0:
             return []
-        builder = (
-            self.table.search(query, query_type="fts", fts_columns=column)
-            .select(["id", "_score"])
-            .limit(n)
-        )
         sql = where.sql() if where else None
-        if sql:
-            builder = builder.where(sql, prefilter=True)
+
+        def run() -> pa.Table:
+            builder = (
+                self.table.search(query, query_type="fts", fts_columns=column)
+                .select(["id", "_score"])
+                .limit(n)
+            )
+            return (builder.where(sql, prefilter=True) if sql else builder).to_arrow()
+
         try:
-            rows = builder.to_arrow()
-        except (ValueError, RuntimeError) as exc:
+            rows = self._read(run)
+        except (ValueError, RuntimeError, OSError) as exc:
             # a broken FTS index must not take search down: the other legs still answer
             log.warning("full-text search on %s failed: %s", column, type(exc).__name__)
             return []
@@ -376,6 +535,29 @@ def _row_to_chunk(row: dict[str, Any]) -> Chunk:
         embed_text=row["embed_text"] or "", content_hash=row["content_hash"] or "",
         extra={SEGMENT_KEY: repr(float(row["segment_start"]))}, **tuples,
     )  # fmt: skip
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomic replace: a reader sees the old file or the new one, never half of either."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
+def _file_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _mismatch_message(found: dict[str, Any], expected: dict[str, Any]) -> str:

@@ -1,0 +1,162 @@
+"""Readers and the writer agree (issue 8 item 4): a process that opened the index moves to the
+generation a `casper index` in another process published — atomically, without errors.
+
+Real LanceDB and SQLite, two processes: this test process is the long-lived reader (as the
+service is), a child runs `casper index` with the fake embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from casper.cli import app
+from casper.commands.wiring import open_index
+from casper.config import load_config
+from casper.retrieve import Retriever
+from casper.store.db import Store
+from ingest.synthetic import ChatDbWriter, build_demo_corpus
+from tests.fakes_search import HashEmbedder, OverlapReranker
+
+REPO = Path(__file__).resolve().parents[2]
+WRITER = """
+import json, sys
+import casper.backends.factory as factory
+from tests.fakes_search import HashEmbedder
+factory.make_embedder = lambda cfg: HashEmbedder(64)
+from casper.cli import app
+sys.argv = ["casper", *json.loads(sys.argv[1])]
+app()
+"""
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    return build_demo_corpus(tmp_path_factory.mktemp("gen") / "src", scale=0.3)
+
+
+def _args(home: Path, src: Path) -> list[str]:
+    return ["index", "--home", str(home), "--chat-db", str(src / "chat.db"),
+            "--contacts", str(src / "AddressBook"), "--json"]  # fmt: skip
+
+
+def _sam_chat(w: ChatDbWriter) -> tuple[int, int]:
+    chat = w.conn.execute("SELECT ROWID FROM chat WHERE guid LIKE '%+14155550132'").fetchone()[0]
+    handle = w.conn.execute("SELECT ROWID FROM handle WHERE id='+14155550132'").fetchone()[0]
+    return chat, handle
+
+
+def _ids(hits: list) -> tuple[str, ...]:  # noqa: ANN001
+    return tuple(sorted(h.chunk_id for h in hits))
+
+
+def test_a_reader_moves_to_the_new_generation_without_errors(
+    template,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+) -> None:
+    import casper.backends.factory as factory
+
+    src = tmp_path / "src"
+    shutil.copytree(template.chat_db.parent, src)
+    with ChatDbWriter(src / "chat.db") as w:
+        chat, handle = _sam_chat(w)
+        last = w.conn.execute("SELECT MAX(date) FROM message").fetchone()[0] / 1e9
+        victim, _ = w.add_message(chat, "the zeppelin tickets are in the drawer", from_me=False,
+                                  handle=handle, ts=978307200 + last + 86400)  # fmt: skip
+    home = tmp_path / "home"
+    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
+    first = CliRunner().invoke(app, _args(home, src))
+    assert first.exit_code == 0, first.output
+
+    # the reader: opened once, kept for the whole test (as the service keeps it)
+    cfg = load_config(home)
+    store = Store.open(cfg.store_path)
+    index = open_index(cfg, HashEmbedder(64))
+    reader = Retriever(index, HashEmbedder(64), OverlapReranker(), store=store)
+    probe = "zeppelin quokka"
+    old = _ids(reader.search(probe, mode="bm25"))
+    assert old and reader.search("zeppelin", mode="hybrid")  # matrix loaded, rerank ran
+    before = index.generation()
+
+    with ChatDbWriter(src / "chat.db") as w:
+        w.hard_delete(victim)
+        w.add_message(chat, "look at this quokka photo", from_me=False, handle=handle,
+                      ts=978307200 + last + 2 * 86400)  # fmt: skip
+
+    seen: list[tuple[str, ...]] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def read_while_writing() -> None:
+        while not stop.is_set():
+            try:
+                seen.append(_ids(reader.search(probe, mode="bm25")))
+                reader.search("sushi", mode="hybrid")  # vector leg + rerank (index.get)
+            except BaseException as exc:  # noqa: BLE001 - any error fails the test below
+                errors.append(exc)
+                return
+
+    thread = threading.Thread(target=read_while_writing)
+    thread.start()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CASPER_SERVICE": "0"}
+    writer = subprocess.run(
+        [sys.executable, "-c", WRITER, json.dumps(_args(home, src))],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    stop.set()
+    thread.join(timeout=60)
+    assert writer.returncode == 0, writer.stderr
+    assert json.loads(writer.stdout)["chunks_new"] > 0
+    assert not errors, errors
+
+    new = _ids(reader.search(probe, mode="bm25"))
+    assert index.generation() != before
+    assert new and new != old
+    # never a half-written index: each search saw the old generation or the new one
+    assert set(seen) <= {old, new}, set(seen) - {old, new}
+    assert reader.search("zeppelin", mode="bm25") == []
+    assert reader.search("quokka", mode="bm25")
+    # the in-memory matrix serves no deleted chunk, and rerank reads the new version
+    fresh = open_index(cfg, HashEmbedder(64))
+    live = set(fresh.scan(["id"])["id"].to_pylist())
+    for mode in ("vector", "hybrid"):
+        hits = reader.search("zeppelin tickets drawer", mode=mode, k=50)
+        assert hits and {h.chunk_id for h in hits} <= live
+    assert not any(m.rowid == victim for h in hits for m in h.messages)
+    store.close()
+
+
+def test_a_reader_survives_a_full_rebuild_of_the_index(
+    template,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+) -> None:
+    import casper.backends.factory as factory
+
+    home = tmp_path / "home"
+    src = template.chat_db.parent
+    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
+    assert CliRunner().invoke(app, _args(home, src)).exit_code == 0
+    cfg = load_config(home)
+    store = Store.open(cfg.store_path)
+    reader = Retriever(open_index(cfg, HashEmbedder(64)), HashEmbedder(64), store=store)
+    hits = _ids(reader.search("sushi", mode="bm25"))
+    assert hits
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CASPER_SERVICE": "0"}
+    writer = subprocess.run(
+        [sys.executable, "-c", WRITER, json.dumps([*_args(home, src), "--rebuild"])],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert writer.returncode == 0, writer.stderr
+    assert _ids(reader.search("sushi", mode="bm25")) == hits  # same data, rebuilt files
+    assert reader.search("sushi", mode="hybrid")
+    store.close()

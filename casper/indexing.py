@@ -63,6 +63,9 @@ def update_index(
     """
     if embedder.dim != index.dim:
         raise ValueError(f"embedder dim {embedder.dim} != index dim {index.dim}")
+    cleared = _follow_store_reset(store, index)
+    if cleared:
+        dirty = {c.id: True for c in store.chats()}
     if not dirty:
         return IndexUpdate(index.count(), 0, 0, 0)
     chats = {c.id: c for c in store.chats()}
@@ -76,9 +79,29 @@ def update_index(
     stale = plan.delete  # never in plan.write: those ids were re-produced
     index.delete_ids(stale)
     _embed_and_write(index, embedder, plan, on_progress)
-    if plan.write or stale:
+    if plan.write or stale or cleared:
         index.optimize()
+    index.set_source(source_identity(store))
     return IndexUpdate(index.count(), len(plan.new_ids), len(stale), len(plan.write))
+
+
+def source_identity(store: Store) -> dict[str, str]:
+    """Which history the store holds: its id (new at every reset) and the chat.db it reads."""
+    return {"store_id": store.get_meta("store_id") or "", "chat_db": store.get_meta("source") or ""}
+
+
+def _follow_store_reset(store: Store, index: ChunkIndex) -> bool:
+    """Drop every chunk when the store was reset (another chat.db, `--rebuild`) since the index
+    was last built from it: its chunks label old chats and point at rowids the new history
+    reuses. True when it cleared. An index from before sources were recorded adopts the store."""
+    recorded = index.manifest.get("source")
+    if not isinstance(recorded, dict) or not index.count():
+        return False
+    if recorded.get("store_id") == source_identity(store)["store_id"]:
+        return False
+    log.info("the store was reset since the index was built: dropping every chunk")
+    index.clear()
+    return True
 
 
 def _plan_chat(

@@ -13,6 +13,7 @@ import gc
 import json
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import tzinfo
@@ -258,9 +259,9 @@ class Indexer:
             source = str(self.chat_db.resolve())
             if self.store.get_meta("source") not in (None, source):
                 rebuild = True  # a different chat.db: never mix two people's histories
-            if rebuild:
-                self._reset()
-            watermark = int(self.store.meta_float("watermark_rowid"))
+            # a reset happens inside the ingest transaction below, so until then the previous
+            # store stays as it is (a database that fails mid-read must not leave it empty)
+            watermark = 0 if rebuild else int(self.store.meta_float("watermark_rowid"))
             edited_after = self.store.meta_float("edited_after")
             last_date = self.store.meta_float("last_date")
             changed = (
@@ -277,7 +278,8 @@ class Indexer:
             )
             contacts_sig = _signature(self.contacts)
             unchanged = (
-                watermark == state.max_rowid
+                not rebuild
+                and watermark == state.max_rowid
                 and not changed
                 and int(self.store.meta_float("source_count")) == state.message_count
                 and int(self.store.meta_float("deleted_rowid")) == state.max_deleted_rowid
@@ -293,6 +295,10 @@ class Indexer:
                 return
             # one transaction: a crash anywhere in it leaves the previous store as it was
             with _stage(report, "ingest"), self.store.transaction(), _gc_paused():
+                if rebuild:
+                    self._reset()
+                if self.store.get_meta("store_id") is None:
+                    self.store.set_meta("store_id", uuid.uuid4().hex)  # the index follows it
                 self.store.set_meta("source", source)
                 self._ingest(conn, caps, state, watermark, changed, contacts_sig, report)
         finally:
@@ -307,9 +313,10 @@ class Indexer:
                     self.store.set_meta("chunks_total", report.chunks_total)
 
     def _reset(self) -> None:
-        with self.store.transaction():
-            for table in ("messages", "reactions", "contact_stats", "chats", "meta"):
-                self.store.conn.execute(f"DELETE FROM {table}")
+        """Empty the store for another history (inside the caller's transaction); its new
+        `store_id` tells the search index to drop every chunk of the old one."""
+        for table in ("messages", "reactions", "contact_stats", "chats", "dirty_chats", "meta"):
+            self.store.conn.execute(f"DELETE FROM {table}")
 
     def _ingest(self, conn, caps, state, watermark, changed, contacts_sig, report) -> None:  # noqa: ANN001
         handles = ingest.load_handles(conn)

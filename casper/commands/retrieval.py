@@ -43,6 +43,7 @@ def make_retriever(
     else:
         embedder = factory.make_embedder(cfg)
         index = open_index(cfg, embedder)
+    _same_history(index, store)
     say = lambda line: _stderr().print(line, style="dim", highlight=False, soft_wrap=True)  # noqa: E731
     reranker = load_reranker(cfg, say) if rerank else None
     return Retriever(
@@ -61,6 +62,19 @@ def make_retriever(
             coverage=covered_days(store, local_tz(cfg.timezone)),
         ),
     )
+
+
+def _same_history(index: Any, store: Store) -> None:
+    """An index built from another history (the store was reset and `casper index` did not
+    finish) must not label new messages with old chunks."""
+    from casper.errors import IndexMismatch
+
+    built_from = (index.manifest.get("source") or {}).get("store_id")
+    if built_from and built_from != (store.get_meta("store_id") or built_from):
+        raise IndexMismatch(
+            "the search index was built from another message history",
+            hint="run `casper index` to rebuild it for the current one",
+        )
 
 
 @app.command()

@@ -392,6 +392,8 @@ class ChunkIndex:
 
     def set_source(self, source: dict[str, str]) -> None:
         """Record which store (and chat.db) the chunks were built from, in the manifest."""
+        if self.manifest.get("source") == source:
+            return
         self.manifest = {**self.manifest, "source": dict(source)}
         with private_files():
             _write_json(self.dir / MANIFEST, self.manifest)

@@ -10,31 +10,40 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import tzinfo
-from operator import itemgetter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ingest
 from casper.errors import CasperError
-from casper.people import UNKNOWN_CHAT, build_directory, label_chats
-from casper.records import ME, StoredMessage
-from casper.stats import LocalClock, StatRow, StatsState, emoji_field, zone_id
+from casper.ingest_rows import (
+    UNKNOWN_SENDER,
+    Accumulator,
+    NewRows,
+    reaction_rows,
+    store_rows,
+    to_stored,
+)
+from casper.people import UNKNOWN_CHAT, Directory, build_directory, label_chats
+from casper.records import ME, ChatInfo
+from casper.stats import LocalClock, StatsState, zone_id
 from casper.store.db import Store
 from ingest.dates import APPLE_EPOCH_OFFSET
 from ingest.errors import IngestError
 from ingest.messages import iter_pages
 from ingest.records import Message
 
+if TYPE_CHECKING:
+    import sqlite3
+
 log = logging.getLogger(__name__)
 
 STAGES = ("check", "read", "store", "stats", "index")
-UNKNOWN_SENDER = "unknown"
 
 
 @dataclass(slots=True)
@@ -74,86 +83,6 @@ def _signature(path: Path | None) -> str:
     return ";".join(f"{f}:{f.stat().st_mtime_ns}:{f.stat().st_size}" for f in files if f.is_file())
 
 
-def _to_stored(m: Message, handle_person: dict[int, str]) -> StoredMessage:
-    sender = ME if m.is_from_me else handle_person.get(m.handle_rowid or -1, UNKNOWN_SENDER)
-    return StoredMessage(
-        rowid=m.rowid,
-        guid=m.guid,
-        chat_id=m.chat_rowid or 0,
-        sender=sender,
-        ts=m.ts,
-        text=m.text,
-        kind=m.kind,
-        edited=m.edited,
-        reply_to=m.reply_to_guid,
-        attachments=tuple((a.name, a.mime) for a in m.attachments),
-        event=m.event,
-    )
-
-
-# Positions in ingest's Message / Reaction tuples (their fields in declaration order).
-(M_ROWID, M_GUID, M_CHAT, M_HANDLE, M_FROM_ME, M_TS, M_TEXT, M_KIND, _M_SERVICE, M_EDITED,
- M_REPLY_TO, M_ATTACHMENTS, M_EVENT, _M_FAILED, M_DATE_EDITED,
- M_DATE_RETRACTED) = range(16)  # fmt: skip
-R_GUID, R_TARGET, R_KIND, R_FROM_ME, R_HANDLE, R_TS, R_EMOJI = range(1, 8)
-_TS = itemgetter(1)  # of a StatRow
-
-
-def _store_rows(
-    msgs: list[tuple], handle_person: dict[int, str], clock: LocalClock, acc: _Accumulator
-) -> tuple[list[tuple], list[tuple]]:
-    """Message tuples → store rows (FULL_COLS, PLAIN_COLS), noting what they touch in `acc`."""
-    full: list[tuple] = []
-    plain: list[tuple] = []
-    add_full, add_plain, person = full.append, plain.append, handle_person.get
-    max_date, max_edit = acc.max_date, acc.max_edit
-    new = acc.new
-    owner, timelines, authored = new.owner.get, new.timelines, new.authored
-    for t, day, hour in zip(msgs, *clock.day_hours([t[M_TS] for t in msgs]), strict=True):
-        ts, text, chat = t[M_TS], t[M_TEXT], t[M_CHAT] or 0
-        sender = ME if t[M_FROM_ME] else person(t[M_HANDLE] or -1, UNKNOWN_SENDER)
-        if ts > max_date:
-            max_date = ts
-        emoji = None if text.isascii() else emoji_field(text)
-        if t[M_KIND] == "text" and not (
-            t[M_EDITED] or t[M_REPLY_TO] or t[M_ATTACHMENTS] or t[M_EVENT] or emoji
-        ):
-            add_plain((t[M_ROWID], t[M_GUID], chat, sender, ts, text, day, hour))
-        else:
-            atts = t[M_ATTACHMENTS]
-            add_full(
-                (t[M_ROWID], t[M_GUID], chat, sender, ts, text, t[M_KIND], int(t[M_EDITED]),
-                 t[M_REPLY_TO], json.dumps([(a.name, a.mime) for a in atts]) if atts else None,
-                 t[M_EVENT], day, hour, emoji)
-            )  # fmt: skip
-            max_edit = max(max_edit, t[M_DATE_EDITED] or 0.0, t[M_DATE_RETRACTED] or 0.0)
-            if t[M_KIND] == "system":
-                continue  # not counted in stats
-        row = (sender, ts, day, hour, emoji)  # a StatRow, filed under who it counts for
-        if sender is not ME:
-            rows = authored.get(sender)
-            if rows is None:
-                rows = authored[sender] = []
-            rows.append(row)
-        pid = owner(chat)
-        if pid is not None:
-            timelines[pid].append(row)
-    acc.max_date, acc.max_edit = max_date, max_edit
-    acc.dirty.update({t[M_CHAT] or 0 for t in msgs})
-    return full, plain
-
-
-def _reaction_rows(reacts: list[tuple], handle_person: dict[int, str]) -> list[tuple]:
-    """Reaction tuples → (guid, target_guid, sender, kind, emoji, ts) rows."""
-    person = handle_person.get
-    return [
-        (r[R_GUID], r[R_TARGET],
-         ME if r[R_FROM_ME] else person(r[R_HANDLE] or -1, UNKNOWN_SENDER),
-         r[R_KIND], r[R_EMOJI], r[R_TS])
-        for r in reacts
-    ]  # fmt: skip
-
-
 @contextlib.contextmanager
 def _stage(report: IngestReport, name: str) -> Iterator[None]:
     """Record a stage's wall time (`timings`) and process CPU time, all threads (`cpu_s`)."""
@@ -182,34 +111,24 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """The open chat.db and what the cheap check learned about it; `_ingest` works from it."""
+
+    conn: sqlite3.Connection
+    caps: ingest.Capabilities
+    state: ingest.SourceState
+    watermark: int  # ROWID read up to by the last run (0: read everything)
+    changed: list[Message]  # older rows edited or unsent since the last run
+    contacts_sig: str
+
+
 @dataclass(slots=True)
-class _Accumulator:
-    """What the rows of one run touched, and the new watermarks."""
+class _Fresh:
+    """Stats computed in memory from the rows read into an empty store, by person."""
 
-    max_rowid: int
-    max_date: float
-    max_edit: float
-    dirty: set[int] = field(default_factory=set)
-    new: _NewRows = field(default_factory=lambda: _NewRows({}))
-
-
-@dataclass(slots=True)
-class _NewRows:
-    """The countable messages a run adds, as StatRows per person (stats fold them in)."""
-
-    owner: dict[int, str]  # 1:1 chat id → the person on the other side
-    timelines: dict[str, list[StatRow]] = field(init=False)  # their 1:1 chats (in_order sorts)
-    authored: dict[str, list[StatRow]] = field(default_factory=dict)  # what they wrote anywhere
-
-    def __post_init__(self) -> None:
-        self.timelines = {pid: [] for pid in self.owner.values()}
-
-    def in_order(self) -> _NewRows:
-        """Timelines sorted by time: rows come in ROWID order, so ties stay as the store's
-        `ORDER BY ts, rowid` has them."""
-        for rows in self.timelines.values():
-            rows.sort(key=_TS)
-        return self
+    store_was_empty: bool
+    states: dict[str, StatsState] = field(default_factory=dict)
 
 
 class Indexer:
@@ -300,7 +219,8 @@ class Indexer:
                 if self.store.get_meta("store_id") is None:
                     self.store.set_meta("store_id", uuid.uuid4().hex)  # the index follows it
                 self.store.set_meta("source", source)
-                self._ingest(conn, caps, state, watermark, changed, contacts_sig, report)
+                src = _Source(conn, caps, state, watermark, changed, contacts_sig)
+                self._ingest(src, report)
         finally:
             conn.close()
         if index_fn is not None:
@@ -318,48 +238,93 @@ class Indexer:
         for table in ("messages", "reactions", "contact_stats", "chats", "dirty_chats", "meta"):
             self.store.conn.execute(f"DELETE FROM {table}")
 
-    def _ingest(self, conn, caps, state, watermark, changed, contacts_sig, report) -> None:  # noqa: ANN001
-        handles = ingest.load_handles(conn)
-        contacts = ingest.load_contacts(self.contacts)
-        if not contacts and self.contacts is not None:
-            _refuse_to_drop_names(self.store.named_people(), self.contacts)
-        directory = build_directory(handles, ingest.match_contacts(handles, contacts))
-        people_changed = self.store.get_meta("contacts_sig") != contacts_sig or {
-            p.id: p.name for p in self.store.people()
-        } != {p.id: p.name for p in directory.people}
-        self.store.replace_people(directory.people, dict(directory.contact_keys))
-        chats = label_chats(ingest.load_chats(conn, caps), directory)
-        self.store.upsert_chats([*chats, UNKNOWN_CHAT])
+    def _ingest(self, src: _Source, report: IngestReport) -> None:
+        """Read everything new into the store and bring the stats up to date (one transaction,
+        opened by the caller)."""
+        directory, chats, people_changed = self._people_and_chats(src)
         handle_person = dict(directory.handle_person)
-
         # stats columns (local day/hour) are precomputed for one zone: a new zone redoes them
         zone_changed = self.store.get_meta("local_tz") != zone_id(self.tz)
-        if zone_changed and watermark:
+        if zone_changed and src.watermark:
             self.store.refresh_local(LocalClock(self.tz))
         counters = ingest.ReadCounters()
-        acc = _Accumulator(
-            max_rowid=watermark,
+        acc = Accumulator(
+            max_rowid=src.watermark,
             max_date=self.store.meta_float("last_date"),
             # edits/unsends are found by their own time, newer than any we have seen
             max_edit=self.store.meta_float("edited_after"),
         )
         one_to_one = _one_to_one(chats)
         everybody = {p.id for p in directory.people}
-        fresh_store = self.store.message_count() == 0
-        fresh: dict[str, StatsState] = {}
-        acc.new = _NewRows({chat: pid for pid, ids in one_to_one.items() for chat in ids})
+        fresh = self._read_new(src, counters, handle_person, one_to_one, everybody, acc, report)
+
+        owner = {chat: pid for pid, ids in one_to_one.items() for chat in ids}
+        dirty_full, edited_people = self._apply_changed(src.changed, handle_person, owner, acc)
+        count_before = self.store.message_count()
+        gone_senders: set[str] = set()
+        gone_chats, deleted_rowid = self._delete_gone(src, gone_senders)
+        dirty_full |= gone_chats
+        report.deleted = count_before - self.store.message_count()
+
+        self.store.mark_dirty(acc.dirty - dirty_full)
+        everything = set(c.id for c in chats) if people_changed else set()
+        self.store.mark_dirty(dirty_full | everything, full=True)
+        with _stage(report, "stats"):
+            # who needs a recompute from the store; everyone else just folds in the new rows
+            redo = edited_people | gone_senders | {owner[c] for c in gone_chats if c in owner}
+            if people_changed or zone_changed or (fresh.store_was_empty and report.deleted):
+                redo = everybody
+            if report.deleted:  # rows read into an empty store were all there is, until now
+                fresh.states.clear()
+            self._update_stats(acc.new.in_order(), one_to_one, redo, fresh.states)
+
+        report.messages_new = counters.messages - counters.events
+        report.decode_failures = counters.decode_failures
+        report.reactions = counters.reactions + counters.legacy_reactions
+        report.events = counters.events
+        report.recently_deleted_skipped = counters.recently_deleted_skipped
+        self._save_watermarks(src, acc, deleted_rowid, counters)
+
+    def _people_and_chats(self, src: _Source) -> tuple[Directory, list[ChatInfo], bool]:
+        """People (one per AddressBook card) and labelled chats, saved; True if names changed."""
+        handles = ingest.load_handles(src.conn)
+        contacts = ingest.load_contacts(self.contacts)
+        if not contacts and self.contacts is not None:
+            _refuse_to_drop_names(self.store.named_people(), self.contacts)
+        directory = build_directory(handles, ingest.match_contacts(handles, contacts))
+        people_changed = self.store.get_meta("contacts_sig") != src.contacts_sig or {
+            p.id: p.name for p in self.store.people()
+        } != {p.id: p.name for p in directory.people}
+        self.store.replace_people(directory.people, dict(directory.contact_keys))
+        chats = label_chats(ingest.load_chats(src.conn, src.caps), directory)
+        self.store.upsert_chats([*chats, UNKNOWN_CHAT])
+        return directory, chats, people_changed
+
+    def _read_new(
+        self,
+        src: _Source,
+        counters: ingest.ReadCounters,
+        handle_person: dict[int, str],
+        one_to_one: dict[str, list[int]],
+        everybody: set[str],
+        acc: Accumulator,
+        report: IngestReport,
+    ) -> _Fresh:
+        """Stream the rows after the watermark into the store; into an empty store, the stats
+        come from those rows in memory (no SQL needed)."""
+        fresh = _Fresh(store_was_empty=self.store.message_count() == 0)
+        acc.new = NewRows({chat: pid for pid, ids in one_to_one.items() for chat in ids})
 
         def fresh_stats() -> None:
-            """Into an empty store, the rows just read are all there is: no SQL needed."""
-            if fresh_store:
+            if fresh.store_was_empty:
                 with _stage(report, "stats (from memory)"):
                     new = acc.new.in_order()
                     clock = LocalClock(self.tz)
                     for pid in everybody:
-                        fresh[pid] = StatsState()
-                        fresh[pid].add(new.timelines.get(pid, []), new.authored.get(pid, []), clock)
+                        state = fresh.states[pid] = StatsState()
+                        state.add(new.timelines.get(pid, []), new.authored.get(pid, []), clock)
 
-        total = max(state.max_rowid - watermark, 0)
+        total = max(src.state.max_rowid - src.watermark, 0)
         # a first run (or one with a large backlog) loads faster without live secondary indexes
         if total > 50_000:  # index build and in-memory stats run side by side
             with (
@@ -367,56 +332,45 @@ class Indexer:
                 self.store.bulk_load(alongside=fresh_stats),
                 _stage(report, "read+store"),
             ):
-                self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
+                self._read_rows(src, counters, handle_person, total, acc)
         else:
             with _stage(report, "read+store"):
-                self._read_rows(conn, caps, watermark, counters, handle_person, total, acc)
+                self._read_rows(src, counters, handle_person, total, acc)
             fresh_stats()
-        dirty, dirty_full = acc.dirty, set()
-        max_rowid, max_date, max_edit = acc.max_rowid, acc.max_date, acc.max_edit
+        return fresh
 
+    def _apply_changed(
+        self,
+        changed: list[Message],
+        handle_person: dict[int, str],
+        owner: dict[int, str],
+        acc: Accumulator,
+    ) -> tuple[set[int], set[str]]:
+        """Store edited/unsent messages; returns the chats to re-chunk whole and the people
+        whose stats must be recomputed from the store."""
         clock = LocalClock(self.tz)
-        owner = {chat: pid for pid, ids in one_to_one.items() for chat in ids}
-        edited_people: set[str] = set()  # their stats are recomputed from the store
+        dirty_full: set[int] = set()
+        edited_people: set[str] = set()
         for m in changed:
-            stored = _to_stored(m, handle_person)
+            stored = to_stored(m, handle_person)
             self.store.upsert_messages([stored], local=clock)
             dirty_full.add(stored.chat_id)
             edited_people.update((stored.sender, owner.get(stored.chat_id, ME)))
-            max_edit = max(max_edit, m.date_edited or 0.0, m.date_retracted or 0.0)
+            acc.max_edit = max(acc.max_edit, m.date_edited or 0.0, m.date_retracted or 0.0)
+        return dirty_full, edited_people
 
-        count_before = self.store.message_count()
-        gone_senders: set[str] = set()
-        gone_chats, deleted_rowid = self._delete_gone(conn, caps, state, watermark, gone_senders)
-        dirty_full |= gone_chats
-        report.deleted = count_before - self.store.message_count()
-
-        self.store.mark_dirty(dirty - dirty_full)
-        everything = set(c.id for c in chats) if people_changed else set()
-        self.store.mark_dirty(dirty_full | everything, full=True)
-        with _stage(report, "stats"):
-            # who needs a recompute from the store; everyone else just folds in the new rows
-            redo = edited_people | gone_senders | {owner[c] for c in gone_chats if c in owner}
-            if people_changed or zone_changed or (fresh_store and report.deleted):
-                redo = everybody
-            if report.deleted:  # rows read into an empty store were all there is, until now
-                fresh.clear()
-            self._update_stats(acc.new.in_order(), one_to_one, redo, fresh)
-
-        report.messages_new = counters.messages - counters.events
-        report.decode_failures = counters.decode_failures
-        report.reactions = counters.reactions + counters.legacy_reactions
-        report.events = counters.events
-        report.recently_deleted_skipped = counters.recently_deleted_skipped
+    def _save_watermarks(
+        self, src: _Source, acc: Accumulator, deleted_rowid: int, counters: ingest.ReadCounters
+    ) -> None:
         for key, value in (
-            ("watermark_rowid", max_rowid),
-            ("source_count", state.message_count),
+            ("watermark_rowid", acc.max_rowid),
+            ("source_count", src.state.message_count),
             ("deleted_rowid", max(deleted_rowid, int(self.store.meta_float("deleted_rowid")))),
-            ("recoverable_count", state.recoverable_count),
-            ("contacts_sig", contacts_sig),
+            ("recoverable_count", src.state.recoverable_count),
+            ("contacts_sig", src.contacts_sig),
             ("local_tz", zone_id(self.tz)),
-            ("last_date", max_date),
-            ("edited_after", max_edit),
+            ("last_date", acc.max_date),
+            ("edited_after", acc.max_edit),
             (
                 "decode_failures",
                 int(self.store.meta_float("decode_failures")) + counters.decode_failures,
@@ -424,9 +378,10 @@ class Indexer:
         ):
             self.store.set_meta(key, value)
 
-    def _delete_gone(self, conn, caps, state, watermark, senders: set[str]) -> tuple[set[int], int]:  # noqa: ANN001
+    def _delete_gone(self, src: _Source, senders: set[str]) -> tuple[set[int], int]:
         """Remove tombstoned, recently deleted and vanished rows; returns the chats they were
         in and the new tombstone watermark (their authors are added to `senders`)."""
+        conn, caps, state, watermark = src.conn, src.caps, src.state, src.watermark
         deleted_guids, deleted_rowid = ingest.load_deleted_guids(
             conn, caps, after_rowid=int(self.store.meta_float("deleted_rowid"))
         )
@@ -440,20 +395,28 @@ class Indexer:
             gone_chats |= self.store.delete_rowids(missing, senders)
         return gone_chats, deleted_rowid
 
-    def _read_rows(self, conn, caps, watermark, counters, handle_person, total, acc) -> None:  # noqa: ANN001
+    def _read_rows(
+        self,
+        src: _Source,
+        counters: ingest.ReadCounters,
+        handle_person: dict[int, str],
+        total: int,
+        acc: Accumulator,
+    ) -> None:
         """Stream new rows into the store page by page, noting what they touch."""
+        conn, caps, watermark = src.conn, src.caps, src.watermark
         clock = LocalClock(self.tz)
         full: list[tuple] = []
         plain: list[tuple] = []
         reactions: list[tuple] = []
         for msgs, reacts in iter_pages(conn, caps, after_rowid=watermark, stats=counters):
             if msgs or reacts:
-                last = max(msgs[-1][M_ROWID] if msgs else 0, reacts[-1][0] if reacts else 0)
+                last = max(msgs[-1].rowid if msgs else 0, reacts[-1].rowid if reacts else 0)
                 acc.max_rowid = max(acc.max_rowid, last)
-            page_full, page_plain = _store_rows(msgs, handle_person, clock, acc)
+            page_full, page_plain = store_rows(msgs, handle_person, clock, acc)
             full += page_full
             plain += page_plain
-            reactions += _reaction_rows(reacts, handle_person)
+            reactions += reaction_rows(reacts, handle_person)
             if len(full) + len(plain) >= self.batch_size:
                 self.store.put_messages(full, plain)
                 self.store.add_reactions(reactions)
@@ -465,7 +428,7 @@ class Indexer:
 
     def _update_stats(
         self,
-        new: _NewRows,
+        new: NewRows,
         one_to_one: dict[str, list[int]],
         redo: set[str],
         fresh: dict[str, StatsState],
@@ -506,7 +469,7 @@ def _refuse_to_drop_names(named: int, contacts: Path) -> None:
         )
 
 
-def _one_to_one(chats: list) -> dict[str, list[int]]:  # noqa: ANN001
+def _one_to_one(chats: list[ChatInfo]) -> dict[str, list[int]]:
     """person id → the ids of their 1:1 chats."""
     out: dict[str, list[int]] = {}
     for chat in chats:

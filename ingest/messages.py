@@ -30,7 +30,7 @@ from ingest.reactions import (
     tapback_emoji,
     target_guid,
 )
-from ingest.records import Message, Reaction
+from ingest.records import Message, MessageRow, Reaction, ReactionRow
 from ingest.schema import Capabilities
 from ingest.summary_info import parse_summary_info
 
@@ -151,8 +151,8 @@ class _Converter:
         # (chat, text, guid) of this page's messages not yet in `recent`: one bulk extend per
         # page instead of a call per message; flushed before any legacy reaction looks it up.
         self.pending: list[tuple[int | None, str, str]] = []
-        self.messages: list[tuple] = []  # this page's output, Message / Reaction field order
-        self.reactions: list[tuple] = []
+        self.messages: list[MessageRow] = []  # this page's output
+        self.reactions: list[ReactionRow] = []
         self._addresses: dict[int, str] | None = None
         self.recoverable = load_recently_deleted_rowids(conn, caps)
 
@@ -196,8 +196,8 @@ class _Converter:
     def _reaction(self, row: tuple, target: str, kind: int, emoji: str | None) -> None:
         self.stats.reactions += 1
         self.reactions.append(
-            (row[ROWID], row[GUID], target, kind, bool(row[FROM_ME]), row[HANDLE] or None,
-             _ts(row[DATE]), emoji)
+            _row(ReactionRow, (row[ROWID], row[GUID], target, kind, bool(row[FROM_ME]),
+                               row[HANDLE] or None, _ts(row[DATE]), emoji))
         )  # fmt: skip
 
     def _body(self, row: tuple, atts: list[AttachmentRow], ex: tuple) -> None:
@@ -260,7 +260,7 @@ class _Converter:
         edited: bool,
         failed: bool,
     ) -> None:
-        """Append one message, as a tuple in Message field order."""
+        """Append one message as a MessageRow."""
         stats = self.stats
         stats.messages += 1
         if event is not None:
@@ -270,10 +270,10 @@ class _Converter:
         if row[CHAT] is None:
             stats.orphans += 1
         self.messages.append(
-            (row[ROWID], row[GUID], row[CHAT], row[HANDLE] or None, bool(row[FROM_ME]),
-             _ts(row[DATE]), text, kind, row[SERVICE], edited, row[THREAD] or None,
-             tuple(a.record for a in atts) if atts else (), event, failed,
-             apple_to_unix(ex[X_EDITED]), apple_to_unix(ex[X_RETRACTED]))
+            _row(MessageRow, (row[ROWID], row[GUID], row[CHAT], row[HANDLE] or None,
+                 bool(row[FROM_ME]), _ts(row[DATE]), text, kind, row[SERVICE], edited,
+                 row[THREAD] or None, tuple(a.record for a in atts) if atts else (), event,
+                 failed, apple_to_unix(ex[X_EDITED]), apple_to_unix(ex[X_RETRACTED])))
         )  # fmt: skip
 
 
@@ -306,7 +306,9 @@ def _annotate(
     return (f"{body} {' '.join(notes)}", "text") if body else (" ".join(notes), "attachment")
 
 
-Page = tuple[list[tuple], list[tuple]]  # (messages, reactions) as Message / Reaction field tuples
+Page = tuple[list[MessageRow], list[ReactionRow]]  # one page of (messages, reactions)
+# NamedTuple's own __new__ is a Python function (~3x the cost); this builds the same instance.
+_row = tuple.__new__
 
 
 def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
@@ -315,11 +317,11 @@ def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
         atts, extras = conv.fetch(rows, contiguous)
     except sqlite3.Error as exc:
         raise map_sqlite_error(exc) from exc
-    msgs: list[tuple] = []
+    msgs: list[MessageRow] = []
     conv.messages, conv.reactions = msgs, []
     pending, recoverable, convert = conv.pending, conv.recoverable, conv.convert
     decode = decode_attributed_body
-    add, note = msgs.append, pending.append
+    add, note, new = msgs.append, pending.append, _row
     no_atts: list[AttachmentRow] = []
     previous, fast, orphans = None, 0, 0
     for row in rows:
@@ -354,8 +356,9 @@ def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
         chat = row[CHAT]
         if chat is None:
             orphans += 1
-        add((rowid, row[GUID], chat, row[HANDLE] or None, bool(row[FROM_ME]), ts, body, "text",
-             row[SERVICE], False, row[THREAD] or None, (), None, False, None, None))  # fmt: skip
+        add(new(MessageRow, (rowid, row[GUID], chat, row[HANDLE] or None, bool(row[FROM_ME]), ts,
+                             body, "text", row[SERVICE], False, row[THREAD] or None, (), None,
+                             False, None, None)))  # fmt: skip
         fast += 1
     stats = conv.stats
     stats.rows += fast
@@ -372,10 +375,11 @@ def iter_pages(
     page_size: int = 5000,
     stats: ReadCounters | None = None,
 ) -> Iterator[Page]:
-    """Rows with ROWID > after_rowid, one page per query, as (messages, reactions) tuples.
+    """Rows with ROWID > after_rowid, one page per query, as (MessageRow, ReactionRow) lists.
 
-    The tuples hold the fields of `Message` / `Reaction` in declaration order (`Message(*t)`
-    builds the record); bulk readers use them directly and skip building ~200k dataclasses.
+    The rows hold the fields of `Message` / `Reaction` by name and in declaration order
+    (`Message(*row)` builds the record); bulk readers use them directly and skip building
+    ~200k dataclasses.
     """
     conv = _Converter(conn, caps, stats if stats is not None else ReadCounters())
     sql = page_sql(caps)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,44 @@ class Reaction:
     @property
     def removed(self) -> bool:
         return 3000 <= self.kind < 4000
+
+
+class MessageRow(NamedTuple):
+    """A `Message`'s fields as a tuple, same names and order (`Message(*row)` builds the record).
+
+    What the bulk reader streams and the pipeline consumes: building ~200k frozen dataclasses
+    would cost seconds on a large history, a named tuple costs about what a plain one does.
+    """
+
+    rowid: int
+    guid: str
+    chat_rowid: int | None
+    handle_rowid: int | None
+    is_from_me: bool
+    ts: float
+    text: str
+    kind: str
+    service: str | None
+    edited: bool
+    reply_to_guid: str | None
+    attachments: tuple[Attachment, ...]
+    event: str | None
+    decode_failed: bool
+    date_edited: float | None
+    date_retracted: float | None
+
+
+class ReactionRow(NamedTuple):
+    """A `Reaction`'s fields as a tuple, same names and order (`Reaction(*row)`)."""
+
+    rowid: int
+    guid: str
+    target_guid: str
+    kind: int
+    is_from_me: bool
+    handle_rowid: int | None
+    ts: float
+    emoji: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ PURE = [
     "casper/chunking.py",
     "casper/fusion.py",
     "casper/query.py",
+    "casper/ingest_rows.py",
     "casper/agent/core.py",
     "casper/agent/prompts.py",
     "casper/agent/enrich.py",

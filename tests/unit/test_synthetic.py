@@ -301,3 +301,13 @@ def test_bulk_db_mix_and_append(tmp_path: Path) -> None:
     (count, last_dates) = _rows(db, "SELECT COUNT(*), MAX(date) FROM message WHERE ROWID<=20000")[0]
     (first_new,) = _rows(db, "SELECT MIN(date) FROM message WHERE ROWID>20000")[0]
     assert count == 20_000 and first_new > last_dates
+
+
+def test_row_types_mirror_the_records_they_build() -> None:
+    """The pipeline reads MessageRow / ReactionRow by name; `Message(*row)` must stay valid."""
+    from dataclasses import fields
+
+    from ingest.records import Message, MessageRow, Reaction, ReactionRow
+
+    assert MessageRow._fields == tuple(f.name for f in fields(Message))
+    assert ReactionRow._fields == tuple(f.name for f in fields(Reaction))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import agent, ingest, models, retrieval
+from bench import agent, cold_path, ingest, models, retrieval
 
 
 def main() -> None:
@@ -10,6 +10,7 @@ def main() -> None:
     retrieval.main([])
     models.main()
     agent.main()
+    cold_path.main([])
 
 
 if __name__ == "__main__":

@@ -146,3 +146,41 @@ def test_a_hub_reranker_missing_offline_is_one_line_without_library_noise(
     assert code == 0 and len(err) == 1 and err[0].startswith("rerank off:"), err
     code, _, err, heavy = _child(home, "search", "--mode", "bm25", "sushi", "--json")
     assert (code, err, heavy) == (0, [], [])
+
+
+def test_a_bm25_retriever_loads_the_embedder_only_for_a_vector_and_checks_it(
+    demo_src,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+) -> None:
+    from casper.backends import factory
+    from casper.commands.retrieval import make_retriever
+    from casper.config import load_config
+    from casper.errors import IndexMismatch
+    from casper.store.db import Store
+
+    home = tmp_path / "home"
+    _index(home, demo_src, monkeypatch, str(tmp_path / "no-reranker"))
+    built: list[int] = []
+
+    def make(dim: int):  # noqa: ANN202
+        def build(cfg):  # noqa: ANN001, ANN202
+            built.append(dim)
+            return HashEmbedder(dim)
+
+        return build
+
+    cfg = load_config(home)
+    store = Store.open(cfg.store_path)
+    monkeypatch.setattr(factory, "make_embedder", make(64))
+    retriever = make_retriever(cfg, store, mode="bm25")
+    assert retriever.search("sushi", mode="bm25") and built == []
+    assert retriever.search("sushi", mode="hybrid") and built == [64]  # loaded on demand, once
+    assert retriever.search("sushi", mode="vector") and built == [64]
+
+    monkeypatch.setattr(factory, "make_embedder", make(32))  # not the model the index has
+    other = make_retriever(cfg, store, mode="bm25")
+    assert other.search("sushi", mode="bm25")
+    with pytest.raises(IndexMismatch):
+        other.search("sushi", mode="vector")
+    store.close()

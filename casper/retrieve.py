@@ -110,6 +110,7 @@ class Retriever:
         self.timings = {}
         self._last_vec = None
         self.index.refresh_if_stale()  # a `casper index` in another process may have published
+        epoch = self.index.epoch
         where = Filter(person_id=person_id, chat_id=chat_id, since=since, until=until)
         u = self._read(query, literal, now)
         self.understood = u
@@ -122,6 +123,9 @@ class Retriever:
             ranked = self._rerank(query, ranked)
         final = fusion.top_k(ranked, k if k is not None else self.top_k)
         hits = self._clock("fetch", lambda: self._hits(final))
+        if self.index.epoch != epoch:  # a read raced a cleanup and moved on: redo on one generation
+            return self.search(query, person_id=person_id, chat_id=chat_id, since=since,
+                               until=until, k=k, mode=mode, rerank=rerank)  # fmt: skip
         self.timings["total"] = _ms(started)
         return hits
 

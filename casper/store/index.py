@@ -158,6 +158,7 @@ class ChunkIndex:
         self._matrix: VectorMatrix | None = None
         self._writing = False  # a writer works on the head; readers stay on a generation
         self._seen: tuple[int, int, int] | None = None  # generation file identity last read
+        self.epoch = 0  # +1 at every reopen: a search that spans two epochs mixed generations
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -233,7 +234,8 @@ class ChunkIndex:
 
     # ---- generations ---------------------------------------------------------------------
     def generation(self) -> int:
-        """The table version this process reads (the published one, for a reader)."""
+        """The table version this process reads (the published one, for a reader); `epoch`
+        tells reopens apart even when a rebuilt index reuses version numbers."""
         return self.version
 
     def refresh_if_stale(self) -> bool:
@@ -297,18 +299,21 @@ class ChunkIndex:
                 continue
             self._db, self.table, self.manifest = db, table, manifest or self.manifest
             self._matrix = None
+            self.epoch += 1
             return
 
     def _read(self, fn: Callable[[], T]) -> T:
-        """Run a read; if the version it used was cleaned up meanwhile, reopen and retry once."""
-        try:
-            return fn()
-        except (OSError, RuntimeError, ValueError):
-            if self._writing:
-                raise
-            log.info("index version gone during a read; reopening at the published generation")
-            self._reopen()
-            return fn()
+        """Run a read; if the version it used was cleaned up meanwhile, reopen at the published
+        generation and retry (a writer may publish twice in quick succession)."""
+        for attempt in range(_REOPEN_TRIES):
+            try:
+                return fn()
+            except (OSError, RuntimeError, ValueError):
+                if self._writing or attempt == _REOPEN_TRIES - 1:
+                    raise
+                log.info("index version gone during a read; reopening at the published one")
+                self._reopen()
+        raise AssertionError("unreachable")
 
     def _for_writing(self) -> None:
         if not self._writing:

@@ -478,17 +478,26 @@ class ChunkIndex:
 
     def matrix(self) -> VectorMatrix:
         """The in-memory search state of the current table version (loaded once per version)."""
-        version = self.version
-        if self._matrix is None or self._matrix.version != version:
+        for _ in range(_REOPEN_TRIES):
+            version, epoch = self.version, self.epoch
+            if self._matrix is not None and self._matrix.version == version:
+                return self._matrix
             meta = self.scan(META_COLUMNS)
             cached = load_vectors(self.dir, version, meta.num_rows, self.dim)
             if cached is None:
                 column = self.scan(["vector"])["vector"].combine_chunks()
                 flat = column.flatten().to_numpy(zero_copy_only=False)
                 vectors = np.asarray(flat, dtype=np.float32).reshape(meta.num_rows, self.dim)
+                if self.epoch != epoch:
+                    continue  # reopened between the two scans: they read different versions
                 cached = save_vectors(self.dir, version, vectors)
-            self._matrix = VectorMatrix.build(meta, *cached, version=version)
-        return self._matrix
+            if self.epoch == epoch:  # else a read reopened at a newer generation: build again
+                self._matrix = VectorMatrix.build(meta, *cached, version=version)
+                return self._matrix
+        raise IndexMissing(
+            f"the search index in {self.dir} kept changing while loading",
+            hint="try again when `casper index` has finished",
+        )
 
     def vector_search(
         self, vec: NDArray[np.float32], n: int, where: Filter | None = None

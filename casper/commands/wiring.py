@@ -51,12 +51,16 @@ def make_index_fn(cfg: Config, *, rebuild: bool = False) -> Callable[..., tuple[
         from casper.backends.factory import make_embedder
         from casper.indexing import update_index
 
-        if rebuild and cfg.index_dir.exists():
-            import shutil
-
-            shutil.rmtree(cfg.index_dir)
         embedder = make_embedder(cfg)
+        if rebuild and cfg.index_dir.exists() and not _reusable(cfg, embedder):
+            from casper.store.index import discard
+
+            discard(cfg.index_dir)  # another model or a broken index: start afresh
         index = open_index(cfg, embedder, create=True)
+        if rebuild:
+            # every chunk is rebuilt in place: readers keep the published generation until
+            # the rebuilt one is published, instead of losing the directory under them
+            index.clear()
         if not cfg.index_dir.exists() or index.count() == 0:
             dirty = {c.id: True for c in store.chats()}
         update = update_index(
@@ -75,3 +79,12 @@ def make_index_fn(cfg: Config, *, rebuild: bool = False) -> Callable[..., tuple[
         return update.chunks_total, update.embedded
 
     return index_fn
+
+
+def _reusable(cfg: Config, embedder: Any) -> bool:
+    """True when the existing index opens for this embedder and chunker."""
+    try:
+        open_index(cfg, embedder)
+    except Exception:  # noqa: BLE001 - a mismatch or a damaged index: either way, rebuild it
+        return False
+    return True

@@ -592,4 +592,15 @@ def _remove_index(index_dir: Path) -> None:
     entries = {p.name for p in index_dir.iterdir()}
     if entries and not ({MANIFEST, f"{TABLE}.lance"} & entries):
         raise IndexMismatch(f"{index_dir} does not look like a Casper index; not deleting it")
-    shutil.rmtree(index_dir)
+    discard(index_dir)
+
+
+def discard(index_dir: Path) -> None:
+    """Remove an index directory that readers may still be using: renamed aside first (atomic),
+    so a reader writing its vector cache meanwhile can't make the deletion fail."""
+    aside = index_dir.with_name(f"{index_dir.name}.discarded-{os.getpid()}")
+    try:
+        os.replace(index_dir, aside)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)

@@ -151,12 +151,30 @@ def test_a_reader_survives_a_full_rebuild_of_the_index(
     reader = Retriever(open_index(cfg, HashEmbedder(64)), HashEmbedder(64), store=store)
     hits = _ids(reader.search("sushi", mode="bm25"))
     assert hits
+    seen: list[tuple[str, ...]] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def read_while_rebuilding() -> None:
+        while not stop.is_set():
+            try:
+                seen.append(_ids(reader.search("sushi", mode="bm25")))
+            except BaseException as exc:  # noqa: BLE001 - any error fails the test below
+                errors.append(exc)
+                return
+
+    thread = threading.Thread(target=read_while_rebuilding)
+    thread.start()
     env = {**os.environ, "PYTHONPATH": str(REPO), "CASPER_SERVICE": "0"}
     writer = subprocess.run(
         [sys.executable, "-c", WRITER, json.dumps([*_args(home, src), "--rebuild"])],
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip
+    stop.set()
+    thread.join(timeout=60)
     assert writer.returncode == 0, writer.stderr
+    assert not errors, errors
+    assert set(seen) == {hits}  # the same history, never a half-rebuilt index
     assert _ids(reader.search("sushi", mode="bm25")) == hits  # same data, rebuilt files
     assert reader.search("sushi", mode="hybrid")
     store.close()

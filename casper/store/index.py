@@ -12,25 +12,35 @@ Imports: pyarrow, numpy, casper.records, casper.chunking, casper.errors; lancedb
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from casper.chunking import SEGMENT_KEY, segment_start, unsegmented_text
+from casper.chunking import segment_start, unsegmented_text
 from casper.errors import IndexMismatch, IndexMissing
 from casper.records import Chunk
+from casper.store.chunk_table import (
+    CHUNK_COLS,
+    Filter,
+    IndexedChunk,
+    file_key,
+    index_specs,
+    quote,
+    read_json,
+    row_to_chunk,
+    table_schema,
+    write_json,
+)
 from casper.store.vectors import (
     META_COLUMNS,
     VectorMatrix,
@@ -57,91 +67,7 @@ KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader ho
 _REOPEN_TRIES = 3
 T = TypeVar("T")
 _IN_BATCH = 1000  # ids per `id IN (...)` predicate
-_CHUNK_COLS = [
-    "id", "chat_id", "chat_name", "participants", "person_ids", "start", "end",
-    "segment_start", "rowids", "guids", "text", "embed_text", "content_hash",
-]  # fmt: skip
-
-
-def table_schema(dim: int) -> pa.Schema:
-    """Arrow schema of the `chunks` table."""
-    return pa.schema(
-        [
-            pa.field("id", pa.string(), nullable=False),
-            pa.field("chat_id", pa.int64()),
-            pa.field("chat_name", pa.string()),
-            pa.field("participants", pa.list_(pa.string())),
-            pa.field("person_ids", pa.list_(pa.string())),
-            pa.field("start", pa.float64()),
-            pa.field("end", pa.float64()),
-            pa.field("segment_start", pa.float64()),
-            pa.field("rowids", pa.list_(pa.int64())),
-            pa.field("guids", pa.list_(pa.string())),
-            pa.field("text", pa.string()),
-            pa.field("cjk", pa.string()),  # CJK/emoji characters only, for the n-gram leg
-            pa.field("embed_text", pa.string()),
-            pa.field("content_hash", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
-        ]
-    )
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-@dataclass(frozen=True, slots=True)
-class Filter:
-    """Restrictions applied inside every retrieval leg; times are UTC seconds, until exclusive."""
-
-    person_id: str | None = None
-    chat_id: int | None = None
-    since: float | None = None
-    until: float | None = None
-
-    @property
-    def empty(self) -> bool:
-        return all(v is None for v in (self.person_id, self.chat_id, self.since, self.until))
-
-    def sql(self) -> str | None:
-        """The same restriction as a LanceDB `where` clause (overlapping chunks count)."""
-        parts: list[str] = []
-        if self.chat_id is not None:
-            parts.append(f"chat_id = {int(self.chat_id)}")
-        if self.person_id is not None:
-            parts.append(f"array_has_any(person_ids, [{_quote(self.person_id)}])")
-        if self.since is not None:
-            parts.append(f"`end` >= {float(self.since)!r}")
-        if self.until is not None:
-            parts.append(f"`start` < {float(self.until)!r}")
-        return " AND ".join(parts) or None
-
-
-class IndexedChunk(NamedTuple):
-    """What incremental indexing needs to know about a stored chunk."""
-
-    id: str
-    content_hash: str
-    segment_start: float
-    rowids: tuple[int, ...]
-
-
-def _index_specs() -> list[tuple[str, str, Any]]:
-    from lancedb.index import FTS, BTree, LabelList
-
-    ngram = FTS(
-        base_tokenizer="ngram", ngram_min_length=1, ngram_max_length=3, lower_case=False,
-        stem=False, remove_stop_words=False, ascii_folding=False,
-    )  # fmt: skip
-    return [
-        ("text", "text_idx", FTS()),
-        ("cjk", "cjk_idx", ngram),
-        ("id", "id_idx", BTree()),
-        ("chat_id", "chat_id_idx", BTree()),
-        ("start", "start_idx", BTree()),
-        ("end", "end_idx", BTree()),
-        ("person_ids", "person_ids_idx", LabelList()),
-    ]
+__all__ = ["ChunkIndex", "Filter", "IndexedChunk", "discard", "table_schema"]
 
 
 class ChunkIndex:
@@ -179,7 +105,7 @@ class ChunkIndex:
         index_dir = Path(index_dir)
         if reset and index_dir.exists():
             _remove_index(index_dir)
-        found = _read_json(index_dir / MANIFEST)
+        found = read_json(index_dir / MANIFEST)
         if embedder_name is None:
             embedder_name, dim, checksum = (
                 found.get("embedder"),
@@ -211,7 +137,7 @@ class ChunkIndex:
             os.chmod(index_dir, 0o700)
             db = lancedb.connect(str(index_dir))
             table = db.create_table(TABLE, schema=table_schema(manifest["dim"]))
-            _write_json(index_dir / MANIFEST, manifest)
+            write_json(index_dir / MANIFEST, manifest)
         index = cls(index_dir, db, table, manifest["dim"], dict(manifest))
         index._writing = True
         index.publish(cleanup=False)  # readers see it empty, never a half-written first run
@@ -241,7 +167,7 @@ class ChunkIndex:
     def refresh_if_stale(self) -> bool:
         """Move to the newest published generation if a writer published one since we last
         looked; True when it moved. Costs one `stat` when nothing changed (call it per request)."""
-        if self._writing or _file_key(self.dir / GENERATION) == self._seen:
+        if self._writing or file_key(self.dir / GENERATION) == self._seen:
             return False
         self._reopen()
         return True
@@ -261,8 +187,8 @@ class ChunkIndex:
     def _write_generation(self) -> int:
         version = self.version
         with private_files():
-            _write_json(self.dir / GENERATION, {"version": version, "published": time.time()})
-        self._seen = _file_key(self.dir / GENERATION)
+            write_json(self.dir / GENERATION, {"version": version, "published": time.time()})
+        self._seen = file_key(self.dir / GENERATION)
         return version
 
     def _reopen(self) -> None:
@@ -273,9 +199,9 @@ class ChunkIndex:
         import lancedb
 
         for attempt in range(_REOPEN_TRIES):
-            self._seen = _file_key(self.dir / GENERATION)
-            published = _read_json(self.dir / GENERATION).get("version")
-            manifest = _read_json(self.dir / MANIFEST)
+            self._seen = file_key(self.dir / GENERATION)
+            published = read_json(self.dir / GENERATION).get("version")
+            manifest = read_json(self.dir / MANIFEST)
             if manifest and {k: manifest.get(k) for k in IDENTITY} != {
                 k: self.manifest.get(k) for k in IDENTITY
             }:
@@ -383,7 +309,7 @@ class ChunkIndex:
         with private_files():
             for i in range(0, len(ids), _IN_BATCH):
                 part = ids[i : i + _IN_BATCH]
-                self.table.delete(f"id IN ({', '.join(_quote(x) for x in part)})")
+                self.table.delete(f"id IN ({', '.join(quote(x) for x in part)})")
         if ids:
             self._matrix = None
         return len(ids)
@@ -401,7 +327,7 @@ class ChunkIndex:
             return
         self.manifest = {**self.manifest, "source": dict(source)}
         with private_files():
-            _write_json(self.dir / MANIFEST, self.manifest)
+            write_json(self.dir / MANIFEST, self.manifest)
 
     def optimize(self) -> None:
         """Create missing indexes, fold new rows into them, compact; then publish the result as
@@ -427,12 +353,12 @@ class ChunkIndex:
         if self.count() == 0:
             return
         with private_files():
-            for column, name, config in _index_specs()[:2]:
+            for column, name, config in index_specs()[:2]:
                 self.table.create_index(column, config=config, replace=True, name=name)
 
     def _ensure_indices(self) -> None:
         present = {ix.name for ix in self.table.list_indices()}
-        for column, name, config in _index_specs():
+        for column, name, config in index_specs():
             if name not in present:
                 self.table.create_index(column, config=config, replace=True, name=name)
 
@@ -471,9 +397,9 @@ class ChunkIndex:
         found: dict[str, Chunk] = {}
         for i in range(0, len(wanted), _IN_BATCH):
             part = wanted[i : i + _IN_BATCH]
-            where = f"id IN ({', '.join(_quote(x) for x in part)})"
-            for row in self.scan(_CHUNK_COLS, where).to_pylist():
-                found[row["id"]] = _row_to_chunk(row)
+            where = f"id IN ({', '.join(quote(x) for x in part)})"
+            for row in self.scan(CHUNK_COLS, where).to_pylist():
+                found[row["id"]] = row_to_chunk(row)
         return [found[i] for i in wanted if i in found]
 
     def matrix(self) -> VectorMatrix:
@@ -541,39 +467,6 @@ class ChunkIndex:
             log.warning("full-text search on %s failed: %s", column, type(exc).__name__)
             return []
         return list(zip(rows["id"].to_pylist(), rows["_score"].to_pylist(), strict=True))
-
-
-def _row_to_chunk(row: dict[str, Any]) -> Chunk:
-    tuples = {k: tuple(row[k] or ()) for k in ("participants", "person_ids", "rowids", "guids")}
-    return Chunk(
-        id=row["id"], chat_id=int(row["chat_id"]), chat_name=row["chat_name"] or "",
-        start=float(row["start"]), end=float(row["end"]), text=row["text"] or "",
-        embed_text=row["embed_text"] or "", content_hash=row["content_hash"] or "",
-        extra={SEGMENT_KEY: repr(float(row["segment_start"]))}, **tuples,
-    )  # fmt: skip
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Atomic replace: a reader sees the old file or the new one, never half of either."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)
-
-
-def _file_key(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _mismatch_message(found: dict[str, Any], expected: dict[str, Any]) -> str:

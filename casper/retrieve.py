@@ -125,7 +125,8 @@ class Retriever:
         hits = self._clock("fetch", lambda: self._hits(final))
         if self.index.epoch != epoch:  # a read raced a cleanup and moved on: redo on one generation
             return self.search(query, person_id=person_id, chat_id=chat_id, since=since,
-                               until=until, k=k, mode=mode, rerank=rerank)  # fmt: skip
+                               until=until, k=k, mode=mode, rerank=rerank, literal=literal,
+                               now=now)  # fmt: skip
         self.timings["total"] = _ms(started)
         return hits
 

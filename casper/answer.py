@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -20,7 +20,7 @@ from casper.agent.tools import Toolbox
 from casper.protocols import Engine, Hit
 from casper.stats_query import top_people
 from casper.store.db import Store
-from casper.timeutil import iso
+from casper.timeutil import days_to_utc, iso
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +81,7 @@ def build_hints(
     if note:
         hints.append(note)
     if found.wants_ranking:
-        start = end = None
-        if found.date_range:
-            start = datetime.combine(found.date_range[0], datetime.min.time(), tz).timestamp()
-            end_day = found.date_range[1] + timedelta(days=1)
-            end = datetime.combine(end_day, datetime.min.time(), tz).timestamp()
+        start, end = days_to_utc(*found.date_range, tz) if found.date_range else (None, None)
         names = store.names()
         top = top_people(store, tz, start, end, 5)
         if top:
@@ -120,12 +116,7 @@ def retrieval_only(
     tz: ZoneInfo,
 ) -> tuple[str, list[str]]:
     """No model: the best-matching messages, cited; or a clear 'nothing found' with coverage."""
-    start = end = None
-    if found.date_range:
-        start = datetime.combine(found.date_range[0], datetime.min.time(), tz).timestamp()
-        end = datetime.combine(
-            found.date_range[1] + timedelta(days=1), datetime.min.time(), tz
-        ).timestamp()
+    start, end = days_to_utc(*found.date_range, tz) if found.date_range else (None, None)
     hits = list(search(question, since=start, until=end, k=3))
     lines = ["These messages match best:"]
     if not hits and found.date_range:

@@ -109,6 +109,20 @@ def parse_day(text: str, tz: tzinfo, now: datetime | None = None) -> date:
     return parse_span(text, tz, now)[0]
 
 
+def days_to_utc(
+    first: date | None, last: date | None, tz: tzinfo
+) -> tuple[float | None, float | None]:
+    """Local calendar days → UTC seconds: the start of `first`, the end of the whole `last` day.
+
+    The one place a day range becomes timestamps (CLI options, the agent's date hints).
+    """
+    start = None if first is None else datetime.combine(first, time.min, tz).timestamp()
+    end = None
+    if last is not None:
+        end = datetime.combine(last + timedelta(days=1), time.min, tz).timestamp()
+    return start, end
+
+
 def day_bounds(
     since: str | None,
     until: str | None,
@@ -118,11 +132,8 @@ def day_bounds(
     locale: str = "en_US",
 ) -> tuple[float | None, float | None]:
     """`--since` (start of its first day) and `--until` (end of its last day) as UTC seconds."""
-    start = end = None
-    if since:
-        first = parse_span(since, tz, now, locale=locale)[0]
-        start = datetime.combine(first, time.min, tz).timestamp()
-    if until:
-        end_day = parse_span(until, tz, now, locale=locale)[1] + timedelta(days=1)
-        end = datetime.combine(end_day, time.min, tz).timestamp()
-    return start, end
+    return days_to_utc(
+        parse_span(since, tz, now, locale=locale)[0] if since else None,
+        parse_span(until, tz, now, locale=locale)[1] if until else None,
+        tz,
+    )

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 
 from casper.errors import CasperError
+from casper.timeutil import days_to_utc
 from eval import metrics
 from eval.gold import GoldItem
 
@@ -26,11 +27,9 @@ ABSTAIN = re.compile(
 
 
 # ---- stats questions ----------------------------------------------------------------------------
-def _year_bounds(year: int) -> tuple[float, float]:
-    return (
-        datetime(year, 1, 1, tzinfo=UTC).timestamp(),
-        datetime(year + 1, 1, 1, tzinfo=UTC).timestamp(),
-    )
+def _year_bounds(year: int) -> tuple[float | None, float | None]:
+    """A calendar year in UTC, the zone the synthetic corpus counts its years in."""
+    return days_to_utc(date(year, 1, 1), date(year, 12, 31), UTC)
 
 
 def _check_person(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict[str, bool]:

@@ -149,6 +149,9 @@ def ask(
     verbose: Verbose = False,
 ) -> None:
     """One question through the agent, with cited messages."""
+    from casper.inputs import require_text
+
+    require_text(question, what="question", example='casper ask "when is the dentist?"')
     cfg = config(home, llm_model=model, max_iterations=max_iterations)
     ask_once(cfg, question, json=json, no_llm=no_llm)
 

@@ -12,10 +12,13 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from casper.commands.usage import CasperGroup
 from casper.config import Config, load_config
 from casper.errors import CasperError
 
 app = typer.Typer(
+    name="casper",
+    cls=CasperGroup,
     no_args_is_help=True,
     add_completion=False,
     help="Ask questions about your own iMessage history, privately, on your Mac.",
@@ -27,6 +30,31 @@ Home = Annotated[
 ]
 Json = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="debug logs and tracebacks")]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"casper {version('casper')}")
+        except PackageNotFoundError:  # a source checkout that was never installed
+            from casper import __version__
+
+            typer.echo(f"casper {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Ask questions about your own iMessage history, privately, on your Mac."""
 
 
 def _stderr():  # noqa: ANN202 - rich is imported lazily

@@ -11,7 +11,7 @@ import typer
 from casper.commands.base import Home, Json, Verbose, app, config, guarded
 from casper.commands.wiring import make_index_fn, open_store
 from casper.config import Config
-from casper.timeutil import day_bounds, iso, local_tz
+from casper.timeutil import iso, local_tz
 
 
 def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed: bool = True):  # noqa: ANN201
@@ -153,14 +153,15 @@ def stats(
     verbose: Verbose = False,
 ) -> None:
     """One person's stats (precomputed; computed for the range with --since/--until)."""
+    from casper.inputs import date_range
     from casper.render import print_json, stats_json
     from casper.stats_query import person_stats
 
     cfg = config(home)
     tz = local_tz(cfg.timezone)
+    start, end = date_range(since, until, tz, locale=cfg.locale)
     store = open_store(cfg)
     who = store.resolve_person(person)
-    start, end = day_bounds(since, until, tz, locale=cfg.locale)
     data = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
     if json:
         print_json(data)

@@ -10,7 +10,7 @@ from casper.commands.base import Home, Json, Verbose, _stderr, app, config, guar
 from casper.commands.wiring import open_index, open_store
 from casper.config import Config
 from casper.store.db import Store
-from casper.timeutil import day_bounds, local_tz
+from casper.timeutil import local_tz
 
 
 def make_retriever(
@@ -100,14 +100,18 @@ def search(
 ) -> None:
     """Retrieval only, no LLM: hybrid BM25 + vector, fused, reranked."""
     from casper.errors import CasperError
+    from casper.inputs import date_range, require_positive_k, require_text
     from casper.render import hit_json, hits_table, print_json
 
+    require_text(query, what="query", example='casper search "dentist appointment"')
+    require_positive_k(k)
     if mode not in ("hybrid", "bm25", "vector"):
         raise CasperError(f"unknown mode {mode!r}", hint="use hybrid, bm25 or vector")
     if lexical not in (None, "lancedb", "rank-bm25"):
         raise CasperError(f"unknown lexical backend {lexical!r}", hint="use lancedb or rank-bm25")
     cfg = config(home)
     tz = local_tz(cfg.timezone)
+    start, end = date_range(since, until, tz, locale=cfg.locale)
     store = open_store(cfg)
     person_id = store.resolve_person(person).id if person else None
     chat_id = None
@@ -119,7 +123,6 @@ def search(
                 f"--chat {chat!r} matches {len(found)} chats: {names}", hint="pass the chat id"
             )
         chat_id = found[0].id
-    start, end = day_bounds(since, until, tz, locale=cfg.locale)
     retriever = make_retriever(cfg, store, rerank=not no_rerank, lexical=lexical, mode=mode)
     hits = retriever.search(
         query,

@@ -1,0 +1,68 @@
+"""Usage errors (missing argument, unknown option, bad value) as `error:` + `hint:`, exit 1.
+
+Typer's default is a boxed message with exit 2; every other Casper error is one `error:` line,
+one `hint:` line and exit 1, so scripts and users meet a single shape. The group class below is
+handed to `typer.Typer(cls=...)`: it catches click's UsageError where it is raised (parsing the
+top-level options, resolving the command, parsing the command's own arguments).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+try:  # typer ≥ 0.20 vendors click as typer._click
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+except ImportError:  # pragma: no cover - older typer on top of the click package
+    from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+
+
+def usage_hint(exc: UsageError) -> str:
+    """The command's usage line and where its help is: what a reader needs to retry."""
+    ctx = exc.ctx
+    if ctx is None:
+        return "run `casper --help` to see the commands"
+    usage = ctx.get_usage().strip()
+    usage = usage.split(":", 1)[1].strip() if usage.lower().startswith("usage:") else usage
+    return f"usage: {usage} (more in `{ctx.command_path} --help`)"
+
+
+def usage_message(exc: UsageError) -> str:
+    """Click's message as one lower-case line without the trailing full stop."""
+    text = " ".join(exc.format_message().split()).rstrip(".")
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
+    """Print a UsageError as `error:` + `hint:` on stderr and exit 1; bare `casper` shows help."""
+    try:
+        yield
+    except NoArgsIsHelpError as exc:
+        typer.echo(exc.format_message())
+        raise typer.Exit(0) from None
+    except UsageError as exc:
+        from rich.markup import escape
+
+        from casper.commands.base import _stderr
+
+        err = _stderr()
+        err.print(f"[red]error:[/] {escape(usage_message(exc))}", soft_wrap=True)
+        err.print(f"[yellow]hint:[/] {escape(usage_hint(exc))}", soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+class CasperGroup(TyperGroup):
+    """Typer's group with usage errors in Casper's own error shape."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with usage_errors():
+            return super().invoke(ctx)

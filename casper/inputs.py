@@ -1,0 +1,45 @@
+"""Checks on what a user types into `search` and `ask`, before any store or model is opened.
+
+Each failure is a CasperError with a hint, so the CLI prints `error:` + `hint:` and exits 1.
+Imports: casper.errors, casper.timeutil (dateparser lazily).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+
+from casper.errors import CasperError
+from casper.timeutil import days_to_utc, parse_span
+
+
+def require_text(text: str, *, what: str, example: str) -> None:
+    """An empty or blank query or question is an error, not a search for everything."""
+    if not text.strip():
+        raise CasperError(f"the {what} is empty", hint=f"say what you are looking for: {example}")
+
+
+def require_positive_k(k: int | None) -> None:
+    """`-k` counts hits: zero or fewer would silently print nothing."""
+    if k is not None and k < 1:
+        raise CasperError(f"-k must be at least 1 (got {k})", hint="e.g. -k 10 for ten hits")
+
+
+def date_range(
+    since: str | None,
+    until: str | None,
+    tz: tzinfo,
+    now: datetime | None = None,
+    *,
+    locale: str = "en_US",
+) -> tuple[float | None, float | None]:
+    """`--since`/`--until` as UTC seconds (as `timeutil.day_bounds`: the first day of what
+    --since names, the last of what --until names); a range that ends before it starts is an
+    error."""
+    first = parse_span(since, tz, now, locale=locale)[0] if since else None
+    last = parse_span(until, tz, now, locale=locale)[1] if until else None
+    if first is not None and last is not None and first > last:
+        raise CasperError(
+            f"--since {since!r} ({first}) is after --until {until!r} ({last})",
+            hint="swap the two dates, or drop one of them",
+        )
+    return days_to_utc(first, last, tz)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,11 @@ class Config:
     """Immutable settings. Runtime wiring lives in cli.py as local variables."""
 
     data_dir: Path
-    chat_db: Path = Path.home() / "Library/Messages/chat.db"
-    contacts: Path | None = Path.home() / "Library/Application Support/AddressBook"
+    # resolved when a Config is built (not at import), so the default follows $HOME
+    chat_db: Path = field(default_factory=lambda: Path.home() / "Library/Messages/chat.db")
+    contacts: Path | None = field(
+        default_factory=lambda: Path.home() / "Library/Application Support/AddressBook"
+    )
     llm_model: str = DEFAULT_LLM
     embed_model: str = BUNDLED_EMBEDDER
     rerank_model: str | None = DEFAULT_RERANKER  # None → no rerank

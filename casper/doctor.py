@@ -14,7 +14,7 @@ import ingest
 from casper.config import Config
 from casper.store.db import Store
 from casper.timeutil import iso, local_tz
-from ingest.errors import IngestError
+from ingest.errors import IngestError, full_disk_access_hint
 
 
 def _check(name: str, status: str, detail: str, hint: str | None = None) -> dict[str, Any]:
@@ -59,8 +59,8 @@ def run_checks(cfg: Config) -> dict[str, Any]:
             + (f"; the index has {named} names from one" if named else ""),
             None
             if contacts
-            else "grant Full Disk Access, or pass `casper index --contacts PATH` (remembered); "
-            "names show as handles",
+            else f"{full_disk_access_hint()}; or pass `casper index --contacts PATH` "
+            "(remembered); until then names show as handles",
         )
     )
     if cfg.store_path.exists():

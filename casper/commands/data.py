@@ -46,11 +46,14 @@ def _index_json(report, tz) -> dict:  # noqa: ANN001
 @app.command()
 @guarded
 def index(
+    # readable=False: an unreadable chat.db is ours to explain (Full Disk Access), not typer's
     chat_db: Annotated[
-        Path | None, typer.Option("--chat-db", help="Messages database (read-only)")
+        Path | None,
+        typer.Option("--chat-db", readable=False, help="Messages database (read-only)"),
     ] = None,
     contacts: Annotated[
-        Path | None, typer.Option("--contacts", help="AddressBook folder or .abcddb")
+        Path | None,
+        typer.Option("--contacts", readable=False, help="AddressBook folder or .abcddb"),
     ] = None,
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="start over instead of incremental")

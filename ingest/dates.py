@@ -8,7 +8,7 @@ APPLE_EPOCH_OFFSET = 978307200  # seconds from 1970-01-01 to 2001-01-01, both UT
 NS_PER_SECOND = 1_000_000_000
 # Seconds-since-2001 stays below 1e11 until the year 5170, while any nanosecond value past
 # 2001-01-01T00:01:40Z is above it, so the magnitude tells the two units apart.
-_NS_THRESHOLD = 1e11
+NS_THRESHOLD = 100_000_000_000  # 1e11, as an int: compares exactly with int columns
 
 
 def apple_to_unix(value: int | float | None) -> float | None:
@@ -17,7 +17,7 @@ def apple_to_unix(value: int | float | None) -> float | None:
         return None
     if value == 0 or (isinstance(value, float) and not math.isfinite(value)):
         return None
-    if abs(value) > _NS_THRESHOLD:
+    if abs(value) > NS_THRESHOLD:
         if isinstance(value, int):
             whole, rest = divmod(value, NS_PER_SECOND)
             return whole + APPLE_EPOCH_OFFSET + rest / NS_PER_SECOND

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ingest.body import decode_attributed_body, decode_body_details
 from ingest.connect import map_sqlite_error
-from ingest.dates import apple_to_unix, unix_to_apple_ns
+from ingest.dates import APPLE_EPOCH_OFFSET, NS_THRESHOLD, apple_to_unix, unix_to_apple_ns
 from ingest.payload import parse_url_preview
 from ingest.queries import (
     NO_EXTRA,
@@ -41,8 +41,6 @@ from ingest.summary_info import parse_summary_info
 EDIT_WINDOW_S = 20 * 60
 _ORC, _REPL = "\ufffc", "\ufffd"
 _URL_BALLOON = "com.apple.messages.URLBalloonProvider"
-_APPLE_EPOCH = 978307200
-_NS_MIN = 100_000_000_000  # larger `date` values are nanoseconds (see ingest.dates)
 # Positions in queries.MESSAGE_FIELDS + (needs_extra, chat id), and in EXTRA_FIELDS after the
 # ROWID; a unit test pins these to the field tuples.
 (ROWID, GUID, TEXT, BODY, HANDLE, FROM_ME, DATE, SERVICE, ITEM_TYPE, ASSOC_TYPE, ASSOC_GUID,
@@ -137,8 +135,8 @@ def _join_parts(body: str) -> str:
 
 def _ts(value: int | float | None) -> float:
     # The common case (an int of nanoseconds) inline; apple_to_unix covers seconds and junk.
-    if type(value) is int and value > _NS_MIN:
-        return value / 1e9 + _APPLE_EPOCH
+    if type(value) is int and value > NS_THRESHOLD:
+        return value / 1e9 + APPLE_EPOCH_OFFSET
     return apple_to_unix(value) or 0.0
 
 
@@ -321,6 +319,7 @@ def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
     conv.messages, conv.reactions = msgs, []
     pending, recoverable, convert = conv.pending, conv.recoverable, conv.convert
     decode = decode_attributed_body
+    epoch, ns_min = APPLE_EPOCH_OFFSET, NS_THRESHOLD  # locals: this loop runs once per row
     add, note, new = msgs.append, pending.append, _row
     no_atts: list[AttachmentRow] = []
     previous, fast, orphans = None, 0, 0
@@ -352,7 +351,7 @@ def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
                 continue
             note((row[CHAT], body, row[GUID]))
         date = row[DATE]
-        ts = date / 1e9 + _APPLE_EPOCH if type(date) is int and date > _NS_MIN else _ts(date)
+        ts = date / 1e9 + epoch if type(date) is int and date > ns_min else _ts(date)
         chat = row[CHAT]
         if chat is None:
             orphans += 1

@@ -1,6 +1,6 @@
 """PURE: one chat's messages → retrieval chunks (gap-split segments, sliding windows, char caps).
 
-Imports: stdlib (datetime, zoneinfo, hashlib, re) and casper.records only.
+Imports: stdlib (datetime, zoneinfo, hashlib, re), casper.records and casper.config's defaults.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo
 
+from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
 from casper.records import ME, ChatInfo, Chunk, StoredMessage
 
 CHUNKER_VERSION = "c1"
@@ -177,10 +178,10 @@ def chunk_chat(
     chat: ChatInfo,
     names: Mapping[str, str],
     *,
-    size: int = 8,
-    stride: int = 4,
-    gap_s: float = 6 * 3600,
-    max_chars: int = 1500,
+    size: int = CHUNK_SIZE,
+    stride: int = CHUNK_STRIDE,
+    gap_s: float = CHUNK_GAP_S,
+    max_chars: int = CHUNK_MAX_CHARS,
     tz_name: str | tzinfo | None = None,
 ) -> list[Chunk]:
     """Chunks of one chat in time order; ids are stable when later messages are appended."""

@@ -18,6 +18,12 @@ DEFAULT_LLM = "mlx-community/Qwen3.5-4B-MLX-4bit"
 ALTERNATIVE_LLM = "mlx-community/Qwen3-4B-Instruct-2507-4bit"
 BUNDLED_EMBEDDER = "bundled:all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L6-v2"
+# The chunker's defaults, named once: Config uses them and so do the chunking functions' own
+# defaults. 3-message passages sliding by 1 measured best on LoCoMo and the demo gold set (README).
+CHUNK_SIZE = 3  # messages per chunk
+CHUNK_STRIDE = 1
+CHUNK_GAP_S = 6 * 3600.0  # a silence this long starts a new chunk
+CHUNK_MAX_CHARS = 1500
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,11 +43,10 @@ class Config:
     lexical: str = "lancedb"  # lancedb | rank-bm25
     candidates: int = 50  # per retriever before fusion
     top_k: int = 8
-    # 3-message passages sliding by 1: measured best on LoCoMo and the demo gold set (README)
-    chunk_size: int = 3  # messages per chunk
-    chunk_stride: int = 1
-    chunk_gap_s: float = 6 * 3600  # a silence this long starts a new chunk
-    chunk_max_chars: int = 1500
+    chunk_size: int = CHUNK_SIZE
+    chunk_stride: int = CHUNK_STRIDE
+    chunk_gap_s: float = CHUNK_GAP_S
+    chunk_max_chars: int = CHUNK_MAX_CHARS
     embed_batch: int = 64
     max_iterations: int = 5  # model calls in the loop (nudged retries count); synthesis is +1
     max_new_tokens: int = 512

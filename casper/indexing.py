@@ -13,6 +13,7 @@ from datetime import tzinfo
 import numpy as np
 
 from casper.chunking import chunk_chat
+from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
 from casper.protocols import Embedder
 from casper.records import ChatInfo, Chunk
 from casper.store.db import Store
@@ -49,10 +50,10 @@ def update_index(
     embedder: Embedder,
     *,
     dirty: Mapping[int, bool],
-    size: int = 8,
-    stride: int = 4,
-    gap_s: float = 6 * 3600,
-    max_chars: int = 1500,
+    size: int = CHUNK_SIZE,
+    stride: int = CHUNK_STRIDE,
+    gap_s: float = CHUNK_GAP_S,
+    max_chars: int = CHUNK_MAX_CHARS,
     tz_name: str | tzinfo | None = None,
     on_progress: Progress | None = None,
 ) -> IndexUpdate:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from casper.config import BUNDLED_EMBEDDER, Config
+from casper.config import BUNDLED_EMBEDDER, CHUNK_SIZE, CHUNK_STRIDE, Config
 from casper.errors import CasperError, ModelUnavailable
 from eval import metrics
 from eval.gold import GoldItem, load_gold
@@ -32,8 +32,8 @@ class RunSpec:
     mode: str
     lexical: str = "lancedb"
     rerank: bool = False
-    chunk_size: int = 3
-    chunk_stride: int = 1
+    chunk_size: int = CHUNK_SIZE
+    chunk_stride: int = CHUNK_STRIDE
     embed_model: str = BUNDLED_EMBEDDER
     literal: bool = False  # no query understanding (dates, people, scaffolding)
     fuse: str = "convex"  # hybrid fusion: convex (default) | rrf (the former default)

@@ -155,7 +155,7 @@ def test_max_chars_splits_windows_and_truncates_long_lines() -> None:
 
 
 def test_unsorted_input_is_sorted_by_time() -> None:
-    chunks = chunk_chat(list(reversed(msgs(4))), CHAT, NAMES)
+    chunks = chunk_chat(list(reversed(msgs(4))), CHAT, NAMES, size=8, stride=4)
     assert chunks[0].rowids == (1, 2, 3, 4)
 
 

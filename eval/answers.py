@@ -16,6 +16,7 @@ from casper.errors import CasperError
 from casper.timeutil import days_to_utc
 from eval import metrics
 from eval.gold import GoldItem
+from eval.variants import make_search, variant_config
 
 ABSTAIN = re.compile(
     r"not mentioned|no information|couldn['’]?t find|could not find|found nothing|"
@@ -203,7 +204,6 @@ def evaluate_corpora(
     from casper.answer import answer_question
     from casper.commands.wiring import open_store
     from casper.timeutil import local_tz
-    from eval.harness import make_search, variant_config
 
     spec = _pick(specs, cfg)
     if spec is None:

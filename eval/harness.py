@@ -13,72 +13,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from casper.config import BUNDLED_EMBEDDER, CHUNK_SIZE, CHUNK_STRIDE, Config
+from casper.config import BUNDLED_EMBEDDER, Config
 from casper.errors import CasperError, ModelUnavailable
 from eval import metrics
-from eval.gold import GoldItem, load_gold
+from eval.gold import load_gold
+from eval.variants import (  # noqa: F401  (RunSpec, Corpus, … are part of the harness's API)
+    Corpus,
+    RunSpec,
+    ensure_index,
+    make_search,
+    model_slug,
+    variant_config,
+)
 
 MODES = ("bm25", "vector", "hybrid")
 LEXICALS = ("lancedb", "rank-bm25")
 DEFAULT_UNITS: tuple[tuple[int, int], ...] = ((8, 4), (3, 1))
 SYNTHETIC_TZ = "UTC"  # the demo corpus counts years in UTC
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class RunSpec:
-    """One ablation: how to retrieve, and which index (unit × embedder) to retrieve from."""
-
-    mode: str
-    lexical: str = "lancedb"
-    rerank: bool = False
-    chunk_size: int = CHUNK_SIZE
-    chunk_stride: int = CHUNK_STRIDE
-    embed_model: str = BUNDLED_EMBEDDER
-    literal: bool = False  # no query understanding (dates, people, scaffolding)
-    fuse: str = "convex"  # hybrid fusion: convex (default) | rrf (the former default)
-
-    @property
-    def unit(self) -> str:
-        return f"{self.chunk_size}x{self.chunk_stride}"
-
-    @property
-    def index_key(self) -> tuple[int, int, str]:
-        return self.chunk_size, self.chunk_stride, self.embed_model
-
-    @property
-    def label(self) -> str:
-        parts = [self.mode]
-        if self.mode != "vector":
-            parts.append(self.lexical)
-        if self.mode == "hybrid" and self.fuse != "convex":
-            parts.append(self.fuse)
-        if self.literal:
-            parts.append("literal")
-        if self.rerank:
-            parts.append("rerank")
-        parts += [self.unit, model_slug(self.embed_model)]
-        return "/".join(parts)
-
-
-@dataclass(slots=True)
-class Corpus:
-    """A chat.db with its gold questions; `root` None means the user's current index."""
-
-    name: str
-    items: list[GoldItem]
-    chat_db: Path | None = None
-    contacts: Path | None = None
-    root: Path | None = None
-    timezone: str | None = None
-    groups: dict[str, Collection[str]] = field(default_factory=dict)
-    me_names: tuple[str, ...] = ()  # what the owner would set as `me_names`
-
-
-def model_slug(model: str) -> str:
-    """A short filesystem-safe name: bundled:all-MiniLM-L6-v2 → all-minilm-l6-v2."""
-    tail = model.split(":")[-1].rstrip("/").split("/")[-1]
-    return re.sub(r"[^a-z0-9]+", "-", tail.lower()).strip("-") or "model"
 
 
 def parse_unit(text: str) -> tuple[int, int]:
@@ -205,84 +157,6 @@ def load_dataset(
             hint="use synthetic, locomo, locomo-verbatim or the path of a gold .jsonl file",
         )
     return [Corpus("current", load_gold(path))], {"gold": str(path)}
-
-
-# ---- indexes ----------------------------------------------------------------------------------
-def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
-    """The Config of one (corpus, unit, embedder) index: its own data dir, named by unit."""
-    settings = {"rerank": spec.rerank, "lexical": spec.lexical}
-    if corpus.root is None:
-        return dataclasses.replace(cfg, **settings)
-    return dataclasses.replace(
-        cfg,
-        **settings,
-        data_dir=corpus.root / f"{spec.unit}-{model_slug(spec.embed_model)}",
-        chat_db=corpus.chat_db,
-        contacts=corpus.contacts,
-        chunk_size=spec.chunk_size,
-        chunk_stride=spec.chunk_stride,
-        embed_model=spec.embed_model,
-        timezone=corpus.timezone,
-        me_names=corpus.me_names or cfg.me_names,
-    )
-
-
-def ensure_index(vcfg: Config) -> dict[str, Any]:
-    """Build or update the index with the same Indexer + index_fn `casper index` uses."""
-    from casper.commands.wiring import make_index_fn, open_store
-    from casper.pipeline import Indexer
-    from casper.timeutil import local_tz
-
-    if vcfg.store_path.exists() and not vcfg.index_dir.exists():
-        for suffix in ("", "-wal", "-shm"):  # a half-built variant: start it over
-            Path(str(vcfg.store_path) + suffix).unlink(missing_ok=True)
-    store = open_store(vcfg, must_exist=False)
-    try:
-        indexer = Indexer(store, vcfg.chat_db, vcfg.contacts, local_tz(vcfg.timezone))
-        report = indexer.run(index_fn=make_index_fn(vcfg))
-    finally:
-        store.close()
-    return {
-        "messages": report.messages_total,
-        "chunks_new": report.chunks_new,
-        "reused": report.noop,
-        "elapsed_s": report.elapsed_s,
-    }
-
-
-def make_search(
-    vcfg: Config,
-    store: Any,
-    embedder: Any,
-    reranker: Any,
-    *,
-    max_k: int,
-    spec: RunSpec | None = None,
-) -> Any:
-    """A Retriever over one variant's index, sharing the loaded models across runs."""
-    from casper.answer import covered_days
-    from casper.commands.wiring import open_index
-    from casper.query import Reader
-    from casper.retrieve import Retriever
-    from casper.timeutil import local_tz
-
-    return Retriever(
-        open_index(vcfg, embedder),
-        embedder,
-        reranker,
-        store=store,
-        candidates=max(vcfg.candidates, max_k),
-        top_k=vcfg.top_k,
-        lexical=vcfg.lexical,
-        fuse=spec.fuse if spec else "convex",
-        reader=Reader(
-            people=[(p.id, p.name) for p in store.people()],
-            me_names=vcfg.me_names,
-            locale=vcfg.locale,
-            tz=local_tz(vcfg.timezone),
-            coverage=covered_days(store, local_tz(vcfg.timezone)),
-        ),
-    )
 
 
 # ---- the run ----------------------------------------------------------------------------------

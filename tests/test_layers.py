@@ -131,3 +131,53 @@ def test_eval_only_enters_through_the_eval_command() -> None:
         if path.name == "evaluate.py":
             continue
         assert not _starts(imports(path), {"eval"}), path
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(REPO).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle in `graph` (module → modules it imports), or None."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, with `from pkg import sub` counted as pkg.sub as well."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+@pytest.mark.parametrize("package", ["eval"])  # casper: once backends/factory is untangled
+def test_no_import_cycles(package: str) -> None:
+    """Imports inside functions count too: a lazy import hides a cycle, it does not remove it."""
+    modules = {_module_name(p): p for p in files(package)}
+    graph = {
+        name: (_imported_modules(path) & set(modules)) - {name} for name, path in modules.items()
+    }
+    assert _cycle(graph) is None, " → ".join(_cycle(graph) or [])

@@ -45,13 +45,7 @@ _UNSEGMENTED_RANGES = (
 )
 _CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _UNSEGMENTED_RANGES)
 _RUN = re.compile(f"[{_CLASS}\u200d\ufe0e\ufe0f]+")
-_ONE = re.compile(f"[{_CLASS}]")
 _JOINERS = re.compile("[\u200d\ufe0e\ufe0f]")  # ZWJ, variation selectors: dropped both sides
-
-
-def is_unsegmented(ch: str) -> bool:
-    """True for CJK/Thai/Hangul characters and emoji/pictographic symbols."""
-    return _ONE.fullmatch(ch) is not None
 
 
 def unsegmented_text(text: str) -> str:

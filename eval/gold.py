@@ -107,11 +107,3 @@ def write_gold(items: Iterable[GoldItem], path: Path) -> Path:
     lines = [json.dumps(item.to_dict(), ensure_ascii=False) for item in items]
     path.write_text("\n".join(lines) + "\n", "utf-8")
     return path
-
-
-def split_answerable(items: Iterable[GoldItem]) -> tuple[list[GoldItem], list[GoldItem]]:
-    """(answerable, unanswerable)."""
-    answerable, unanswerable = [], []
-    for item in items:
-        (answerable if item.answerable else unanswerable).append(item)
-    return answerable, unanswerable

@@ -22,7 +22,6 @@ _STRING_CLASSES = frozenset({b"NSMutableString", b"NSString"})
 _DICT_CLASSES = frozenset({b"NSDictionary", b"NSMutableDictionary"})
 _LIST_CLASSES = frozenset({b"NSArray", b"NSMutableArray", b"NSSet", b"NSMutableSet"})
 _DATA_CLASSES = frozenset({b"NSData", b"NSMutableData"})
-_PLACEHOLDERS = str.maketrans("", "", "\ufffc\ufffd")
 _ERRORS = (IndexError, ValueError, KeyError, TypeError, struct.error, RecursionError)
 
 
@@ -361,14 +360,3 @@ def encode_attributed_body(text: str) -> bytes:
         out += _new(b"iI") + b"\x01" + _encode_int(units) + _PART_ZERO_RUN_TAIL
     out.append(_END)
     return bytes(out)
-
-
-def strip_placeholders(text: str) -> str:
-    """Remove U+FFFC (attachment) and U+FFFD (app balloon) placeholders and trim whitespace."""
-    return text.translate(_PLACEHOLDERS).strip()
-
-
-def body_text(attributed_body: bytes | None, text: str | None) -> str | None:
-    """The message body: attributedBody first (often the only copy since Ventura), else `text`."""
-    decoded = decode_attributed_body(attributed_body)
-    return decoded if decoded is not None else text

@@ -7,7 +7,6 @@ casper.stats_query, casper.protocols, casper.errors, casper.timeutil (no backend
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -365,14 +364,3 @@ def _cap(text: str, max_chars: int) -> str:
         text[: max_chars - 60].rstrip()
         + f"\n… [truncated: {len(text) - max_chars + 60} more chars]"
     )
-
-
-def spec_fields_match() -> dict[str, tuple[set[str], set[str]]]:
-    """For the consistency test: each spec's properties vs its argument dataclass fields."""
-    return {
-        s.name: (
-            set(s.parameters["properties"]),
-            {f.name for f in dataclasses.fields(ARG_TYPES[s.name])},
-        )
-        for s in SPECS
-    }

@@ -348,14 +348,6 @@ class ChunkIndex:
             self.matrix()  # writes the vector cache now rather than on the first search
         self.publish()
 
-    def rebuild_fts(self) -> None:
-        """Rebuild both full-text indexes from scratch."""
-        if self.count() == 0:
-            return
-        with private_files():
-            for column, name, config in index_specs()[:2]:
-                self.table.create_index(column, config=config, replace=True, name=name)
-
     def _ensure_indices(self) -> None:
         present = {ix.name for ix in self.table.list_indices()}
         for column, name, config in index_specs():

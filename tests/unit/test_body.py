@@ -12,11 +12,9 @@ from hypothesis import strategies as st
 
 from ingest.body import (
     HEADER,
-    body_text,
     decode_attributed_body,
     decode_body_details,
     encode_attributed_body,
-    strip_placeholders,
 )
 from tests.paths import CHATDB_FIXTURES
 
@@ -251,14 +249,7 @@ def test_round_trip_property(text: str) -> None:
     assert decode_attributed_body(encode_attributed_body(text)) == text
 
 
-def test_strip_placeholders() -> None:
-    assert strip_placeholders("\ufffc\ufffc It’s a lovely day! \ufffd") == "It’s a lovely day!"
-    assert strip_placeholders("\ufffc" * 19) == ""
-    assert strip_placeholders("plain") == "plain"
-
-
-def test_body_text_prefers_attributed_body_then_text_column() -> None:
-    assert body_text(_blob("AttributedBodyTextOnly"), "") == "Noter test"
-    assert body_text(None, "from text") == "from text"
-    assert body_text(_blob("ExtraData"), "fallback") == "fallback"
-    assert body_text(None, None) is None
+def test_decoder_gives_the_text_or_none_so_the_reader_falls_back_to_the_text_column() -> None:
+    assert decode_attributed_body(_blob("AttributedBodyTextOnly")) == "Noter test"
+    assert decode_attributed_body(_blob("ExtraData")) is None
+    assert decode_attributed_body(None) is None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.body import body_text, decode_attributed_body
+from ingest.body import decode_attributed_body
 from ingest.dates import apple_to_unix
 from ingest.synthetic import (
     Card,
@@ -36,6 +36,12 @@ APPLE_TABLES = {
 }  # fmt: skip
 T0 = datetime(2023, 5, 17, 12, 22, 43, tzinfo=UTC)
 LEGACY = re.compile(r"^(Loved|Liked|Disliked|Laughed at|Emphasized|Questioned) “")
+
+
+def body_text(attributed_body: bytes | None, text: str | None) -> str | None:
+    """What Messages shows, read independently of ingest: attributedBody first, else `text`."""
+    decoded = decode_attributed_body(attributed_body)
+    return decoded if decoded is not None else text
 
 
 def _canonical_sha(db: Path) -> str:

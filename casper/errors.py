@@ -51,3 +51,10 @@ class PersonNotFound(CasperError):
 
 class StoreBusy(CasperError):
     default_hint = "another `casper index` is running; wait for it to finish"
+
+
+class StoreOutdated(CasperError):
+    default_hint = (
+        "delete casper.sqlite and index.lance in the data dir and run `casper index`: "
+        "both are rebuilt from chat.db"
+    )

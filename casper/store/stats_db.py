@@ -91,7 +91,7 @@ class StatsQueries:
         return timeline, authored
 
     def refresh_local(self, local: Callable[[float], tuple[int, int]], batch: int = 20_000) -> int:
-        """Recompute every message's stats columns (after the time zone changed, or a migration)."""
+        """Recompute every message's stats columns (after the configured time zone changed)."""
         done, last = 0, -1
         while True:
             rows = self.conn.execute(

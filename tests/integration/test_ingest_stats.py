@@ -14,12 +14,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from casper.errors import StoreOutdated
 from casper.pipeline import Indexer
 from casper.records import ME
 from casper.stats import Line, compute_stats
 from casper.stats_query import person_stats
 from casper.store.db import Store
-from casper.store.schema import MIGRATIONS
 from ingest.synthetic import ChatDbWriter
 from ingest.synthetic.bulk import append_messages, build_bulk_chat_db
 
@@ -139,37 +139,23 @@ def test_range_stats_use_the_same_definitions(chat_db: Path, tmp_path: Path) -> 
         assert json.loads(json.dumps(got)) == other
 
 
-def test_a_version_1_store_is_migrated_and_refreshed(chat_db: Path, tmp_path: Path) -> None:
-    current = Store.open(tmp_path / "now" / "casper.sqlite")
-    _run(current, chat_db)
-    current.close()
-    # the same data as the previous release stored it: no stats columns, no saved states
+def test_a_layout_1_store_is_refused_with_a_hint_not_half_read(tmp_path: Path) -> None:
+    """Stores from before the stats columns (an unreleased development layout) are not migrated:
+    opening one says to rebuild it from chat.db instead of failing later on a missing column."""
     path = tmp_path / "home" / "casper.sqlite"
     path.parent.mkdir()
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY)")
-    MIGRATIONS[0](conn)
     conn.execute("INSERT INTO _migrations VALUES ('_m001_initial')")
-    conn.execute(f"ATTACH '{tmp_path / 'now' / 'casper.sqlite'}' AS now")
-    cols = "rowid, guid, chat_id, sender, ts, text, kind, edited, reply_to, attachments, event"
-    conn.execute(f"INSERT INTO messages ({cols}) SELECT {cols} FROM now.messages")
-    for table in ("meta", "people", "handles", "chats", "reactions"):
-        conn.execute(f"INSERT INTO {table} SELECT * FROM now.{table}")
-    conn.execute("INSERT INTO contact_stats SELECT person_id, '{}' FROM now.contact_stats")
-    conn.execute("DELETE FROM meta WHERE key = 'local_tz'")
-    conn.execute("DETACH now")
+    conn.execute(
+        "CREATE TABLE messages (rowid INTEGER PRIMARY KEY, guid TEXT NOT NULL UNIQUE, "
+        "chat_id INTEGER NOT NULL, sender TEXT NOT NULL, ts REAL NOT NULL, text TEXT NOT NULL, "
+        "kind TEXT NOT NULL)"
+    )
     conn.close()
-    store = Store.open(path)
-    assert {r[1] for r in store.conn.execute("PRAGMA table_info(messages)")} >= {
-        "lday",
-        "lhour",
-        "emoji",
-    }
-    report = _run(store, chat_db)
-    assert not report.noop and report.messages_new == 0
-    _assert_all_match(store, LA)
-    assert store.conn.execute("SELECT count(*) FROM messages WHERE lday IS NULL").fetchone()[0] == 0
-    assert _run(store, chat_db).noop
+    with pytest.raises(StoreOutdated) as info:
+        Store.open(path)
+    assert "casper index" in (info.value.hint or "") and "chat.db" in (info.value.hint or "")
 
 
 def test_bulk_load_rebuilds_indexes_and_keeps_the_newest_row_of_a_moved_guid(

@@ -280,7 +280,7 @@ class Indexer:
 
         report.messages_new = counters.messages - counters.events
         report.decode_failures = counters.decode_failures
-        report.reactions = counters.reactions + counters.legacy_reactions
+        report.reactions = counters.reactions  # legacy SMS reactions are counted in it already
         report.events = counters.events
         report.recently_deleted_skipped = counters.recently_deleted_skipped
         self._save_watermarks(src, acc, deleted_rowid, counters)

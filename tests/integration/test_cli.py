@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,16 @@ def run(home: Path, *args: str):  # noqa: ANN201
     return runner.invoke(app, [*args, "--home", str(home)])
 
 
+def instant(ts: str | None) -> float | None:
+    """An ISO timestamp as UTC seconds: the same moment whatever offset it is written in."""
+    return None if ts is None else datetime.fromisoformat(ts).timestamp()
+
+
+def is_ts(value: object) -> bool:
+    """ISO-8601 with an offset, as CLI.md promises for every timestamp."""
+    return isinstance(value, str) and datetime.fromisoformat(value).tzinfo is not None
+
+
 def test_index_json_shape_and_incremental_noop(indexed, demo_src) -> None:  # noqa: ANN001
     home, data = indexed
     for key in (
@@ -86,9 +98,19 @@ def test_index_json_shape_and_incremental_noop(indexed, demo_src) -> None:  # no
         "elapsed_s",
     ):
         assert key in data
-    assert data["messages_total"] == demo_src.facts["messages_visible"]
+    facts, rows = demo_src.facts, demo_src.facts["rows"]
+    assert data["messages_total"] == data["messages_new"] == facts["messages_visible"]
     assert data["chunks_new"] == data["chunks_total"] > 0
+    assert data["decode_failures"] == 0  # the generator writes only decodable bodies
+    folded = rows["tapbacks"] + rows["tapback_removals"] + rows["legacy_reactions"]
+    assert data["reactions"] == folded
+    assert data["events"] == rows["system_events"] + rows["unsent"]
+    assert data["deleted"] == 0  # nothing indexed yet could have been deleted
     assert data["coverage"]["first"].startswith("2022-03")
+    for end in ("first", "last"):
+        assert is_ts(data["coverage"][end])
+        assert instant(data["coverage"][end]) == instant(facts["coverage"][end])
+    assert isinstance(data["elapsed_s"], float) and data["elapsed_s"] >= 0
     again = runner.invoke(
         app,
         [
@@ -104,13 +126,22 @@ def test_index_json_shape_and_incremental_noop(indexed, demo_src) -> None:  # no
     )
     second = json.loads(again.stdout)
     assert second["messages_new"] == 0 and second["chunks_new"] == 0
+    assert second["messages_total"] == data["messages_total"] and second["noop"] is True
 
 
 def test_contacts_and_stats_json(indexed, demo_src) -> None:  # noqa: ANN001
     home, _ = indexed
     people = json.loads(run(home, "contacts", "--json").stdout)
     priya = next(p for p in people if p["name"] == "Priya Natarajan")
-    assert priya["received"] == demo_src.facts["people"]["Priya Natarajan"]["received"]
+    expected = demo_src.facts["people"]["Priya Natarajan"]
+    assert priya["received"] == expected["received"]
+    assert (priya["sent"], priya["handles"]) == (expected["sent"], expected["handles"])
+    assert instant(priya["first"]) == instant(expected["first"])
+    assert instant(priya["last"]) == instant(expected["last"])
+    assert re.fullmatch(r"p_[0-9a-f]+", priya["id"])
+    assert [p["sent"] + p["received"] for p in people] == sorted(
+        (p["sent"] + p["received"] for p in people), reverse=True
+    )  # busiest first
     stats = json.loads(run(home, "stats", "Priya", "--json").stdout)
     assert stats["person"]["id"] == priya["id"]
     for key in (
@@ -126,6 +157,33 @@ def test_contacts_and_stats_json(indexed, demo_src) -> None:  # noqa: ANN001
         "by_month",
     ):
         assert key in stats
+    assert stats["person"] == {
+        "id": priya["id"],
+        "name": priya["name"],
+        "handles": priya["handles"],
+    }
+    assert (stats["sent"], stats["received"]) == (expected["sent"], expected["received"])
+    assert (instant(stats["first"]), instant(stats["last"])) == (
+        instant(expected["first"]),
+        instant(expected["last"]),
+    )
+    total = stats["sent"] + stats["received"]
+    assert isinstance(stats["active_days"], int) and 0 < stats["active_days"] <= total
+    assert set(stats["median_reply_s"]) == {"me", "them"}
+    assert all(isinstance(v, float) and v > 0 for v in stats["median_reply_s"].values())
+    assert set(stats["initiations"]) == {"me", "them"} and sum(stats["initiations"].values()) > 0
+    assert 0 < len(stats["top_emoji"]) <= 5
+    assert all(isinstance(e, str) and n > 0 for e, n in stats["top_emoji"])
+    assert [n for _, n in stats["top_emoji"]] == sorted(
+        (n for _, n in stats["top_emoji"]), reverse=True
+    )
+    assert 0 < len(stats["busiest_hours"]) <= 5
+    assert all(0 <= h < 24 and n > 0 for h, n in stats["busiest_hours"])
+    assert all(re.fullmatch(r"\d{4}-\d{2}", month) for month in stats["by_month"])
+    assert sum(stats["by_month"].values()) == total  # every counted message in one month
+    assert (
+        min(stats["by_month"]) == stats["first"][:7] and max(stats["by_month"]) == stats["last"][:7]
+    )
     ranged = json.loads(
         run(
             home, "stats", "Priya", "--since", "2024-01-01", "--until", "2024-12-31", "--json"
@@ -135,6 +193,8 @@ def test_contacts_and_stats_json(indexed, demo_src) -> None:  # noqa: ANN001
         ranged["received"]
         == demo_src.facts["people"]["Priya Natarajan"]["by_year"]["2024"]["received"]
     )
+    assert ranged["sent"] == expected["by_year"]["2024"]["sent"]
+    assert set(ranged["by_month"]) == {m for m in stats["by_month"] if m.startswith("2024-")}
 
 
 def test_search_finds_planted_messages_with_filters(indexed, demo_src) -> None:  # noqa: ANN001
@@ -144,10 +204,40 @@ def test_search_finds_planted_messages_with_filters(indexed, demo_src) -> None: 
     guids = [m["guid"] for h in out["hits"] for m in h["messages"]]
     assert keys["wifi"] in guids
     assert {"query", "filters", "hits"} <= set(out)
+    assert out["query"] == "wifi password climbing gym"
+    assert out["filters"] == {
+        "person": None,
+        "chat": None,
+        "since": None,
+        "until": None,
+        "mode": "hybrid",
+        "lexical": "lancedb",
+        "rerank": True,
+    }
+    assert 0 < len(out["hits"]) <= 3
     hit = out["hits"][0]
     assert {"chunk_id", "chat", "score", "start", "end", "participants", "messages"} <= set(hit)
+    for hit in out["hits"]:
+        msgs = hit["messages"]
+        chat_id, first, last, unit = hit["chunk_id"].split(":")
+        assert chat_id.isdigit() and unit == "3x1"
+        assert {int(first), int(last)} <= {m["rowid"] for m in msgs}
+        assert isinstance(hit["chat"], str) and hit["chat"] and isinstance(hit["score"], float)
+        assert is_ts(hit["start"]) and instant(hit["start"]) <= instant(hit["end"])
+        assert hit["participants"] and all(isinstance(p, str) for p in hit["participants"])
+        assert [instant(m["ts"]) for m in msgs] == sorted(instant(m["ts"]) for m in msgs)
+        for m in msgs:
+            assert isinstance(m["rowid"], int) and is_ts(m["ts"])
+            assert all(isinstance(m[k], str) and m[k] for k in ("guid", "sender", "text"))
+    scores = [h["score"] for h in out["hits"]]
+    assert scores == sorted(scores, reverse=True)
     only_mom = json.loads(run(home, "search", "wifi password", "--person", "Mom", "--json").stdout)
+    assert only_mom["hits"], "a person filter that finds nothing proves nothing"
     assert all(h["chat"] == "Mom" for h in only_mom["hits"])
+    mom_id = next(
+        p["id"] for p in json.loads(run(home, "contacts", "--json").stdout) if p["name"] == "Mom"
+    )
+    assert only_mom["filters"]["person"] == mom_id
     japanese = json.loads(run(home, "search", "寿司", "--mode", "bm25", "--json").stdout)
     assert keys["sushi_jp"] in [m["guid"] for h in japanese["hits"] for m in h["messages"]]
 
@@ -194,6 +284,13 @@ def test_ask_without_a_model_answers_from_search(indexed) -> None:  # noqa: ANN0
         "tokens",
         "elapsed_s",
     } <= set(data)
+    assert isinstance(data["answer"], str) and data["answer"].strip()
+    assert data["iterations"] == 0 and data["tool_calls"] == [] and data["model"] is None
+    assert (data["tokens"]["prompt"], data["tokens"]["completion"]) == (0, 0)
+    assert isinstance(data["elapsed_s"], float) and data["elapsed_s"] >= 0
+    for c in data["citations"]:
+        assert set(c) == {"guid", "rowid", "ts", "sender", "text"}
+        assert isinstance(c["rowid"], int) and is_ts(c["ts"]) and c["text"]
     assert "Traceback" not in result.output
 
 
@@ -286,15 +383,48 @@ def test_no_message_text_in_logs(demo_src, fake_models, tmp_path: Path, caplog) 
         assert planted not in logged
 
 
-def test_help_is_fast_and_imports_no_heavy_library() -> None:
-    code = (
-        "import sys, casper.cli; heavy = [m for m in ('lancedb', 'torch', 'mlx', "
-        "'sentence_transformers', 'dateparser') if m in sys.modules]; print(heavy)"
-    )
+HEAVY = (
+    "lancedb", "pyarrow", "numpy", "torch", "mlx", "mlx_lm", "sentence_transformers",
+    "transformers", "dateparser", "rank_bm25", "phonenumbers", "matplotlib",
+)  # fmt: skip
+# Runs the real entry point in a fresh interpreter, then reports the exit code and which heavy
+# libraries ended up imported (on stderr, after everything the command printed).
+_RUN_CLI = """
+import json, sys
+wanted = set(json.loads(sys.stdin.read()))
+from casper.cli import app
+try:
+    app(sys.argv[1:], prog_name="casper")
+    code = 0
+except SystemExit as exc:
+    code = exc.code or 0
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in wanted)
+print(json.dumps({"exit": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["search", "--help"], ["ask", "--help"], ["index", "--help"], ["--version"]],
+)
+def test_help_is_fast_and_imports_no_heavy_library(args: list[str]) -> None:
+    """`casper --help` (and a command's help) is read before any model or index library loads:
+    what it costs is Python, typer and rich, never lancedb, torch, mlx or dateparser."""
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ}, check=True
+        [sys.executable, "-c", _RUN_CLI, *args],
+        input=json.dumps(HEAVY),
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        check=True,
     )
-    assert out.stdout.strip() == "[]"
+    report = json.loads(out.stderr.strip().splitlines()[-1])
+    assert report == {"exit": 0, "heavy": []}
+    assert (
+        ("Usage: casper" in out.stdout)
+        if args != ["--version"]
+        else out.stdout.startswith("casper ")
+    )
 
 
 def test_chat_repl_keeps_private_history_and_sources(indexed) -> None:  # noqa: ANN001

@@ -85,10 +85,30 @@ def test_ambiguous_person_returns_candidates_instead_of_guessing(store: Store) -
 
 
 def test_stats_tool_matches_the_ledger(store: Store) -> None:
+    """Every line the tool prints: counts and dates from the generator's ledger, the figures the
+    ledger does not keep from the stats the index run precomputed (a different code path)."""
     tools, _ = box(store)
     result = tools.call(ToolCall("get_contact_stats", {"person": "Priya Natarajan"}))
     expected = store.facts["people"]["Priya Natarajan"]  # type: ignore[attr-defined]
-    assert f"received from them: {expected['received']}" in result.text
+    priya = store.resolve_person("Priya Natarajan")
+    pre = store.stats(priya.id)
+    assert pre is not None
+    mins = lambda v: "n/a" if v is None else f"{v / 60:.0f} min"  # noqa: E731
+    assert result.ok and result.message_guids == ()
+    shown = result.text.splitlines()
+    for line in [
+        f"Priya Natarajan (id {priya.id})",
+        f"sent by me: {expected['sent']}; received from them: {expected['received']}",
+        f"first: {expected['first'][:10]}; last: {expected['last'][:10]}",
+        f"active days: {pre['active_days']}",
+        f"median reply: me {mins(pre['median_reply_s']['me'])}, "
+        f"them {mins(pre['median_reply_s']['them'])}",
+        f"conversations started: me {pre['initiations']['me']}, them {pre['initiations']['them']}",
+        "top emoji: " + (" ".join(f"{e}x{n}" for e, n in pre["top_emoji"]) or "none"),
+        "busiest hours: " + (", ".join(f"{h}h ({n})" for h, n in pre["busiest_hours"]) or "none"),
+    ]:
+        assert line in shown
+    assert pre["active_days"] > 0 and pre["busiest_hours"]  # the figures are not all empty
 
 
 def test_volume_tool_ranks_who_i_talked_to_most(store: Store) -> None:

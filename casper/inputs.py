@@ -6,7 +6,7 @@ Imports: casper.errors, casper.timeutil (dateparser lazily).
 
 from __future__ import annotations
 
-from datetime import datetime, tzinfo
+from datetime import date, datetime, tzinfo
 
 from casper.errors import CasperError
 from casper.timeutil import days_to_utc, parse_span
@@ -39,7 +39,13 @@ def date_range(
     last = parse_span(until, tz, now, locale=locale)[1] if until else None
     if first is not None and last is not None and first > last:
         raise CasperError(
-            f"--since {since!r} ({first}) is after --until {until!r} ({last})",
+            f"--since {_shown(since, first)} is after --until {_shown(until, last)}",
             hint="swap the two dates, or drop one of them",
         )
     return days_to_utc(first, last, tz)
+
+
+def _shown(text: str | None, day: date) -> str:
+    """The date as typed, with the day it was read as when that is not plain to see."""
+    typed = (text or "").strip()
+    return day.isoformat() if typed == day.isoformat() else f"{typed!r} ({day.isoformat()})"

@@ -6,6 +6,7 @@ Every one is the same shape as any other Casper error (CLI.md): exit 1, one `err
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -77,8 +78,19 @@ def test_since_after_until_names_both_dates(command: list[str], tmp_path: Path) 
     result = runner.invoke(
         app, [*command, "--since", "2024-05-02", "--until", "2024-03-01", "--home", str(tmp_path)]
     )
-    _assert_error(result, says="'2024-05-02' (2024-05-02) is after --until", hint_says="swap")
-    assert "'2024-03-01' (2024-03-01)" in result.stderr
+    _assert_error(result, says="--since 2024-05-02 is after --until 2024-03-01", hint_says="swap")
+
+
+def test_since_after_until_shows_how_a_phrase_was_read(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["search", "dentist", "--since", "2 days ago", "--until", "2020-01-01", "--home",
+         str(tmp_path)],
+    )  # fmt: skip
+    _assert_error(result, says="--since '2 days ago' (", hint_says="swap")
+    assert re.search(
+        r"'2 days ago' \(\d{4}-\d{2}-\d{2}\) is after --until 2020-01-01", result.stderr
+    )
 
 
 def test_one_day_range_is_fine_and_reaches_the_store(tmp_path: Path) -> None:

@@ -15,10 +15,14 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-try:  # typer ≥ 0.20 vendors click as typer._click
-    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+try:  # recent typer vendors click as typer._click
+    from typer._click import exceptions as _click_errors
 except ImportError:  # pragma: no cover - older typer on top of the click package
-    from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+    from click import exceptions as _click_errors  # type: ignore[no-redef]
+
+UsageError = _click_errors.UsageError
+# click ≥ 8.2 raises this for a bare `casper`; older click prints the help itself (nothing to catch)
+NoArgsIsHelpError: Any = getattr(_click_errors, "NoArgsIsHelpError", ())
 
 
 def usage_hint(exc: UsageError) -> str:

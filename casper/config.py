@@ -22,7 +22,7 @@ DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L6-v2"
 # defaults. 3-message passages sliding by 1 measured best on LoCoMo and the demo gold set (README).
 CHUNK_SIZE = 3  # messages per chunk
 CHUNK_STRIDE = 1
-CHUNK_GAP_S = 6 * 3600.0  # a silence this long starts a new chunk
+CHUNK_GAP_S = 6 * 3600  # a silence this long starts a new chunk
 CHUNK_MAX_CHARS = 1500
 
 

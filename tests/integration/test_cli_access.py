@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,6 +59,7 @@ def _run_denied(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     if pid == 0:  # child: never return into pytest
         os.close(read_fd)
         out = {"exit": -1, "stdout": "", "stderr": "crash"}
+        signal.alarm(60)  # a lock held by another thread at fork time must not hang the suite
         try:
             os.setgid(NOBODY)
             os.setuid(NOBODY)
@@ -68,8 +70,10 @@ def _run_denied(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
             os._exit(0)
     os.close(write_fd)
     with os.fdopen(read_fd, "rb") as pipe:
-        out = json.loads(pipe.read().decode())
+        raw = pipe.read().decode()
     os.waitpid(pid, 0)
+    assert raw, "the unprivileged child died without reporting"
+    out = json.loads(raw)
     return out["exit"], out["stdout"], out["stderr"]
 
 

@@ -173,7 +173,7 @@ def _imported_modules(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("package", ["eval"])  # casper: once backends/factory is untangled
+@pytest.mark.parametrize("package", ["eval"])  # casper: once store/index ↔ vectors is untangled
 def test_no_import_cycles(package: str) -> None:
     """Imports inside functions count too: a lazy import hides a cycle, it does not remove it."""
     modules = {_module_name(p): p for p in files(package)}

@@ -50,11 +50,10 @@ def usage_errors() -> Iterator[None]:
         typer.echo(exc.format_message())
         raise typer.Exit(0) from None
     except UsageError as exc:
+        from rich.console import Console
         from rich.markup import escape
 
-        from casper.commands.base import _stderr
-
-        err = _stderr()
+        err = Console(stderr=True, highlight=False)  # as base._stderr; base imports this module
         err.print(f"[red]error:[/] {escape(usage_message(exc))}", soft_wrap=True)
         err.print(f"[yellow]hint:[/] {escape(usage_hint(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None

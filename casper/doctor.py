@@ -98,14 +98,7 @@ def run_checks(cfg: Config) -> dict[str, Any]:
             )
         )
         counts["coverage"] = {"first": iso(first, tz), "last": iso(last, tz)}
-        checks.append(
-            _check(
-                "search index",
-                "ok" if cfg.index_dir.exists() else "warn",
-                "present" if cfg.index_dir.exists() else "missing",
-                None if cfg.index_dir.exists() else "run `casper index`",
-            )
-        )
+        checks.append(_index_check(cfg, counts))
         store.close()
     else:
         checks.append(
@@ -130,3 +123,27 @@ def _reranker_check(cfg: Config) -> dict[str, Any]:
     if model_probe(cfg.rerank_model).endswith(":absent"):
         return _check("reranker", "warn", f"{cfg.rerank_model} is not in the local cache", hint)
     return _check("reranker", "ok", f"{cfg.rerank_model} (found locally)")
+
+
+def _index_check(cfg: Config, counts: dict[str, Any]) -> dict[str, Any]:
+    """Present, and how much of it is searchable semantically (vectors_done / vectors_total)."""
+    if not cfg.index_dir.exists():
+        return _check("search index", "warn", "missing", "run `casper index`")
+    from casper.store.index import vector_status_at
+
+    status = vector_status_at(cfg.index_dir)
+    if status is None:
+        return _check(
+            "search index", "warn", "present but from an older version",
+            "run `casper index --rebuild`",
+        )  # fmt: skip
+    done, total = status
+    counts.update(vectors_done=done, vectors_total=total)
+    if done < total:
+        share = int(100 * done / total)
+        return _check(
+            "search index", "warn",
+            f"{total} chunks, semantic index {share} % built ({done}/{total} vectors)",
+            "run `casper index` to embed the rest (it continues where it stopped)",
+        )  # fmt: skip
+    return _check("search index", "ok", f"{total} chunks, all with vectors")

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 EMBED_BATCH = 512  # chunks per embed call: progress granularity vs padding savings
 WRITE_BATCH = 4096  # rows per LanceDB write: fewer, larger fragments
+PLAN_CHATS = 256  # chats whose indexed chunks are looked up in one scan
 
 Progress = Callable[[int, int], None]
 
@@ -34,7 +35,19 @@ class IndexUpdate:
     chunks_total: int
     chunks_new: int  # ids that did not exist before
     chunks_deleted: int  # ids that no longer exist
-    embedded: int  # new + changed chunks (the only ones embedded)
+    embedded: int  # chunks embedded by this run (new content, or left over by a killed run)
+    vectors_done: int = 0  # chunks with a vector afterwards
+    vectors_total: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class VectorFill:
+    """What one `ensure_vectors` run did: `resumed_from` > 0 when earlier work was kept."""
+
+    embedded: int
+    done: int
+    total: int
+    resumed_from: int = 0
 
 
 @dataclass(slots=True)
@@ -57,13 +70,38 @@ def update_index(
     tz_name: str | tzinfo | None = None,
     on_progress: Progress | None = None,
 ) -> IndexUpdate:
-    """Re-chunk dirty chats, embed only chunks whose content is new, delete the rest, optimize.
+    """`update_lexical`, then `ensure_vectors`: the whole index in one call."""
+    if embedder.dim != index.dim:
+        raise ValueError(f"embedder dim {embedder.dim} != index dim {index.dim}")
+    lexical = update_lexical(
+        store, index, dirty=dirty, size=size, stride=stride, gap_s=gap_s, max_chars=max_chars,
+        tz_name=tz_name,
+    )  # fmt: skip
+    fill = ensure_vectors(index, embedder, on_progress)
+    return IndexUpdate(
+        lexical.chunks_total, lexical.chunks_new, lexical.chunks_deleted, fill.embedded,
+        fill.done, fill.total,
+    )  # fmt: skip
+
+
+def update_lexical(
+    store: Store,
+    index: ChunkIndex,
+    *,
+    dirty: Mapping[int, bool],
+    size: int = 8,
+    stride: int = 4,
+    gap_s: float = 6 * 3600,
+    max_chars: int = 1500,
+    tz_name: str | tzinfo | None = None,
+) -> IndexUpdate:
+    """Re-chunk dirty chats and write their rows without vectors: searchable by the lexical
+    legs when this returns. Chats are planned and written a group at a time, so memory holds
+    one group's chunks, not the whole history's.
 
     A chat marked full is re-chunked whole; otherwise from the start of its last indexed
     segment, unless messages before that point changed (then whole, too).
     """
-    if embedder.dim != index.dim:
-        raise ValueError(f"embedder dim {embedder.dim} != index dim {index.dim}")
     cleared = _follow_store_reset(store, index)
     if cleared:
         dirty = {c.id: True for c in store.chats()}
@@ -71,19 +109,85 @@ def update_index(
         return IndexUpdate(index.count(), 0, 0, 0)
     chats = {c.id: c for c in store.chats()}
     names = store.names()
-    plan = _Plan()
-    indexed = index.chunk_rows(list(dirty)) if index.count() else {}
-    for chat_id, full in sorted(dirty.items()):
-        chat = chats.get(chat_id) or ChatInfo(chat_id, "", f"chat {chat_id}", False, ())
-        _plan_chat(store, chat, names, indexed.get(chat_id, []), plan, full=full, size=size,
-                   stride=stride, gap_s=gap_s, max_chars=max_chars, tz_name=tz_name)  # fmt: skip
-    stale = plan.delete  # never in plan.write: those ids were re-produced
-    index.delete_ids(stale)
-    _embed_and_write(index, embedder, plan, on_progress)
-    if plan.write or stale or cleared:
-        index.optimize()
+    has_rows = index.count() > 0
+    new_total = deleted = written = 0
+    pending = _Plan()
+    wanted = sorted(dirty.items())
+    for lo in range(0, len(wanted), PLAN_CHATS):
+        group = wanted[lo : lo + PLAN_CHATS]
+        indexed = index.chunk_rows([c for c, _ in group]) if has_rows else {}
+        plan = _Plan()
+        for chat_id, full in group:
+            chat = chats.get(chat_id) or ChatInfo(chat_id, "", f"chat {chat_id}", False, ())
+            _plan_chat(
+                store, chat, names, indexed.get(chat_id, []), plan, full=full, size=size,
+                stride=stride, gap_s=gap_s, max_chars=max_chars, tz_name=tz_name,
+            )  # fmt: skip
+            if len(plan.write) >= WRITE_BATCH:
+                written += _write(index, plan)
+                new_total += len(plan.new_ids)
+                plan.write, plan.new_ids = [], set()
+        index.delete_ids(plan.delete)  # never in plan.write: those ids were re-produced
+        deleted += len(plan.delete)
+        pending.write += plan.write
+        pending.new_ids |= plan.new_ids
+        if len(pending.write) >= WRITE_BATCH:
+            written += _write(index, pending)
+            new_total += len(pending.new_ids)
+            pending = _Plan()
+    written += _write(index, pending)
+    new_total += len(pending.new_ids)
+    if new_total or deleted or written or cleared:
+        index.optimize(warm=False)  # publishes: the lexical legs answer from here on
     index.set_source(source_identity(store))
-    return IndexUpdate(index.count(), len(plan.new_ids), len(stale), len(plan.write))
+    # `embedded` here: the chunks written for embedding (new ids and changed content); the
+    # fill embeds them, less any whose text already has a vector
+    return IndexUpdate(index.count(), new_total, deleted, written)
+
+
+def ensure_vectors(
+    index: ChunkIndex, embedder: Embedder, on_progress: Progress | None = None
+) -> VectorFill:
+    """Embed every chunk that has no vector yet, committing each batch as it is done.
+
+    A killed run loses at most the batch in flight; the next call embeds only what is missing.
+    """
+    if embedder.dim != index.dim:
+        raise ValueError(f"embedder dim {embedder.dim} != index dim {index.dim}")
+    version, total = index.version, index.count()
+    status = index.vectors.status()
+    if status == {"version": version, "done": total, "total": total}:
+        return VectorFill(0, total, total)
+    missing = index.count_missing()
+    before = total - missing
+    if missing:
+        log.info("embedding %d of %d chunks (%d kept from before)", missing, total, before)
+    index.vectors.set_status(version, before, total)
+    embedded = 0
+    buffer: list[tuple[str, str]] = []
+
+    def flush() -> None:
+        nonlocal embedded
+        keys, texts = [k for k, _ in buffer], [t for _, t in buffer]
+        vectors = np.asarray(embedder.embed_documents(texts), np.float32)
+        index.vectors.put(keys, vectors)  # committed: durable before the next batch starts
+        embedded += len(keys)
+        index.vectors.set_status(version, min(before + embedded, total), total)
+        buffer.clear()
+        if on_progress is not None:
+            on_progress(min(embedded, missing), missing)
+
+    for batch in index.missing_vectors():
+        for item in batch:
+            buffer.append(item)
+            if len(buffer) >= EMBED_BATCH:
+                flush()
+    if buffer:
+        flush()
+    index.prune_vectors()
+    done, total = index.matrix(refresh=True).coverage  # builds this version's search cache
+    index.vectors.set_status(version, done, total)
+    return VectorFill(embedded, done, total, before if missing else 0)
 
 
 def source_identity(store: Store) -> dict[str, str]:
@@ -154,31 +258,12 @@ def _head_unchanged(
     return indexed == stored
 
 
-def _embed_and_write(
-    index: ChunkIndex, embedder: Embedder, plan: _Plan, on_progress: Progress | None
-) -> None:
-    total = len(plan.write)
-    pending: list[tuple[Sequence[Chunk], np.ndarray]] = []
-    pending_rows = 0
-    for start in range(0, total, EMBED_BATCH):
-        batch = plan.write[start : start + EMBED_BATCH]
-        vectors = np.asarray(embedder.embed_documents([c.embed_text for c in batch]), np.float32)
-        pending.append((batch, vectors))
-        pending_rows += len(batch)
-        if pending_rows >= WRITE_BATCH or start + EMBED_BATCH >= total:
-            _write(index, pending, plan.new_ids)
-            pending, pending_rows = [], 0
-        if on_progress is not None:
-            on_progress(min(start + EMBED_BATCH, total), total)
-
-
-def _write(
-    index: ChunkIndex, pending: list[tuple[Sequence[Chunk], np.ndarray]], new_ids: set[str]
-) -> None:
-    chunks = [c for batch, _ in pending for c in batch]
-    vectors = np.concatenate([v for _, v in pending])
-    fresh = np.array([c.id in new_ids for c in chunks], dtype=bool)
-    if fresh.any():
-        index.add([c for c, f in zip(chunks, fresh, strict=True) if f], vectors[fresh])
-    if (~fresh).any():
-        index.upsert([c for c, f in zip(chunks, fresh, strict=True) if not f], vectors[~fresh])
+def _write(index: ChunkIndex, plan: _Plan) -> int:
+    """Rows without vectors: new ids appended, changed ones replaced; returns how many."""
+    fresh = [c for c in plan.write if c.id in plan.new_ids]
+    changed = [c for c in plan.write if c.id not in plan.new_ids]
+    for lo in range(0, len(fresh), WRITE_BATCH):
+        index.add(fresh[lo : lo + WRITE_BATCH])
+    for lo in range(0, len(changed), WRITE_BATCH):
+        index.upsert(changed[lo : lo + WRITE_BATCH])
+    return len(plan.write)

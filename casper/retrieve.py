@@ -70,6 +70,7 @@ class Retriever:
         self.timings: dict[str, float] = {}
         self._bm25: RankBM25Index | None = None
         self._last_vec: tuple[str, Any] | None = None
+        self.notices: list[str] = []  # said once per process: the caller shows them
 
     def search(
         self,
@@ -161,6 +162,7 @@ class Retriever:
         if mode in ("hybrid", "vector"):
             vec = self._clock("embed", lambda: self._embed(u.semantic))
             legs.append(self._clock("vector", lambda: self.index.vector_search(vec, n, where)))
+            self._note_coverage()
         if mode in ("hybrid", "bm25"):
             legs.extend(self._clock("lexical", lambda: self._lexical(u.lexical, where)))
         return legs
@@ -170,6 +172,13 @@ class Retriever:
         if self._last_vec is None or self._last_vec[0] != text:
             self._last_vec = (text, self.embedder.embed_query(text))
         return self._last_vec[1]
+
+    def _note_coverage(self) -> None:
+        """While vectors are still being filled in, say once that the rest is lexical only."""
+        done, total = self.index.matrix().coverage
+        notice = semantic_notice(done, total)
+        if notice and not any(n.startswith("semantic index") for n in self.notices):
+            self.notices.append(notice)
 
     def _lexical(self, query: str, where: Filter) -> list[list[tuple[str, float]]]:
         n = self.candidates
@@ -248,6 +257,14 @@ class Retriever:
             return fn()
         finally:
             self.timings[key] = self.timings.get(key, 0.0) + _ms(started)
+
+
+def semantic_notice(done: int, total: int) -> str | None:
+    """The one-line notice for a partly built semantic index (None when complete)."""
+    if done >= total:
+        return None
+    share = int(100 * done / total) if total else 0
+    return f"semantic index {share} % built; lexical results only for the rest"
 
 
 def _ms(started: float) -> float:

@@ -62,10 +62,17 @@ def message_volume(
 def top_people(
     store: Store, tz: tzinfo, start: float | None, end: float | None, top_n: int = 5
 ) -> list[tuple[str, int]]:
-    """The people with the most messages exchanged in a range (for "who…most" questions)."""
+    """The people with the most messages exchanged in a range (for "who…most" questions).
+
+    Same crediting as `message_volume` (author; my 1:1 messages to the other side; my group
+    messages to nobody), counted by SQLite per (sender, chat) instead of message by message.
+    """
+    owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
     counts: dict[str, int] = {}
-    for person, _ts in _credited(store, start, end):
-        counts[person] = counts.get(person, 0) + 1
+    for sender, chat_id, n in store.message_counts(start, end):
+        person = sender if sender != ME else owner.get(chat_id)
+        if person is not None:
+            counts[person] = counts.get(person, 0) + n
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top_n]
 
 

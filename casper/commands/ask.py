@@ -87,7 +87,7 @@ def ask_once(
     """Answer one question and print it (answer, then citations); returns the JSON shape."""
     from casper.agent.core import Limits
     from casper.answer import answer_question
-    from casper.commands.retrieval import make_retriever
+    from casper.commands.retrieval import make_retriever, say_notices
 
     tz = _zone(cfg)
     store = open_store(cfg)
@@ -109,6 +109,7 @@ def ask_once(
         )
     finally:
         view.stop()
+    say_notices(retriever.notices)
     data = asked.to_dict()
     if json:
         from casper.render import print_json

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from casper.commands.base import Home, Json, Verbose, app, config, guarded
-from casper.commands.wiring import make_index_fn, open_store
+from casper.commands.wiring import fill_vectors, make_index_fn, open_store
 from casper.config import Config
 from casper.timeutil import iso, local_tz
 
@@ -30,16 +30,24 @@ def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed:
             indexer = Indexer(
                 store, cfg.chat_db, cfg.contacts, local_tz(cfg.timezone), on_progress=bars
             )
-            return indexer.run(
-                rebuild=rebuild, index_fn=make_index_fn(cfg, rebuild=rebuild) if embed else None
-            )
+            # lexical first: the pipeline clears its dirty chats once they are searchable
+            index_fn = make_index_fn(cfg, rebuild=rebuild, vectors=False) if embed else None
+            report = indexer.run(rebuild=rebuild, index_fn=index_fn)
         finally:
             store.close()
+        if embed:  # the lexical legs are searchable now; vectors follow, batch by batch
+            # said even with --json (stderr): the user should know the run picked up old work
+            fill_vectors(cfg, bars, lambda m: _stderr().print(m))
+        return report
 
 
-def _index_json(report, tz) -> dict:  # noqa: ANN001
+def _index_json(report, tz, cfg: Config) -> dict:  # noqa: ANN001
+    from casper.store.index import vector_status_at
+
     data = report.to_dict()
     data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
+    done, total = vector_status_at(cfg.index_dir) or (0, 0)
+    data["vectors_done"], data["vectors_total"] = done, total
     return data
 
 
@@ -83,7 +91,7 @@ def index(
     if paths:
         remember(cfg.data_dir, **paths)
     if json:
-        print_json(_index_json(report, tz))
+        print_json(_index_json(report, tz, cfg))
         return
     err = _stderr()
     if report.noop:

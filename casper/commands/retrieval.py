@@ -136,6 +136,7 @@ def search(
         literal=literal,
     )
     understood = retriever.understood
+    say_notices(retriever.notices)
     if json:
         filters = {
             "person": person_id,
@@ -161,3 +162,14 @@ def search(
         console.print("no matching messages")
     for line in hits_table(hits, tz):
         console.print(line)
+
+
+_SAID: set[str] = set()
+
+
+def say_notices(notices: list[str]) -> None:
+    """Print each notice (a partly built semantic index, …) to stderr once per process."""
+    for notice in notices:
+        if notice not in _SAID:
+            _SAID.add(notice)
+            _stderr().print(f"[yellow]notice:[/] {notice}")

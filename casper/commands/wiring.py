@@ -42,14 +42,19 @@ def open_index(cfg: Config, embedder: Any | None, *, create: bool = False) -> An
     )
 
 
-def make_index_fn(cfg: Config, *, rebuild: bool = False) -> Callable[..., tuple[int, int]]:
-    """The pipeline's search-index step: embed and index the chunks of changed chats."""
+def make_index_fn(
+    cfg: Config, *, rebuild: bool = False, vectors: bool = True
+) -> Callable[..., tuple[int, int]]:
+    """The pipeline's search-index step: re-chunk changed chats and write them, then embed
+    what has no vector. With `vectors=False` it stops once the lexical legs are searchable
+    (`casper index` does that, then runs `fill_vectors` after the store's dirty chats are
+    cleared, so a killed fill never redoes the lexical step)."""
 
     def index_fn(
         store: Store, dirty: dict[int, bool], progress: Callable[..., None]
     ) -> tuple[int, int]:
         from casper.backends.factory import make_embedder
-        from casper.indexing import update_index
+        from casper.indexing import ensure_vectors, update_lexical
 
         embedder = make_embedder(cfg)
         if rebuild and cfg.index_dir.exists() and not _reusable(cfg, embedder):
@@ -63,19 +68,19 @@ def make_index_fn(cfg: Config, *, rebuild: bool = False) -> Callable[..., tuple[
             index.clear()
         if not cfg.index_dir.exists() or index.count() == 0:
             dirty = {c.id: True for c in store.chats()}
-        update = update_index(
+        update = update_lexical(
             store,
             index,
-            embedder,
             dirty=dirty,
             size=cfg.chunk_size,
             stride=cfg.chunk_stride,
             gap_s=cfg.chunk_gap_s,
             max_chars=cfg.chunk_max_chars,
             tz_name=local_tz(cfg.timezone),  # the zone every command resolves
-            on_progress=lambda done, total: progress("embed", done, total),
         )
-        # chunks_new: what this run re-chunked and embedded (new ids and changed content)
+        if vectors:
+            ensure_vectors(index, embedder, lambda done, total: progress("embed", done, total))
+        # chunks_new: what this run re-chunked for embedding (new ids and changed content)
         return update.chunks_total, update.embedded
 
     return index_fn
@@ -88,3 +93,31 @@ def _reusable(cfg: Config, embedder: Any) -> bool:
     except Exception:  # noqa: BLE001 - a mismatch or a damaged index: either way, rebuild it
         return False
     return True
+
+
+def fill_vectors(
+    cfg: Config, progress: Callable[..., None], announce: Callable[[str], None]
+) -> Any:
+    """Embed the chunks that have no vector yet (all of a first index, or what a killed run left).
+
+    Returns the VectorFill, or None when there is no index. Checks completeness before loading
+    the embedder, so a run with nothing to do stays fast.
+    """
+    from casper.store.index import vector_status_at
+
+    status = vector_status_at(cfg.index_dir)
+    if status is None:
+        return None
+    done, total = status
+    if done == total:
+        from casper.indexing import VectorFill
+
+        return VectorFill(0, done, total)
+    from casper.backends.factory import make_embedder
+    from casper.indexing import ensure_vectors
+
+    if done:
+        announce(f"resuming: {done} of {total} chunks already embedded; embedding the rest")
+    embedder = make_embedder(cfg)
+    index = open_index(cfg, embedder)
+    return ensure_vectors(index, embedder, lambda d, t: progress("embed", d, t))

@@ -42,7 +42,6 @@ def table_schema(dim: int) -> pa.Schema:
             pa.field("cjk", pa.string()),  # CJK/emoji characters only, for the n-gram leg
             pa.field("embed_text", pa.string()),
             pa.field("content_hash", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
     )
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,20 +41,16 @@ from casper.store.chunk_table import (
     table_schema,
     write_json,
 )
-from casper.store.vectors import (
-    META_COLUMNS,
-    VectorMatrix,
-    load_vectors,
-    private_files,
-    save_vectors,
-)
+from casper.store.vecstore import VectorStore
+from casper.store.vector_cache import build_vectors, load_vectors
+from casper.store.vectors import META_COLUMNS, VectorMatrix, private_files
 
 log = logging.getLogger(__name__)
 
 TABLE = "chunks"
 MANIFEST = "manifest.json"
 GENERATION = "generation.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: vectors moved to the side file (vecstore.py)
 # Manifest keys that say which model and chunker wrote the vectors (checked on open); the
 # others (the source the chunks came from) are bookkeeping.
 IDENTITY = ("schema", "embedder", "dim", "checksum", "chunker")
@@ -67,6 +63,7 @@ KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader ho
 _REOPEN_TRIES = 3
 T = TypeVar("T")
 _IN_BATCH = 1000  # ids per `id IN (...)` predicate
+REFRESH_S = 30.0  # a reader's matrix lags a running vector fill by at most this
 __all__ = ["ChunkIndex", "Filter", "IndexedChunk", "discard", "table_schema"]
 
 
@@ -85,6 +82,16 @@ class ChunkIndex:
         self._writing = False  # a writer works on the head; readers stay on a generation
         self._seen: tuple[int, int, int] | None = None  # generation file identity last read
         self.epoch = 0  # +1 at every reopen: a search that spans two epochs mixed generations
+        self._vectors: VectorStore | None = None
+        self._keys: list[str] = []  # content hashes of the matrix's table version, in order
+
+    @property
+    def vectors(self) -> VectorStore:
+        """The side file holding every embedded chunk's vector (opened on first use)."""
+        if self._vectors is None:
+            with private_files():
+                self._vectors = VectorStore.open(self.dir, self.dim)
+        return self._vectors
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -247,8 +254,9 @@ class ChunkIndex:
             self._writing = True
 
     # ---- writing -------------------------------------------------------------------------
-    def upsert(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
-        """Insert or replace chunks (by id) with their vectors (rows aligned with `chunks`)."""
+    def upsert(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None = None) -> None:
+        """Insert or replace chunks (by id); with `vectors` (rows aligned) they are stored too,
+        without them the chunks are searchable lexically until `ensure_vectors` fills them in."""
         if not chunks:
             return
         data = self._to_arrow(chunks, vectors)
@@ -262,7 +270,7 @@ class ChunkIndex:
             )
         self._matrix = None
 
-    def add(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
+    def add(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None = None) -> None:
         """Append chunks whose ids are known to be new (cheaper than `upsert`)."""
         if not chunks:
             return
@@ -272,14 +280,14 @@ class ChunkIndex:
             self.table.add(data)
         self._matrix = None
 
-    def _to_arrow(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> pa.Table:
-        vecs = np.asarray(vectors, dtype=np.float32)
-        if vecs.shape != (len(chunks), self.dim):
-            raise ValueError(
-                f"expected vectors of shape {(len(chunks), self.dim)}, got {vecs.shape}"
-            )
-        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        flat = pa.array(vecs.reshape(-1), type=pa.float32())
+    def _to_arrow(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None) -> pa.Table:
+        if vectors is not None:
+            vecs = np.asarray(vectors, dtype=np.float32)
+            if vecs.shape != (len(chunks), self.dim):
+                raise ValueError(
+                    f"expected vectors of shape {(len(chunks), self.dim)}, got {vecs.shape}"
+                )
+            self.vectors.put([c.content_hash for c in chunks], vecs)
         columns = {
             "id": [c.id for c in chunks],
             "chat_id": [c.chat_id for c in chunks],
@@ -297,8 +305,7 @@ class ChunkIndex:
             "content_hash": [c.content_hash for c in chunks],
         }
         schema = table_schema(self.dim)
-        arrays = [pa.array(columns[f.name], type=f.type) for f in schema if f.name != "vector"]
-        arrays.append(pa.FixedSizeListArray.from_arrays(flat, self.dim))
+        arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
         return pa.Table.from_arrays(arrays, schema=schema)
 
     def delete_ids(self, ids: Sequence[str]) -> int:
@@ -329,7 +336,7 @@ class ChunkIndex:
         with private_files():
             write_json(self.dir / MANIFEST, self.manifest)
 
-    def optimize(self) -> None:
+    def optimize(self, *, warm: bool = True) -> None:
         """Create missing indexes, fold new rows into them, compact; then publish the result as
         the new generation (which drops old versions, and with them deleted messages' text)."""
         self._for_writing()
@@ -345,7 +352,8 @@ class ChunkIndex:
                         if self.version == before:
                             break
             self._matrix = None
-            self.matrix()  # writes the vector cache now rather than on the first search
+            if warm:
+                self.matrix().coverage  # noqa: B018 - builds the vector cache now, not on a search
         self.publish()
 
     def _ensure_indices(self) -> None:
@@ -394,28 +402,90 @@ class ChunkIndex:
                 found[row["id"]] = row_to_chunk(row)
         return [found[i] for i in wanted if i in found]
 
-    def matrix(self) -> VectorMatrix:
-        """The in-memory search state of the current table version (loaded once per version)."""
+    def matrix(self, *, refresh: bool = False) -> VectorMatrix:
+        """The in-memory search state of the current table version and vector generation.
+
+        Meta and filters are loaded per table version; the vectors on the first vector search
+        (a lexical-only search never builds or maps them). While vectors are being filled in by
+        another process their generation changes every batch; a reader then re-points at most
+        every REFRESH_S seconds, not on every search (`refresh` re-points now).
+        """
         for _ in range(_REOPEN_TRIES):
             version, epoch = self.version, self.epoch
-            if self._matrix is not None and self._matrix.version == version:
+            generation = self.vectors.generation()
+            current = self._matrix
+            if current is not None and current.version == version:
+                if current.generation == generation and not refresh:
+                    return current
+                young = time.monotonic() - current.built_at < REFRESH_S
+                if current.loaded and not refresh and young:
+                    done, total = current.coverage
+                    if done < total:
+                        return current
+                # same table version: keep the meta and filters, re-point the vectors
+                self._matrix = current.repoint(generation, self._loader(version, generation))
                 return self._matrix
-            meta = self.scan(META_COLUMNS)
-            cached = load_vectors(self.dir, version, meta.num_rows, self.dim)
-            if cached is None:
-                column = self.scan(["vector"])["vector"].combine_chunks()
-                flat = column.flatten().to_numpy(zero_copy_only=False)
-                vectors = np.asarray(flat, dtype=np.float32).reshape(meta.num_rows, self.dim)
-                if self.epoch != epoch:
-                    continue  # reopened between the two scans: they read different versions
-                cached = save_vectors(self.dir, version, vectors)
-            if self.epoch == epoch:  # else a read reopened at a newer generation: build again
-                self._matrix = VectorMatrix.build(meta, *cached, version=version)
-                return self._matrix
+            meta = self.scan([*META_COLUMNS, "content_hash"])
+            if self.epoch != epoch:
+                continue  # a read reopened at a newer generation meanwhile: build again
+            self._keys = meta["content_hash"].to_pylist()
+            meta = meta.drop_columns(["content_hash"])
+            self._matrix = VectorMatrix.build(
+                meta, version=version, generation=generation,
+                loader=self._loader(version, generation),
+            )  # fmt: skip
+            return self._matrix
         raise IndexMissing(
             f"the search index in {self.dir} kept changing while loading",
             hint="try again when `casper index` has finished",
         )
+
+    def _loader(self, version: int, generation: int) -> Callable[[], tuple[Any, ...]]:
+        """Loads (or first builds) the vector cache of a version; called on the first vector
+        search, so lexical-only searches never touch it."""
+        keys = self._keys
+
+        def load() -> tuple[Any, ...]:
+            cached = load_vectors(self.dir, version, generation, self.dim)
+            if cached is None:
+                fetch = self.vectors.gather
+                cached = build_vectors(self.dir, version, generation, self.dim, keys, fetch)
+            return cached
+
+        return load
+
+    def vector_status(self) -> tuple[int, int]:
+        """(chunks with a vector, chunks): `vectors_done`, `vectors_total`."""
+        status = self.vectors.status()
+        if status is not None and status["version"] == self.version:
+            return status["done"], status["total"]
+        return self.matrix().coverage
+
+    def missing_vectors(self, batch: int = 4096) -> Iterator[list[tuple[str, str]]]:
+        """(content_hash, embed_text) of chunks without a vector, streamed in batches (a text
+        shared by several chunks comes once per batch)."""
+        cols = ["content_hash", "embed_text"]
+        for rb in self.table.search().select(cols).limit(None).to_batches(batch):
+            keys = rb.column("content_hash").to_pylist()
+            have = self.vectors.present(keys)
+            if len(have) < len(set(keys)):
+                body = rb.column("embed_text").to_pylist()
+                todo = {k: t for k, t in zip(keys, body, strict=True) if k not in have}
+                yield list(todo.items())
+
+    def count_missing(self, batch: int = 8192) -> int:
+        """Chunks (table rows) without a vector; reads only the hash column."""
+        missing = 0
+        for rb in self.table.search().select(["content_hash"]).limit(None).to_batches(batch):
+            keys = rb.column("content_hash").to_pylist()
+            have = self.vectors.present(keys)
+            missing += sum(1 for k in keys if k not in have)
+        return missing
+
+    def prune_vectors(self) -> int:
+        """Drop side-file vectors of chunks no longer in the table."""
+        keys = self.scan(["content_hash"])["content_hash"].to_pylist()
+        return self.vectors.prune(keys)
 
     def vector_search(
         self, vec: NDArray[np.float32], n: int, where: Filter | None = None
@@ -459,6 +529,26 @@ class ChunkIndex:
             log.warning("full-text search on %s failed: %s", column, type(exc).__name__)
             return []
         return list(zip(rows["id"].to_pylist(), rows["_score"].to_pylist(), strict=True))
+
+
+def vector_status_at(index_dir: Path) -> tuple[int, int] | None:
+    """(vectors_done, vectors_total) of the index in `index_dir` without loading a model;
+    None when there is no index (or one from an older schema). Exact when the last fill
+    recorded this table version, otherwise counted (a pass over the chunk hashes)."""
+    index_dir = Path(index_dir)
+    found = read_json(index_dir / MANIFEST)
+    if not (index_dir / f"{TABLE}.lance").exists() or found.get("schema") != SCHEMA_VERSION:
+        return None
+    index = ChunkIndex(index_dir, None, None, int(found["dim"]), found)
+    index._reopen()
+    try:
+        status = index.vectors.status()
+        total = index.count()
+        if status is not None and status["version"] == index.version:
+            return status["done"], status["total"]
+        return total - index.count_missing(), total
+    finally:
+        index.vectors.close()
 
 
 def _mismatch_message(found: dict[str, Any], expected: dict[str, Any]) -> str:

@@ -41,6 +41,28 @@ class StatsQueries:
         where, args = _in_range(start_ts, end_ts)
         return self.conn.execute(q + where + " ORDER BY ts, rowid", args).fetchall()
 
+    def message_counts(
+        self, start_ts: float | None = None, end_ts: float | None = None
+    ) -> list[tuple[str, int, int]]:
+        """(sender, chat_id, count) of countable messages in a range: one GROUP BY read from
+        the (sender, chat_id, ts) index, less the few system rows (a partial index)."""
+        where, args = _in_range(start_ts, end_ts)
+        where = where.replace(" AND ", " WHERE ", 1)
+        counts: dict[tuple[str, int], int] = {}
+        for sender, chat_id, n in self.conn.execute(
+            f"SELECT sender, chat_id, count(*) FROM messages{where} GROUP BY sender, chat_id",
+            args,
+        ):
+            counts[(sender, chat_id)] = n
+        system_where = " AND kind = 'system'" + _in_range(start_ts, end_ts)[0]
+        for sender, chat_id, n in self.conn.execute(
+            f"SELECT sender, chat_id, count(*) FROM messages WHERE 1{system_where} "
+            "GROUP BY sender, chat_id",
+            args,
+        ):
+            counts[(sender, chat_id)] -= n
+        return [(s, c, n) for (s, c), n in counts.items() if n > 0]
+
     def texts_for_person(
         self, chat_ids: Sequence[int], start_ts: float | None, end_ts: float | None
     ) -> list[tuple[str, int, float, str]]:

@@ -1,18 +1,19 @@
 """In-memory search state of one index version: vectors (exact or binary+rescore), filters, meta.
 
-Imports: numpy, pyarrow. A float32 matrix-vector product is memory-bound (23 ms per 100k×384 on
-2 cores), so large searches rank by Hamming distance on sign bits first, then rescore exactly.
+Imports: numpy, pyarrow. Vectors are float16 rows (memory-mapped from vector_cache.py's files),
+widened to float32 only for the candidates being scored. A float32 matrix-vector product is
+memory-bound (23 ms per 100k×384 on 2 cores), so large searches rank by Hamming distance on sign
+bits first, then rescore exactly.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,8 +29,6 @@ EXACT_MAX = 8_192  # rows scored exactly; above this, binary candidates + exact 
 RESCORE_MIN = 2_048
 RESCORE_PER_HIT = 40
 RESCORE_SHARE = 64  # and at least 1/64 of the candidate rows
-CACHE_KEYS = ("vectors", "mean", "codes")
-log = logging.getLogger(__name__)
 META_COLUMNS = [
     "id",
     "chat_id",
@@ -107,42 +106,100 @@ class FilterColumns:
 
 @dataclass(slots=True)
 class VectorMatrix:
-    """One table version: L2-normalised vectors (scan order), sign codes, filters and meta."""
+    """One table version: meta and filters of every row; float16 vectors of those embedded.
+
+    `vectors`, `codes` and `vec_rows` cover only the rows that have a vector (all of them once
+    the semantic index is complete), in table order; `vec_rows` maps them to table rows.
+    """
 
     version: int
-    meta_table: pa.Table  # META_COLUMNS, same row order as `vectors`
-    vectors: NDArray[np.float32]
-    mean: NDArray[np.float32]
-    codes: NDArray[np.uint64]  # (words, n): sign bits of (vector - mean), column-major
+    meta_table: pa.Table  # META_COLUMNS, same row order as the table scan
     filters: FilterColumns
     ids: list[str]
+    generation: int = 0
+    built_at: float = 0.0
+    # (vectors, mean, codes, vec_rows), or how to get them: loaded on the first vector search,
+    # so a lexical-only search never builds or maps the vector cache
+    _part: tuple[Any, ...] | None = field(default=None, repr=False)
+    _loader: Callable[[], tuple[Any, ...]] | None = field(default=None, repr=False)
     _positions: dict[str, int] | None = field(default=None, repr=False)
 
     @classmethod
     def build(
         cls,
         meta: pa.Table,
-        vectors: NDArray[np.float32],
+        vectors: NDArray[np.floating] | None = None,
         mean: NDArray[np.float32] | None = None,
         codes: NDArray[np.uint64] | None = None,
+        vec_rows: NDArray[np.int64] | None = None,
         *,
         version: int,
+        generation: int = 0,
+        loader: Callable[[], tuple[Any, ...]] | None = None,
     ) -> VectorMatrix:
-        """From a META_COLUMNS scan and the vectors in the same order (codes computed if absent)."""
-        if mean is None or codes is None:
-            mean, codes = sign_codes(vectors)
+        """From a META_COLUMNS scan and the vectors of `vec_rows` (default: every row), or a
+        `loader` returning (vectors, mean, codes, vec_rows) when they are first needed."""
+        part = None
+        if vectors is not None:
+            if vec_rows is None:
+                vec_rows = np.arange(len(vectors), dtype=np.int64)
+            if mean is None or codes is None:
+                mean, codes = sign_codes(vectors)
+            part = (vectors, mean, codes, vec_rows)
         return cls(
             version=version,
             meta_table=meta.combine_chunks(),
-            vectors=vectors,
-            mean=mean,
-            codes=codes,
             filters=FilterColumns.from_arrow(meta),
             ids=meta["id"].to_pylist(),
+            generation=generation,
+            built_at=time.monotonic(),
+            _part=part,
+            _loader=loader,
         )
+
+    @property
+    def loaded(self) -> bool:
+        """True once the vectors are in (or mapped into) memory."""
+        return self._part is not None
+
+    def repoint(self, generation: int, loader: Callable[[], tuple[Any, ...]]) -> VectorMatrix:
+        """The same rows and meta with another vector generation (loaded when first needed)."""
+        return replace(self, generation=generation, built_at=time.monotonic(), _part=None,
+                       _loader=loader)  # fmt: skip
+
+    def _vector_part(self) -> tuple[Any, ...]:
+        if self._part is None:
+            if self._loader is None:
+                raise ValueError("a VectorMatrix needs vectors or a loader")
+            self._part = self._loader()
+        return self._part
+
+    @property
+    def vectors(self) -> NDArray[np.float16]:
+        """(len(vec_rows), dim) L2-normalised float16 rows, usually memory-mapped."""
+        return self._vector_part()[0]
+
+    @property
+    def mean(self) -> NDArray[np.float32]:
+        return self._vector_part()[1]
+
+    @property
+    def codes(self) -> NDArray[np.uint64]:
+        """(words, len(vec_rows)): sign bits of (vector - mean)."""
+        return self._vector_part()[2]
+
+    @property
+    def vec_rows(self) -> NDArray[np.int64]:
+        """Table row of each vector row."""
+        return self._vector_part()[3]
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def coverage(self) -> tuple[int, int]:
+        """(rows with a vector, rows): the semantic index is complete when they are equal."""
+        return len(self.vec_rows), len(self.ids)
 
     @property
     def positions(self) -> dict[str, int]:
@@ -181,22 +238,26 @@ class VectorMatrix:
     def search(
         self, query: NDArray[np.float32], n: int, mask: NDArray[np.bool_] | None = None
     ) -> list[tuple[str, float]]:
-        """Top-n (id, cosine) among the rows in `mask` (None = all rows)."""
+        """Top-n (id, cosine) among the embedded rows in `mask` (table rows; None = all)."""
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
-        count = len(self) if mask is None else int(mask.sum())
+        complete = len(self.vec_rows) == len(self.ids)
+        if mask is not None and not complete:
+            mask = mask[self.vec_rows]  # into vector-row order
+        count = len(self.vec_rows) if mask is None else int(mask.sum())
         n = min(n, count)
         if n <= 0:
             return []
         if count <= EXACT_MAX:
-            rows = np.arange(len(self)) if mask is None else np.flatnonzero(mask)
+            rows = np.arange(len(self.vec_rows)) if mask is None else np.flatnonzero(mask)
         else:
             depth = max(RESCORE_MIN, RESCORE_PER_HIT * n, count // RESCORE_SHARE)
             rows = np.sort(self._binary_candidates(q, depth, mask))
-        exact_all = mask is None and count <= EXACT_MAX
-        scores = _dot(self.vectors if exact_all else self.vectors[rows], q)
+        # float16 rows are widened block by block: only the candidates ever become float32
+        scores = _dot(self.vectors[rows], q)
         best = _top(scores, n)
-        return [(self.ids[rows[i]], float(scores[i])) for i in best]
+        table_rows = self.vec_rows[rows[best]]
+        return [(self.ids[r], float(scores[i])) for r, i in zip(table_rows, best, strict=True)]
 
     def _binary_candidates(
         self, q: NDArray[np.float32], depth: int, mask: NDArray[np.bool_] | None
@@ -223,52 +284,18 @@ def private_files() -> Iterator[None]:
         os.umask(old)
 
 
-Cached = tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.uint64]]
-
-
-def _cache_paths(directory: Path, version: int) -> dict[str, Path]:
-    return {k: directory / f"{k}-{version}.npy" for k in CACHE_KEYS}
-
-
-def load_vectors(directory: Path, version: int, n: int, dim: int) -> Cached | None:
-    """(vectors, mean, codes) of a table version from the memory-mapped cache, if present."""
-    try:
-        got = {k: np.load(p, mmap_mode="r") for k, p in _cache_paths(directory, version).items()}
-    except (OSError, ValueError):
-        return None
-    if got["vectors"].shape != (n, dim) or got["codes"].shape[1:] != (n,):
-        return None
-    return got["vectors"], np.asarray(got["mean"]), got["codes"]
-
-
-def save_vectors(directory: Path, version: int, vectors: NDArray[np.float32]) -> Cached:
-    """Compute the sign codes and cache everything as .npy (other versions' files removed)."""
-    mean, codes = sign_codes(vectors)
-    arrays = {"vectors": vectors, "mean": mean, "codes": codes}
-    paths = _cache_paths(directory, version)
-    try:
-        with private_files():
-            for key, path in paths.items():
-                tmp = path.with_name(path.name + ".tmp")
-                with tmp.open("wb") as fh:
-                    np.save(fh, arrays[key])
-                os.replace(tmp, path)
-        keep = {p.name for p in paths.values()}
-        for old in directory.glob("*-*.npy"):
-            if old.name not in keep and old.name.split("-")[0] in CACHE_KEYS:
-                old.unlink(missing_ok=True)
-    except OSError as exc:  # a cache: searching works without it, only cold starts are slower
-        log.warning("could not write the vector cache: %s", type(exc).__name__)
-    return vectors, mean, codes
-
-
-def sign_codes(vectors: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.uint64]]:
+def sign_codes(vectors: NDArray[np.floating]) -> tuple[NDArray[np.float32], NDArray[np.uint64]]:
     """(mean, codes): centring vector and (words, n) sign bits of the centred rows."""
     n, dim = vectors.shape
-    mean = vectors.mean(axis=0).astype(np.float32) if n else np.zeros(dim, np.float32)
+    step = 65_536  # blocks keep the float32 and boolean temporaries small
+    total = np.zeros(dim, np.float64)
+    for lo in range(0, n, step):
+        total += np.asarray(vectors[lo : lo + step], dtype=np.float32).sum(axis=0)
+    mean = (total / max(n, 1)).astype(np.float32)
     codes = np.empty(((dim + 63) // 64, n), dtype=np.uint64)
-    for lo in range(0, n, 65_536):  # blocks keep the boolean temporary small
-        codes[:, lo : lo + 65_536] = _pack(vectors[lo : lo + 65_536] > mean)
+    for lo in range(0, n, step):
+        block = np.asarray(vectors[lo : lo + step], dtype=np.float32)
+        codes[:, lo : lo + step] = _pack(block > mean)
     return mean, codes
 
 
@@ -281,7 +308,8 @@ def _pack(bits: NDArray[np.bool_]) -> NDArray[np.uint64]:
     return np.ascontiguousarray(packed.view(np.uint64).reshape(len(bits), packed.shape[1] // 8).T)
 
 
-def _dot(rows: NDArray[np.float32], q: NDArray[np.float32]) -> NDArray[np.float32]:
+def _dot(rows: NDArray[np.floating], q: NDArray[np.float32]) -> NDArray[np.float32]:
+    rows = np.asarray(rows, dtype=np.float32)  # float16 storage, float32 arithmetic
     # einsum stays single-threaded: OpenBLAS gemv spins up threads that stall for 10–20 ms
     # when the other core is busy (measured on the 2-core dev box), even for 4k rows.
     return np.einsum("ij,j->i", rows, q)

@@ -106,6 +106,7 @@ def test_index_json_shape_and_incremental_noop(indexed, demo_src) -> None:  # no
     assert data["reactions"] == folded
     assert data["events"] == rows["system_events"] + rows["unsent"]
     assert data["deleted"] == 0  # nothing indexed yet could have been deleted
+    assert data["vectors_done"] == data["vectors_total"] == data["chunks_total"]
     assert data["coverage"]["first"].startswith("2022-03")
     for end in ("first", "last"):
         assert is_ts(data["coverage"][end])
@@ -440,3 +441,44 @@ def test_chat_repl_keeps_private_history_and_sources(indexed) -> None:  # noqa: 
     cleared = runner.invoke(app, ["chat", "--home", str(home), "--no-llm"], input="/clear\n/quit\n")
     assert cleared.exit_code == 0
     assert json.loads(history.read_text())["turns"] == []
+
+
+class _FailingEmbedder(HashEmbedder):
+    """Embeds `batches` calls, then fails like an interrupted run."""
+
+    def __init__(self, batches: int) -> None:
+        super().__init__(64)
+        self.left = batches
+
+    def embed_documents(self, texts, on_progress=None):  # noqa: ANN001, ANN201
+        if self.left == 0:
+            raise KeyboardInterrupt
+        self.left -= 1
+        return super().embed_documents(texts, on_progress)
+
+
+def test_interrupted_embedding_is_searchable_reported_and_resumed(
+    demo_src, fake_models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: ANN001
+    import casper.backends.factory as factory
+
+    home = tmp_path / "home"
+    args = ["index", "--home", str(home), "--chat-db", str(demo_src.chat_db),
+            "--contacts", str(demo_src.contacts)]  # fmt: skip
+    monkeypatch.setattr(factory, "make_embedder", lambda cfg: _FailingEmbedder(1))
+    interrupted = runner.invoke(app, args)
+    assert interrupted.exit_code != 0
+    doctor = json.loads(run(home, "doctor", "--json").stdout)
+    done, total = doctor["counts"]["vectors_done"], doctor["counts"]["vectors_total"]
+    assert 0 < done < total  # the first batch was kept
+    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
+    found = run(home, "search", "dinner", "--json")
+    assert found.exit_code == 0 and json.loads(found.stdout)["hits"]
+    assert f"semantic index {int(100 * done / total)} % built" in found.stderr
+    resumed = runner.invoke(app, [*args, "--json"])
+    assert resumed.exit_code == 0, resumed.output
+    assert f"resuming: {done} of {total} chunks already embedded" in resumed.stderr
+    data = json.loads(resumed.stdout)
+    assert data["vectors_done"] == data["vectors_total"] == total
+    again = run(home, "search", "dinner")
+    assert "semantic index" not in again.stderr

@@ -186,3 +186,53 @@ def test_bulk_load_rebuilds_indexes_and_keeps_the_newest_row_of_a_moved_guid(
         store.upsert_messages([StoredMessage(3, "H", 1, "p_a", 30.0, "x")])
     assert names() == before  # rolled back, indexes intact
     assert store.message_count() == 1
+
+
+def _top_people_one_by_one(store: Store, start=None, end=None) -> list[tuple[str, int]]:  # noqa: ANN001
+    """The previous definition: every countable message pulled into Python and credited."""
+    from casper.stats import attribute_to_people
+
+    owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
+    lines = [Line(s, ts, c) for s, c, ts, _kind in store.activity(start, end)]
+    counts: dict[str, int] = {}
+    for person, _ts in attribute_to_people(lines, owner):
+        counts[person] = counts.get(person, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def test_top_people_counts_in_sql_like_the_message_by_message_definition(
+    chat_db: Path, tmp_path: Path
+) -> None:
+    from casper.stats_query import top_people
+
+    store = Store.open(tmp_path / "home" / "casper.sqlite")
+    _run(store, chat_db)
+    groups = [c for c in store.chats() if c.is_group]
+    one_to_one = [c for c in store.chats() if not c.is_group and len(c.members) == 1]
+    assert groups and one_to_one  # my group messages are credited to nobody, 1:1 to the other
+    # system rows (renames, joins) never count: add some, by me and by others, in both kinds
+    with store.transaction():
+        for i, (chat, sender) in enumerate(
+            [(groups[0], ME), (groups[0], one_to_one[0].members[0]), (one_to_one[0], ME)] * 5
+        ):
+            store.conn.execute(
+                "INSERT INTO messages(guid, chat_id, sender, ts, text, kind) "
+                "VALUES (?, ?, ?, ?, '', 'system')",
+                (f"sys-{i}", chat.id, sender, 1.6e9 + i),
+            )
+    everyone = _top_people_one_by_one(store)
+    assert len(everyone) >= 8
+    assert top_people(store, LA, None, None, top_n=100) == everyone
+    assert top_people(store, LA, None, None, top_n=3) == everyone[:3]
+    first, last = store.coverage()
+    middle = (first + last) / 2
+    for start, end in ((first, middle), (middle, None), (None, middle)):
+        assert top_people(store, LA, start, end, 100) == _top_people_one_by_one(store, start, end)
+    plan = " ".join(
+        str(row[-1])
+        for row in store.conn.execute(
+            "EXPLAIN QUERY PLAN SELECT sender, chat_id, count(*) FROM messages "
+            "GROUP BY sender, chat_id"
+        )
+    )
+    assert "COVERING INDEX messages_sender_chat" in plan  # no table rows are read

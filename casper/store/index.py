@@ -17,7 +17,7 @@ import os
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,9 +41,8 @@ from casper.store.chunk_table import (
     table_schema,
     write_json,
 )
-from casper.store.vecstore import VectorStore
-from casper.store.vector_cache import build_vectors, load_vectors
-from casper.store.vectors import META_COLUMNS, VectorMatrix, private_files
+from casper.store.index_vectors import VectorSide
+from casper.store.vectors import VectorMatrix, private_files
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +62,10 @@ KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader ho
 _REOPEN_TRIES = 3
 T = TypeVar("T")
 _IN_BATCH = 1000  # ids per `id IN (...)` predicate
-REFRESH_S = 30.0  # a reader's matrix lags a running vector fill by at most this
 __all__ = ["ChunkIndex", "Filter", "IndexedChunk", "discard", "table_schema"]
 
 
-class ChunkIndex:
+class ChunkIndex(VectorSide):
     """Chunks with vectors in LanceDB; exact-or-binary vector search served from memory."""
 
     def __init__(
@@ -82,16 +80,8 @@ class ChunkIndex:
         self._writing = False  # a writer works on the head; readers stay on a generation
         self._seen: tuple[int, int, int] | None = None  # generation file identity last read
         self.epoch = 0  # +1 at every reopen: a search that spans two epochs mixed generations
-        self._vectors: VectorStore | None = None
+        self._vectors = None  # the side file (index_vectors.VectorSide.vectors)
         self._keys: list[str] = []  # content hashes of the matrix's table version, in order
-
-    @property
-    def vectors(self) -> VectorStore:
-        """The side file holding every embedded chunk's vector (opened on first use)."""
-        if self._vectors is None:
-            with private_files():
-                self._vectors = VectorStore.open(self.dir, self.dim)
-        return self._vectors
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -401,91 +391,6 @@ class ChunkIndex:
             for row in self.scan(CHUNK_COLS, where).to_pylist():
                 found[row["id"]] = row_to_chunk(row)
         return [found[i] for i in wanted if i in found]
-
-    def matrix(self, *, refresh: bool = False) -> VectorMatrix:
-        """The in-memory search state of the current table version and vector generation.
-
-        Meta and filters are loaded per table version; the vectors on the first vector search
-        (a lexical-only search never builds or maps them). While vectors are being filled in by
-        another process their generation changes every batch; a reader then re-points at most
-        every REFRESH_S seconds, not on every search (`refresh` re-points now).
-        """
-        for _ in range(_REOPEN_TRIES):
-            version, epoch = self.version, self.epoch
-            generation = self.vectors.generation()
-            current = self._matrix
-            if current is not None and current.version == version:
-                if current.generation == generation and not refresh:
-                    return current
-                young = time.monotonic() - current.built_at < REFRESH_S
-                if current.loaded and not refresh and young:
-                    done, total = current.coverage
-                    if done < total:
-                        return current
-                # same table version: keep the meta and filters, re-point the vectors
-                self._matrix = current.repoint(generation, self._loader(version, generation))
-                return self._matrix
-            meta = self.scan([*META_COLUMNS, "content_hash"])
-            if self.epoch != epoch:
-                continue  # a read reopened at a newer generation meanwhile: build again
-            self._keys = meta["content_hash"].to_pylist()
-            meta = meta.drop_columns(["content_hash"])
-            self._matrix = VectorMatrix.build(
-                meta, version=version, generation=generation,
-                loader=self._loader(version, generation),
-            )  # fmt: skip
-            return self._matrix
-        raise IndexMissing(
-            f"the search index in {self.dir} kept changing while loading",
-            hint="try again when `casper index` has finished",
-        )
-
-    def _loader(self, version: int, generation: int) -> Callable[[], tuple[Any, ...]]:
-        """Loads (or first builds) the vector cache of a version; called on the first vector
-        search, so lexical-only searches never touch it."""
-        keys = self._keys
-
-        def load() -> tuple[Any, ...]:
-            cached = load_vectors(self.dir, version, generation, self.dim)
-            if cached is None:
-                fetch = self.vectors.gather
-                cached = build_vectors(self.dir, version, generation, self.dim, keys, fetch)
-            return cached
-
-        return load
-
-    def vector_status(self) -> tuple[int, int]:
-        """(chunks with a vector, chunks): `vectors_done`, `vectors_total`."""
-        status = self.vectors.status()
-        if status is not None and status["version"] == self.version:
-            return status["done"], status["total"]
-        return self.matrix().coverage
-
-    def missing_vectors(self, batch: int = 4096) -> Iterator[list[tuple[str, str]]]:
-        """(content_hash, embed_text) of chunks without a vector, streamed in batches (a text
-        shared by several chunks comes once per batch)."""
-        cols = ["content_hash", "embed_text"]
-        for rb in self.table.search().select(cols).limit(None).to_batches(batch):
-            keys = rb.column("content_hash").to_pylist()
-            have = self.vectors.present(keys)
-            if len(have) < len(set(keys)):
-                body = rb.column("embed_text").to_pylist()
-                todo = {k: t for k, t in zip(keys, body, strict=True) if k not in have}
-                yield list(todo.items())
-
-    def count_missing(self, batch: int = 8192) -> int:
-        """Chunks (table rows) without a vector; reads only the hash column."""
-        missing = 0
-        for rb in self.table.search().select(["content_hash"]).limit(None).to_batches(batch):
-            keys = rb.column("content_hash").to_pylist()
-            have = self.vectors.present(keys)
-            missing += sum(1 for k in keys if k not in have)
-        return missing
-
-    def prune_vectors(self) -> int:
-        """Drop side-file vectors of chunks no longer in the table."""
-        keys = self.scan(["content_hash"])["content_hash"].to_pylist()
-        return self.vectors.prune(keys)
 
     def vector_search(
         self, vec: NDArray[np.float32], n: int, where: Filter | None = None

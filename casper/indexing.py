@@ -89,10 +89,10 @@ def update_lexical(
     index: ChunkIndex,
     *,
     dirty: Mapping[int, bool],
-    size: int = 8,
-    stride: int = 4,
-    gap_s: float = 6 * 3600,
-    max_chars: int = 1500,
+    size: int = CHUNK_SIZE,
+    stride: int = CHUNK_STRIDE,
+    gap_s: float = CHUNK_GAP_S,
+    max_chars: int = CHUNK_MAX_CHARS,
     tz_name: str | tzinfo | None = None,
 ) -> IndexUpdate:
     """Re-chunk dirty chats and write their rows without vectors: searchable by the lexical

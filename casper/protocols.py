@@ -67,6 +67,9 @@ class Reply:
     malformed: tuple[str, ...] = ()  # raw tool-call segments that could not be parsed
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # the engine's own timings (mlx-lm's prompt_tps / generation_tps turned into seconds)
+    prompt_s: float = 0.0  # reading the prompt: the time to the first generated token
+    generation_s: float = 0.0  # writing the reply
 
 
 class Engine(Protocol):

@@ -16,6 +16,7 @@ from casper.backends.toolcalls import (
     THINK_END,
     THINK_START,
     parse_reply_text,
+    tools_as_text,
 )
 from casper.errors import ModelUnavailable
 from casper.protocols import ChatMessage, Reply, ToolCall, ToolSpec
@@ -23,24 +24,12 @@ from casper.protocols import ChatMessage, Reply, ToolCall, ToolSpec
 DescribeTools = Callable[[Sequence[ToolSpec]], str]
 
 
-def default_tool_prompt(specs: Sequence[ToolSpec]) -> str:
-    """Qwen-style tool instructions for templates that cannot render `tools` themselves."""
-    lines = [
-        "# Tools",
-        "You may call one or more functions. Their signatures, one JSON object per line:",
-        *(json.dumps(spec.to_openai()["function"], ensure_ascii=False) for spec in specs),
-        "To call a function, reply with exactly:",
-        f'{CALL_START}{{"name": <function-name>, "arguments": <args-json-object>}}{CALL_END}',
-    ]
-    return "\n".join(lines)
-
-
 class MlxEngine:
     """Engine over an MLX chat model: a hub id (cached) or a local directory.
 
-    Templates that render `tools` get them natively; otherwise `describe_tools` (overridable,
-    e.g. with the agent's own describer) writes them into the system prompt, and tool turns are
-    rendered as plain text in the same `<tool_call>` / `<tool_response>` shape.
+    Templates that render `tools` get them natively; otherwise `describe_tools` (default
+    `toolcalls.tools_as_text`) writes them into the system prompt, and tool turns are rendered
+    as plain text in the same `<tool_call>` / `<tool_response>` shape.
     """
 
     def __init__(
@@ -49,7 +38,7 @@ class MlxEngine:
         max_new_tokens: int = 512,
         temperature: float = 0.0,
         thinking: bool = False,
-        describe_tools: DescribeTools = default_tool_prompt,
+        describe_tools: DescribeTools = tools_as_text,
     ) -> None:
         self.name = model
         self.max_new_tokens = max_new_tokens
@@ -103,7 +92,7 @@ class MlxEngine:
         opened = prompt.rstrip().endswith(THINK_START)  # the template started the thought
         visible = VisibleStream(on_token, thinking=opened)
         parts: list[str] = []
-        finish, generated = "stop", 0
+        finish, generated, last = "stop", 0, None
         for response in stream_generate(
             self._model,
             self._tokenizer,
@@ -115,6 +104,7 @@ class MlxEngine:
             visible.feed(response.text)
             finish = response.finish_reason or finish
             generated = response.generation_tokens
+            last = response
         visible.close()
         raw = "".join(parts)
         if opened:
@@ -127,7 +117,14 @@ class MlxEngine:
             malformed=tuple(malformed),
             prompt_tokens=len(ids),
             completion_tokens=generated,
+            prompt_s=_seconds(last.prompt_tokens, last.prompt_tps) if last else 0.0,
+            generation_s=_seconds(generated, last.generation_tps) if last else 0.0,
         )
+
+
+def _seconds(tokens: int, per_second: float) -> float:
+    """mlx-lm reports rates; the usage report wants durations."""
+    return tokens / per_second if per_second > 0 else 0.0
 
 
 class VisibleStream:

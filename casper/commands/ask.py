@@ -45,28 +45,23 @@ class LiveView:
         self.enabled = enabled and self.console.is_terminal
         self.status: Any = None
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: dict[str, Any]) -> None:
         if not self.enabled:
             return
         from rich.markup import escape
 
-        from casper.agent.loop import Answering, Thinking, ToolFinished, ToolStarted
-
-        if isinstance(event, Thinking):
-            self._status(f"thinking (step {event.iteration}) …")
-        elif isinstance(event, ToolStarted):
-            args = jsonlib.dumps(dict(event.call.arguments), ensure_ascii=False)
-            self.console.print(f"[cyan]→ {event.call.name}[/] [dim]{escape(args)}[/]")
-        elif isinstance(event, ToolFinished):
-            found = len(event.result.message_guids)
-            note = (
-                f"{found} messages"
-                if found
-                else ("ok" if event.result.ok else event.result.text[:80])
-            )
-            self.console.print(f"  [dim]← {escape(note)}[/]")
-        elif isinstance(event, Answering):
-            self._status("answering …")
+        kind = event.get("event")
+        if kind == "step":
+            what = "answering" if event.get("final") else f"thinking (step {event['iteration']})"
+            self._status(f"{what} …")
+        elif kind == "tool":
+            args = jsonlib.dumps(event.get("arguments", {}), ensure_ascii=False)
+            label = "looking up" if event.get("prefetch") else "→"
+            self.console.print(f"[cyan]{label} {event['name']}[/] [dim]{escape(args)}[/]")
+        elif kind == "tool_done":
+            found = event.get("messages", 0)
+            note = f"{found} messages" if found else ("ok" if event["ok"] else "failed")
+            self.console.print(f"  [dim]← {escape(note)} ({event['elapsed_s']:.1f}s)[/]")
 
     def _status(self, text: str) -> None:
         if self.status is None:

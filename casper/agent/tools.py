@@ -1,8 +1,9 @@
 """The five tools the model may call, and `Toolbox.call`, which never raises.
 
 Each tool validates its arguments with a small frozen dataclass, runs against the store or the
-retriever, and returns compact text (the agent core caps it for small-model context). Imports: casper.store,
-casper.stats_query, casper.protocols, casper.errors, casper.timeutil (no backends, no cli).
+retriever, and returns compact text (the agent core caps it for small-model context).
+Imports: casper.store, casper.stats_query, casper.protocols, casper.errors, casper.timeutil
+(no backends, no cli).
 """
 
 from __future__ import annotations

@@ -36,9 +36,9 @@ def smol_home(tmp_path_factory: pytest.TempPathFactory, smollm2_path: Path) -> P
         args = ["index", "--home", str(home), "--chat-db", str(src.chat_db)]
         result = runner.invoke(app, [*args, "--contacts", str(src.contacts)])
         assert result.exit_code == 0, result.output
-    (home / "config.toml").write_text(
-        f'llm_model = "{smollm2_path}"\nmax_new_tokens = 32\nrerank = false\nmax_iterations = {MAX_ITERATIONS}\n'
-    )
+    settings = {"llm_model": f'"{smollm2_path}"', "max_new_tokens": 32, "rerank": "false"}
+    settings["max_iterations"] = MAX_ITERATIONS
+    (home / "config.toml").write_text("".join(f"{k} = {v}\n" for k, v in settings.items()))
     return home
 
 

@@ -32,7 +32,9 @@ _ABSTAIN = re.compile(
     r"\b(?:could ?n[o']?t|can ?not|can't|did ?n[o']?t|was ?n[o']?t able to|unable to) find"
     r"|\bno (?:relevant |matching )?(?:messages?|results?|mentions?)\b"
     r"|\bnothing (?:relevant|about|found|matching|mentioning)\b"
-    r"|\bfound nothing\b",
+    r"|\bfound nothing\b|\bnot mentioned\b|\bno (?:information|record)\b"
+    r"|\bdo(?:n't| not) (?:know|see)\b|\bnothing (?:on|in your)\b"
+    r"|\bnot (?:in|from) (?:your|the) (?:messages|conversations?)\b",
     re.IGNORECASE,
 )
 

@@ -130,7 +130,6 @@ class MlxEngine:
             generation_s=_seconds(generated, last.generation_tps) if last else 0.0,
         )
 
-
     def _reuse(self, ids: list[int]) -> tuple[list[Any], list[int]]:
         """The cache to continue from and the prompt tokens it has not seen yet."""
         from mlx_lm.models.cache import (

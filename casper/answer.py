@@ -17,6 +17,7 @@ from casper.agent import core, prompts
 from casper.agent.enrich import Enrichment, enrich, to_hints
 from casper.agent.loop import Event, Usage, run_agent
 from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
+from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
 from casper.protocols import Engine, Hit
 from casper.stats_query import top_people
@@ -165,7 +166,11 @@ def answer_question(
     now = now or datetime.now(tz)
     found, hints = build_hints(question, store, tz, now, history, locale=locale)
     if engine is None:
-        text, guids = retrieval_only(question, search, found, store, tz)
+        figures = stats_answer(question, found, store, tz)
+        if figures is not None:
+            text, guids = figures, []
+        else:
+            text, guids = retrieval_only(question, search, found, store, tz)
         if unavailable_reason:
             text = f"({unavailable_reason}; answering from search alone.)\n{text}"
         return Asked(
@@ -177,7 +182,7 @@ def answer_question(
             None,
             {"prompt": 0, "completion": 0},
             round(time.perf_counter() - started, 3),
-            grounding="cited" if guids else "abstained",
+            grounding="cited" if guids else ("stats" if figures else "abstained"),
         )
     toolbox = Toolbox(store, search, tz, now=now)
     system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)))

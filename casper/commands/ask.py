@@ -184,13 +184,17 @@ def _print_answer(data: dict[str, Any]) -> None:
 
     console = Console()
     console.print(escape(data["answer"]))
-    if data["citations"]:
+    # a message the answer already shows in full (the retrieval-only answer) is not repeated
+    shown = data["answer"]
+    sources = [c for c in data["citations"] if not (c["text"] and c["text"][:80] in shown)]
+    if sources:
         console.print("\n[bold]Sources[/]")
-        for c in data["citations"]:
+        for c in sources:
             console.print(
                 f"  [dim]#{c['rowid']}[/] {c['ts'][:16].replace('T', ' ')}  "
                 f"[cyan]{escape(c['sender'])}[/]: {escape(c['text'][:120])}"
             )
+    if data["citations"]:
         console.print("[dim]open one with: casper show ID[/]")
 
 

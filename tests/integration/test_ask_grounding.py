@@ -160,3 +160,36 @@ def test_a_directory_that_is_not_a_model_falls_back_to_search(
     assert "hint:" in result.stderr and "not a loadable model" in result.stderr
     data = json.loads(result.stdout)
     assert data["guards"] == ["model_unavailable"] and data["citations"]
+
+
+def test_no_llm_counting_questions_use_the_stats_tools(indexed) -> None:  # noqa: ANN001, F811
+    from zoneinfo import ZoneInfo
+
+    from casper.commands.wiring import open_store
+    from casper.config import load_config
+    from casper.stats_query import person_stats, top_people
+
+    home, _ = indexed
+    ranking = ask_json(home, "who do I text the most?", "--no-llm")
+    counted = ask_json(home, "how many messages have I exchanged with Priya?", "--no-llm")
+    store = open_store(load_config(home))
+    try:
+        names = store.names()
+        top = top_people(store, ZoneInfo("UTC"), None, None, 5)
+        priya = next(p for p, n in names.items() if n.startswith("Priya"))
+        stats = person_stats(store, priya, ZoneInfo("UTC"))
+    finally:
+        store.close()
+    assert ranking["grounding"] == "stats" and ranking["citations"] == []
+    assert f"1. {names[top[0][0]]}: {top[0][1]} messages" in ranking["answer"]
+    assert (
+        f"you sent {stats['sent']} messages and received {stats['received']}" in (counted["answer"])
+    )
+
+
+def test_no_llm_prints_each_message_once(indexed) -> None:  # noqa: ANN001, F811
+    home, _ = indexed
+    result = run(home, "ask", "climbing gym wifi password", "--no-llm")
+    assert result.exit_code == 0, result.output
+    rowids = re.findall(r"#(\d+)", result.stdout)
+    assert rowids and len(rowids) == len(set(rowids))

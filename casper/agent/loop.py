@@ -159,7 +159,9 @@ def run_agent(
         match action:
             case core.AskModel(tools_enabled=True):
                 on_event({"event": "step", "iteration": state.iterations + 1})
-                state, action = core.after_reply(state, ask(state.messages, toolbox.specs), limits)
+                # small talk gets no tool descriptions: a much shorter prompt, same answer
+                specs = () if grounding.exempt else toolbox.specs
+                state, action = core.after_reply(state, ask(state.messages, specs), limits)
             case core.AskModel(tools_enabled=False):
                 on_event({"event": "step", "iteration": state.iterations + 1, "final": True})
                 state, action = core.after_synthesis(state, ask(state.messages, ()))

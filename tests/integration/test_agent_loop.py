@@ -100,7 +100,7 @@ def test_direct_answer() -> None:
         (),
     )
     assert (result.prompt_tokens, result.completion_tokens) == (7, 3)
-    assert engine.calls[0].tools == FakeToolbox.specs
+    assert engine.calls[0].tools == ()  # small talk: no tool descriptions in the prompt
     assert [m.role for m in engine.calls[0].messages] == ["system", "user"]
     assert events == [
         {"event": "step", "iteration": 1},
@@ -118,6 +118,7 @@ def test_one_call_then_cited_answer() -> None:
     assert result.citations == ("g3",)
     assert result.tool_calls == (("search_messages", {"query": "pizza"}, True),)
     assert result.iterations == 2 and result.reason == "answered"
+    assert engine.calls[0].tools == FakeToolbox.specs
     tool_message = engine.calls[1].messages[-1]
     assert tool_message.role == "tool" and tool_message.content.startswith("[#3] Sam: pizza")
     assert kinds(events) == ["step", "tool", "tool_done", "step"]

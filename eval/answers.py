@@ -196,9 +196,19 @@ def evaluate_answers(
     ask: Callable[[str], Mapping[str, Any]],
     limit: int | None = None,
 ) -> dict[str, Any]:
-    """Ask every non-stats question (the first `limit`, for slow models) and score the answers."""
-    asked = [item for item in items if item.category != "stats"][:limit]
+    """Ask every non-stats question (or `limit` of them, evenly spaced over the set so every
+    category keeps a share, for slow models) and score the answers."""
+    asked = _spread([item for item in items if item.category != "stats"], limit)
     return summarise_answers([score_answer(item, ask(item.question)) for item in asked])
+
+
+def _spread(items: Sequence[GoldItem], limit: int | None) -> list[GoldItem]:
+    if limit is None or limit >= len(items):
+        return list(items)
+    if limit == 1:
+        return [items[0]]
+    picks = sorted({round(i * (len(items) - 1) / (limit - 1)) for i in range(limit)})
+    return [items[i] for i in picks]
 
 
 # ---- wiring for run_eval ------------------------------------------------------------------------

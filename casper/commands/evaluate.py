@@ -82,7 +82,7 @@ AnswerModel = Annotated[
 ]
 NoLlm = Annotated[bool, typer.Option("--no-llm", help="--answers: score the retrieval-only answer")]
 AnswerLimit = Annotated[
-    int | None, typer.Option("--answers-limit", help="--answers: only the first N questions")
+    int | None, typer.Option("--answers-limit", help="--answers: N questions, evenly spaced")
 ]
 
 

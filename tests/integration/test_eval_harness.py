@@ -209,6 +209,8 @@ def test_answers_retrieval_only_any_engine_and_a_limit(fakes: None) -> None:
     assert ans["citation_precision"] is not None and 0 <= ans["citation_precision"] <= 1
     assert sum(ans["grounding"].values()) == 4 and set(ans["grounding"]) <= {"cited", "abstained"}
     assert ans["tokens_per_s"] is None  # no model, no speed to report
+    categories = [row["category"] for row in ans["items"]]
+    assert categories[-1] == "unanswerable"  # evenly spaced: the last questions get a share
 
 
 def test_score_answer_precision_and_abstention_correctness() -> None:

@@ -45,6 +45,8 @@ def check_iterations(value: int | None) -> None:
 def usage_footer(data: dict[str, Any]) -> str:
     """One line: iterations, tokens, speed, time to first token, model / tools / load time."""
     u = data.get("usage") or {}
+    if data.get("model") is None:
+        return f"answered from search alone · total {data.get('elapsed_s', 0):.1f}s"
     parts = [f"{u.get('iterations', 0)} steps"]
     if u.get("prompt_tokens") or u.get("completion_tokens"):
         parts.append(f"{u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} answer tokens")

@@ -68,8 +68,9 @@ class Reply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     # the engine's own timings (mlx-lm's prompt_tps / generation_tps turned into seconds)
-    prompt_s: float = 0.0  # reading the prompt: the time to the first generated token
-    generation_s: float = 0.0  # writing the reply
+    # (not compared: two identical replies may take different times)
+    prompt_s: float = field(default=0.0, compare=False)  # reading the prompt: to the first token
+    generation_s: float = field(default=0.0, compare=False)  # writing the reply
 
 
 class Engine(Protocol):

@@ -30,6 +30,7 @@ PURE = [
     "casper/ingest_rows.py",
     "casper/agent/core.py",
     "casper/agent/grounding.py",
+    "casper/agent/replies.py",
     "casper/agent/prompts.py",
     "casper/agent/enrich.py",
     "casper/agent/holiday_dates.py",

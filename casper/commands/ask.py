@@ -21,11 +21,10 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
 
 def check_question(question: str) -> str:
     """The question, stripped; an empty or overlong one is an error with a hint."""
+    from casper.inputs import require_text
+
+    require_text(question, what="question", example='casper ask "when is the dentist?"')
     text = question.strip()
-    if not text:
-        raise CasperError(
-            "the question is empty", hint='ask something, e.g. casper ask "when is the dentist?"'
-        )
     if len(text) > MAX_QUESTION_CHARS:
         raise CasperError(
             f"the question is {len(text):,} characters long (at most {MAX_QUESTION_CHARS:,})",
@@ -215,11 +214,8 @@ def ask(
     verbose: Verbose = False,
 ) -> None:
     """One question through the agent, with cited messages."""
-    from casper.inputs import require_text
-
-    require_text(question, what="question", example='casper ask "when is the dentist?"')
     check_iterations(max_iterations)
-    check_question(question)  # its length; emptiness is require_text's
+    check_question(question)
     cfg = config(home, llm_model=model, max_iterations=max_iterations)
     ask_once(cfg, question, json=json, no_llm=no_llm, quiet=quiet)
 

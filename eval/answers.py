@@ -114,10 +114,14 @@ def should_abstain(item: GoldItem) -> bool:
     return not item.answerable or bool((item.expected or {}).get("abstain"))
 
 
+RETRIEVAL_ONLY = "retrieval-only"  # pass as `engine` to score the no-model answer
+
+
 def score_answer(item: GoldItem, asked: Mapping[str, Any]) -> dict[str, Any]:
     """One `ask --json` result against its gold item (scores only)."""
     answer = str(asked.get("answer", ""))
     cited = {c.get("guid") for c in asked.get("citations", [])}
+    usage = asked.get("usage") or {}
     wanted = (item.expected or {}).get("answer_contains") or []
     abstain = should_abstain(item)
     return {
@@ -133,9 +137,19 @@ def score_answer(item: GoldItem, asked: Mapping[str, Any]) -> dict[str, Any]:
             if item.relevant and not abstain
             else None
         ),
+        # of the messages the answer cites, the share the gold evidence lists
+        "citation_precision": (
+            len(cited & set(item.relevant)) / len(cited) if cited and item.relevant else None
+        ),
+        # an unanswerable question should cite nothing and say so
+        "abstention_correct": (bool(ABSTAIN.search(answer)) and not cited if abstain else None),
+        "grounding": asked.get("grounding"),
+        "invalid_citations": int(asked.get("invalid_citations", 0)),
         "iterations": int(asked.get("iterations", 0)),
         "tool_calls": len(asked.get("tool_calls", [])),
         "guards": list(asked.get("guards", [])),
+        "tokens_per_s": float(usage["tokens_per_s"]) if usage.get("tokens_per_s") else None,
+        "completion_tokens": int(usage.get("completion_tokens", 0)),
         "elapsed_s": float(asked.get("elapsed_s", 0.0)),
     }
 
@@ -154,9 +168,13 @@ def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "questions": len(part),
             "contains_gold": _mean([r["contains_gold"] for r in part]),
             "citation_recall": _mean([r["citation_recall"] for r in part]),
+            "citation_precision": _mean([r.get("citation_precision") for r in part]),
             "abstention": _mean([r["abstained"] for r in part if r["should_abstain"]]),
+            "abstention_correct": _mean([r.get("abstention_correct") for r in part]),
             "false_abstention": _mean([r["abstained"] for r in answerable]),
             "iterations": _mean([r["iterations"] for r in part]),
+            "tokens_per_s": _mean([r.get("tokens_per_s") for r in part]),
+            "seconds_per_answer": _mean([r.get("elapsed_s") for r in part]),
         }
 
     cats = sorted({r["category"] or "uncategorised" for r in rows})
@@ -164,6 +182,8 @@ def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         **block(rows),
         "guards": dict(guards),
+        "grounding": dict(Counter(str(r.get("grounding")) for r in rows)),
+        "invalid_citations": sum(int(r.get("invalid_citations", 0)) for r in rows),
         "by_category": {
             c: block([r for r in rows if (r["category"] or "uncategorised") == c]) for c in cats
         },
@@ -172,11 +192,23 @@ def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def evaluate_answers(
-    items: Sequence[GoldItem], ask: Callable[[str], Mapping[str, Any]]
+    items: Sequence[GoldItem],
+    ask: Callable[[str], Mapping[str, Any]],
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """Ask every non-stats question and score the answers."""
-    rows = [score_answer(item, ask(item.question)) for item in items if item.category != "stats"]
-    return summarise_answers(rows)
+    """Ask every non-stats question (or `limit` of them, evenly spaced over the set so every
+    category keeps a share, for slow models) and score the answers."""
+    asked = _spread([item for item in items if item.category != "stats"], limit)
+    return summarise_answers([score_answer(item, ask(item.question)) for item in asked])
+
+
+def _spread(items: Sequence[GoldItem], limit: int | None) -> list[GoldItem]:
+    if limit is None or limit >= len(items):
+        return list(items)
+    if limit == 1:
+        return [items[0]]
+    picks = sorted({round(i * (len(items) - 1) / (limit - 1)) for i in range(limit)})
+    return [items[i] for i in picks]
 
 
 # ---- wiring for run_eval ------------------------------------------------------------------------
@@ -196,8 +228,13 @@ def evaluate_corpora(
     with_llm: bool,
     engine: Any = None,
     progress: Callable[[str], None] = lambda _m: None,
+    answers_limit: int | None = None,
 ) -> dict[str, Any]:
-    """Stats questions on every corpus, and (with_llm) the agent's answers; for run_eval."""
+    """Stats questions on every corpus, and (with_llm) the agent's answers; for run_eval.
+
+    `engine` may be any Engine, None (the configured model) or RETRIEVAL_ONLY (no model: the
+    cited best matches `ask --no-llm` gives).
+    """
     from zoneinfo import ZoneInfo
 
     from casper.agent.core import Limits
@@ -252,13 +289,13 @@ def evaluate_corpora(
                     question,
                     store=store,
                     search=search.search,
-                    engine=engine,
+                    engine=None if engine == RETRIEVAL_ONLY else engine,
                     tz=tz,
                     limits=limits,
                     now=now,
                 ).to_dict()
 
-            answer_rows += evaluate_answers(corpus.items, ask)["items"]
+            answer_rows += evaluate_answers(corpus.items, ask, answers_limit)["items"]
             progress(f"{corpus.name}: answers scored")
         finally:
             store.close()
@@ -275,7 +312,7 @@ def evaluate_corpora(
             {
                 **summarise_answers(answer_rows),
                 "run": spec.label,
-                "model": getattr(engine, "name", None),
+                "model": engine if engine == RETRIEVAL_ONLY else getattr(engine, "name", None),
             }
             if engine is not None
             else {"skipped": why}

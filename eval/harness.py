@@ -323,6 +323,7 @@ def run_eval(
     conversations: int | None = None,
     answers: bool = False,
     engine: Any = None,
+    answers_limit: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Evaluate retrieval on a dataset; returns the `eval` JSON document (and writes it)."""
@@ -370,7 +371,15 @@ def run_eval(
 
         doc.update(
             answers_mod.evaluate_corpora(
-                cfg, corpora, specs, models, reranker, with_llm=answers, engine=engine, progress=say
+                cfg,
+                corpora,
+                specs,
+                models,
+                reranker,
+                with_llm=answers,
+                engine=engine,
+                progress=say,
+                answers_limit=answers_limit,
             )
         )
     if out_dir is not None:

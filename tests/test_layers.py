@@ -29,6 +29,8 @@ PURE = [
     "casper/query.py",
     "casper/ingest_rows.py",
     "casper/agent/core.py",
+    "casper/agent/grounding.py",
+    "casper/agent/replies.py",
     "casper/agent/prompts.py",
     "casper/agent/enrich.py",
     "casper/agent/holiday_dates.py",
@@ -48,6 +50,7 @@ USE_CASES = [
     "casper/answer.py",
     "casper/agent/tools.py",
     "casper/agent/loop.py",
+    "casper/agent/prefetch.py",
 ]
 
 

@@ -1,6 +1,13 @@
 """PURE: the agent's state machine: State, Limits, actions, transitions and their guards.
 
-Imports: stdlib, casper.protocols, casper.agent.prompts. No I/O, clock or randomness.
+Imports: stdlib, casper.protocols, casper.agent.{prompts,grounding}. No I/O, clock or randomness.
+
+Grounding: the opening state may carry evidence (the prefetch, a ToolResult shown in the first
+user turn). A final answer must cite a message some result showed (`[#rowid]`), repeat a figure
+from a stats result, or say nothing was found; otherwise `ungrounded_answer` nudges once and then
+the deterministic cited summary answers. Invented `[#rowid]`s are removed and counted. An answer
+made only of words Casper wrote into the prompt (`echo_sources`) counts as empty
+(`echoed_prompt`). Questions that need no messages (`exempt`) skip the grounding guard.
 
 Citation contract with the Toolbox: a result's `text` marks every message it shows with
 `[#rowid]` (`prompts.cite_tag`), and its distinct markers appear in the same order as
@@ -12,16 +19,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
-from casper.agent import prompts
+from casper.agent import grounding, prompts
+from casper.agent.replies import collapse_repeats, is_narrated, is_repetitive, overlap
 from casper.protocols import ChatMessage, Reply, ToolCall, ToolResult
 
 _T = TypeVar("_T")
 Reason = Literal["answered", "synthesized", "fallback"]
+Grounding = Literal["cited", "stats", "abstained", "exempt", "ungrounded"]
 GUARDS = (
     "repeat_call",
     "empty_reply",
@@ -31,41 +39,33 @@ GUARDS = (
     "empty_synthesis",
     "malformed_call",
     "model_unavailable",
+    "ungrounded_answer",
+    "echoed_prompt",
 )
 REPEAT_OVERLAP = 0.8  # word-shingle Jaccard at which a reply counts as a repeat of an earlier one
-FALLBACK_CITATIONS = 5
 
 _CITE_TAG = re.compile(r"\[#(\d+)\]")
 _CITED_ROWID = re.compile(r"#(\d+)\b")
-_NARRATED = re.compile(
-    r"\b(?:let me|let's|i'll|i will|i'm going to|i am going to|i'm gonna|i need to|i should)"
-    r"\s+(?:\w+\s+){0,2}?"
-    r"(?:search|look|check|find|query|call|use|pull|retrieve|fetch|get|see|dig|scan|"
-    r"go through|review|try|browse)\b"
-    r"|^(?:searching|looking|checking)\b",
-    re.IGNORECASE,
-)
-_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
-_NOTHING_FOUND = re.compile(
-    r"\b(?:could ?n[o']?t|can ?not|can't|did ?n[o']?t|was ?n[o']?t able to|unable to) find"
-    r"|\bno (?:relevant |matching )?(?:messages?|results?|mentions?)\b"
-    r"|\bnothing (?:relevant|about|found|matching|mentioning)\b",
-    re.IGNORECASE,
-)
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Budgets: model calls in the loop, tool calls per step, characters per tool result."""
+    """Budgets: model calls in the loop, tool calls per step, characters per tool result and
+    for the prefetched evidence."""
 
     max_iterations: int = 5
     max_calls_per_step: int = 3
     max_result_chars: int = 2000
+    prefetch_chars: int = 1200
 
     def __post_init__(self) -> None:
-        if min(self.max_iterations, self.max_calls_per_step, self.max_result_chars) < 1:
+        budgets = (
+            self.max_iterations,
+            self.max_calls_per_step,
+            self.max_result_chars,
+            self.prefetch_chars,
+        )
+        if min(budgets) < 1:
             raise ValueError("agent limits must be positive")
 
 
@@ -81,6 +81,11 @@ class State:
     gathered: tuple[ToolResult, ...] = ()
     replies: tuple[str, ...] = ()  # visible text of earlier non-empty replies
     rowids: tuple[tuple[int, str], ...] = ()  # (rowid, guid) pairs seen in tool results
+    exempt: bool = False  # the question needs no messages (greeting, "what can you do")
+    echo_sources: tuple[str, ...] = ()  # text Casper wrote into the prompt (coverage, dates)
+    figures: tuple[str, ...] = ()  # stats evidence outside tool results (contact ranking note)
+    coverage: str = ""  # "your messages here run from … to …", said when abstaining
+    invalid_citations: int = 0  # `[#rowid]`s no result showed, removed from answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +104,14 @@ class RunTools:
 
 @dataclass(frozen=True, slots=True)
 class Done:
-    """The final answer, why the loop ended, and the guids it cites."""
+    """The final answer, why the loop ended, the guids it cites and what it rests on."""
 
     answer: str
     reason: Reason
     guards: tuple[str, ...] = ()
     cited_guids: tuple[str, ...] = ()
+    grounding: Grounding = "cited"
+    invalid_citations: int = 0
 
 
 Action = AskModel | RunTools | Done
@@ -118,13 +125,42 @@ def call_key(call: ToolCall) -> str:
     )
 
 
-def start(question: str, system: str, hints: Sequence[str] = ()) -> tuple[State, Action]:
-    """The opening state: system prompt plus the question (with hints), and a first model call."""
+def start(
+    question: str,
+    system: str,
+    hints: Sequence[str] = (),
+    *,
+    evidence: ToolResult | None = None,
+    evidence_chars: int = 1200,
+    exempt: bool = False,
+    figures: Sequence[str] = (),
+    coverage: str = "",
+) -> tuple[State, Action]:
+    """The opening state: system prompt, the question with the prefetched evidence and hints.
+
+    Args:
+        evidence: the prefetch (a search result marked with `[#rowid]`), capped at
+            `evidence_chars`; its messages count as shown, like any tool result's.
+        exempt: the question needs no messages; the grounding guard does not apply.
+        figures: notes (among `hints`) that are stats evidence, not prompt boilerplate.
+        coverage: what the index spans, appended when the answer is that nothing was found.
+    """
+    shown = _capped(evidence, evidence_chars) if evidence is not None and evidence.ok else None
+    block = prompts.evidence_block(shown.text if shown and shown.message_guids else "")
     messages = (
         ChatMessage(role="system", content=system),
-        ChatMessage(role="user", content=prompts.user_message(question, hints)),
+        ChatMessage(role="user", content=prompts.user_message(question, hints, block)),
     )
-    return State(messages=messages), AskModel()
+    state = State(
+        messages=messages,
+        exempt=exempt,
+        echo_sources=tuple(h for h in hints if h not in figures),
+        figures=tuple(figures),
+        coverage=coverage,
+    )
+    if shown is not None and shown.message_guids:
+        state = replace(state, gathered=(shown,), rowids=_rowid_pairs((shown,)))
+    return state, AskModel()
 
 
 def after_reply(state: State, reply: Reply, limits: Limits) -> tuple[State, Action]:
@@ -152,27 +188,29 @@ def after_reply(state: State, reply: Reply, limits: Limits) -> tuple[State, Acti
         return _nudge_once(state, "narrated_intent", prompts.NUDGE_NARRATED, limits)
     if is_repetitive(text) or any(overlap(text, old) >= REPEAT_OVERLAP for old in state.replies):
         return _synthesize(_guard(_record(state, text), "repetitive_answer"))
-    state = _record(state, text)
-    return state, Done(text, "answered", state.guards, cited_guids(text, state))
+    state, text = _check_citations(_record(state, text), text)
+    if _is_empty(state, text):
+        name = "echoed_prompt" if text else "empty_reply"
+        return _nudge_once(_guard(state, name), name, prompts.NUDGE_EMPTY, limits)
+    kind = _grounding(state, text)
+    if kind == "ungrounded":
+        if "ungrounded_answer" in state.nudged or state.iterations >= limits.max_iterations:
+            return _summarise(_guard(state, "ungrounded_answer"))
+        return _nudge(state, "ungrounded_answer", prompts.NUDGE_UNGROUNDED, limits)
+    return state, _done(state, text, "answered", kind)
 
 
 def after_tools(
     state: State, results: Sequence[ToolResult], limits: Limits
 ) -> tuple[State, Action]:
-    """Append the (truncated) tool results, then ask the model again or synthesise at the cap."""
-    tool_messages = tuple(
-        ChatMessage(
-            role="tool",
-            content=prompts.format_tool_result(r.text, limits.max_result_chars),
-            name=r.call.name,
-        )
-        for r in results
-    )
+    """Append the tool results (capped: the only truncation), then ask again or synthesise."""
+    shown = tuple(_capped(r, limits.max_result_chars) for r in results)
+    tool_messages = tuple(ChatMessage(role="tool", content=r.text, name=r.call.name) for r in shown)
     state = replace(
         state,
         messages=state.messages + tool_messages,
-        gathered=state.gathered + tuple(results),
-        rowids=state.rowids + _rowid_pairs(results),
+        gathered=state.gathered + shown,
+        rowids=state.rowids + _rowid_pairs(shown),
     )
     if state.iterations >= limits.max_iterations:
         return _synthesize(_guard(state, "max_iterations"))
@@ -180,21 +218,24 @@ def after_tools(
 
 
 def after_synthesis(state: State, reply: Reply) -> tuple[State, Done]:
-    """Finish with the synthesis reply, or a deterministic summary when it is empty."""
+    """Finish with the synthesis reply when it is grounded, else the deterministic summary."""
     text = reply.text.strip()
-    if text:
-        collapsed = collapse_repeats(text)
-        if collapsed != text:
-            state = _guard(state, "repetitive_answer")
-        state = _record(state, collapsed)
-        return state, Done(collapsed, "synthesized", state.guards, cited_guids(collapsed, state))
-    state = _guard(state, "empty_synthesis")
-    summary = fallback_summary(state.gathered)
-    return state, Done(summary, "fallback", state.guards, cited_guids(summary, state))
+    if not text:
+        return _summarise(_guard(state, "empty_synthesis"))
+    collapsed = collapse_repeats(text)
+    if collapsed != text:
+        state = _guard(state, "repetitive_answer")
+    state, collapsed = _check_citations(_record(state, collapsed), collapsed)
+    if _is_empty(state, collapsed):
+        return _summarise(_guard(state, "echoed_prompt" if collapsed else "empty_synthesis"))
+    kind = _grounding(state, collapsed)
+    if kind == "ungrounded":
+        return _summarise(_guard(state, "ungrounded_answer"))
+    return state, _done(state, collapsed, "synthesized", kind)
 
 
 def cited_guids(answer: str, state: State) -> tuple[str, ...]:
-    """Guids the answer cites (`#rowid` or a guid), else the top gathered results."""
+    """Guids the answer cites, by `#rowid` a result showed or by guid, in answer order."""
     known = dict(state.rowids)
     shown = _ordered_unique(g for r in state.gathered for g in r.message_guids)
     found: list[tuple[int, str]] = [
@@ -203,16 +244,12 @@ def cited_guids(answer: str, state: State) -> tuple[str, ...]:
         if int(m.group(1)) in known
     ]
     found += [(answer.find(g), g) for g in shown if g and g in answer]
-    if found:
-        return _ordered_unique(g for _, g in sorted(found))
-    if not shown or _NOTHING_FOUND.search(answer):
-        return ()
-    top = (g for r in state.gathered if r.ok for g in r.message_guids[:3])
-    return _ordered_unique(top)[:FALLBACK_CITATIONS]
+    return _ordered_unique(g for _, g in sorted(found))
 
 
-def fallback_summary(gathered: Sequence[ToolResult]) -> str:
-    """A deterministic answer from the tool results: their cited lines, else their first lines."""
+def fallback_summary(gathered: Sequence[ToolResult], coverage: str = "") -> str:
+    """A deterministic answer from the tool results: their cited lines, else their first lines;
+    with none, that nothing was found and what the index covers."""
     lines: list[str] = []
     for result in gathered:
         if not result.ok:
@@ -222,50 +259,68 @@ def fallback_summary(gathered: Sequence[ToolResult]) -> str:
         lines += (cited or body[:2])[:3]
     picked = _ordered_unique(_clip(ln, 200) for ln in lines)[:8]
     if not picked:
-        return prompts.FALLBACK_NOTHING
+        return f"{prompts.FALLBACK_NOTHING} {coverage}".strip()
     return "\n".join([prompts.FALLBACK_INTRO, *(f"- {ln}" for ln in picked)])
 
 
-def is_narrated(text: str) -> bool:
-    """True when a short reply announces a lookup ("let me search…") instead of answering."""
-    if len(text) > 600 or _CITE_TAG.search(text):
-        return False
-    plain = _QUOTED.sub("", text.replace("\u2019", "'"))
-    return bool(_NARRATED.search(plain.strip()))
+def _check_citations(state: State, text: str) -> tuple[State, str]:
+    """Drop `[#rowid]`s no result showed; count them."""
+    cleaned, removed = grounding.check_citations(text, {rowid for rowid, _ in state.rowids})
+    if not removed:
+        return state, text
+    return replace(state, invalid_citations=state.invalid_citations + removed), cleaned
 
 
-def is_repetitive(text: str) -> bool:
-    """True when a reply loops: a sentence three times, or mostly repeated word 4-grams."""
-    sentences = [_norm(s) for s in _SENTENCE_SPLIT.split(text) if len(s.split()) >= 3]
-    if sentences and Counter(sentences).most_common(1)[0][1] >= 3:
+def _is_empty(state: State, text: str) -> bool:
+    """Nothing left, or only Casper's own prompt text said back (not an honest "not found")."""
+    if not text:
         return True
-    words = _WORD.findall(text.lower())
-    if len(words) < 24:
-        return False
-    grams = [tuple(words[i : i + 4]) for i in range(len(words) - 3)]
-    return len(set(grams)) / len(grams) < 0.3
+    return not grounding.abstains(text) and grounding.is_echo(text, state.echo_sources)
 
 
-def overlap(a: str, b: str) -> float:
-    """Jaccard similarity of the word 3-shingles of two texts (whole text when shorter)."""
-    sa, sb = _shingles(a), _shingles(b)
-    if not sa or not sb:
-        return 0.0
-    return len(sa & sb) / len(sa | sb)
+def _grounding(state: State, text: str) -> Grounding:
+    if cited_guids(text, state):
+        return "cited"
+    stats = [r.text for r in state.gathered if r.ok and not r.message_guids] + list(state.figures)
+    if grounding.shares_figure(text, stats):
+        return "stats"
+    if grounding.abstains(text):
+        return "abstained"
+    return "exempt" if state.exempt else "ungrounded"
 
 
-def collapse_repeats(text: str) -> str:
-    """Drop sentences that repeat an earlier one word for word (degenerate loops)."""
-    if not is_repetitive(text):
-        return text
-    kept: list[str] = []
-    seen: set[str] = set()
-    for sentence in _SENTENCE_SPLIT.split(text):
-        key = _norm(sentence)
-        if key and key not in seen:
-            seen.add(key)
-            kept.append(sentence.strip())
-    return " ".join(kept)
+def _done(state: State, text: str, reason: Reason, kind: Grounding) -> Done:
+    if kind == "abstained" and state.coverage and state.coverage not in text:
+        text = f"{text} {state.coverage}"
+    return Done(text, reason, state.guards, cited_guids(text, state), kind, state.invalid_citations)
+
+
+def _summarise(state: State) -> tuple[State, Done]:
+    """The deterministic answer: the cited lines of what the tools showed, or an abstention."""
+    summary = fallback_summary(state.gathered, state.coverage)
+    kind: Grounding = "cited" if cited_guids(summary, state) else "abstained"
+    if kind == "abstained" and any(r.ok and not r.message_guids for r in state.gathered):
+        kind = "stats"
+    return state, Done(
+        summary,
+        "fallback",
+        state.guards,
+        cited_guids(summary, state),
+        kind,
+        state.invalid_citations,
+    )
+
+
+def _capped(result: ToolResult, max_chars: int) -> ToolResult:
+    """The result as the model sees it: text capped, guids cut to the markers still visible."""
+    text = prompts.format_tool_result(result.text, max_chars)
+    if text == result.text:
+        return result
+    visible = len(_ordered_unique(_CITE_TAG.findall(text)))
+    all_tags = len(_ordered_unique(_CITE_TAG.findall(result.text)))
+    same = all_tags == len(result.message_guids)  # else guids can't be paired with markers
+    guids = result.message_guids[:visible] if same else result.message_guids
+    return replace(result, text=text, message_guids=guids)
 
 
 def _record(state: State, text: str, calls: tuple[ToolCall, ...] = ()) -> State:
@@ -320,17 +375,6 @@ def _rowid_pairs(results: Sequence[ToolResult]) -> tuple[tuple[int, str], ...]:
 
 def _ordered_unique(items: Iterable[_T]) -> tuple[_T, ...]:
     return tuple(dict.fromkeys(items))
-
-
-def _shingles(text: str) -> set[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
-    if len(words) < 3:
-        return {tuple(words)} if words else set()
-    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
-
-
-def _norm(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower()))
 
 
 def _clip(text: str, n: int) -> str:

@@ -1,14 +1,15 @@
 """The agent's imperative shell: drives `agent.core` with a real Engine and Toolbox.
 
 Imports: casper.agent.core, casper.agent.prompts, casper.protocols. The only agent part with
-effects (the engine call, tool calls, the clock for the default prompt).
+effects (the prefetch, the engine call, tool calls, the clock for timings and the prompt).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -28,36 +29,39 @@ class Toolbox(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Thinking:
-    """A loop model call is starting (1-based)."""
-
-    iteration: int
-
-
-@dataclass(frozen=True, slots=True)
-class ToolStarted:
-    call: ToolCall
-
-
-@dataclass(frozen=True, slots=True)
-class ToolFinished:
-    result: ToolResult
+# Progress events are plain dicts (the shape `casper serve` streams and the CLI renders):
+#   {"event": "step", "iteration": n}                  a loop model call starts (1-based);
+#                                                      "final": true marks the synthesis pass
+#   {"event": "tool", "name": str, "arguments": {...}} a tool call starts ("prefetch": true for
+#                                                      the retrieval run before the first call)
+#   {"event": "tool_done", "name": str, "ok": bool, "elapsed_s": float, "messages": int}
+#   {"event": "token", "text": str}                    streamed model text (may belong to a reply
+#                                                      that turns out to be a tool call)
+Event = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
-class Answering:
-    """The final answer is being written (synthesis pass) or is ready; sent once."""
+class Usage:
+    """Per-answer cost, from the engine's own counters plus the shell's clock."""
 
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_per_s: float = 0.0  # completion tokens / the engine's generation seconds
+    first_token_s: float = 0.0  # the engine's prompt time for the first model call
+    model_s: float = 0.0  # wall time inside engine.chat
+    tools_s: float = 0.0  # wall time inside tools, prefetch included
+    iterations: int = 0
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """Streamed model text; it may belong to a reply that turns out to be a tool call."""
-
-    text: str
-
-
-Event = Thinking | ToolStarted | ToolFinished | Answering | Token
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "tokens_per_s": round(self.tokens_per_s, 2),
+            "first_token_s": round(self.first_token_s, 3),
+            "model_s": round(self.model_s, 3),
+            "tools_s": round(self.tools_s, 3),
+            "iterations": self.iterations,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,18 @@ class AgentResult:
     completion_tokens: int
     reason: core.Reason
     messages: tuple[ChatMessage, ...] = ()  # the final transcript, for `casper chat` and eval
+    grounding: core.Grounding = "cited"
+    invalid_citations: int = 0
+    usage: Usage = Usage()
+
+
+@dataclass(frozen=True, slots=True)
+class Grounding:
+    """What the grounding guard needs to know about the question (see `agent.core`)."""
+
+    exempt: bool = False  # the question needs no messages
+    figures: tuple[str, ...] = ()  # hints that are stats evidence
+    coverage: str = ""  # what the index spans, for honest abstentions
 
 
 def _ignore(event: Event) -> None:
@@ -87,6 +103,9 @@ def run_agent(
     on_event: Callable[[Event], None] = _ignore,
     hints: Sequence[str] = (),
     system: str | None = None,
+    *,
+    prefetch: ToolCall | None = None,
+    grounding: Grounding = Grounding(),
 ) -> AgentResult:
     """Answer one question with a bounded tool loop.
 
@@ -95,20 +114,42 @@ def run_agent(
         engine: the chat model; it receives `on_token` for streaming.
         toolbox: tools the model may call; `toolbox.call` must not raise.
         limits: iteration, calls-per-step and result-size budgets.
-        on_event: receives Thinking/ToolStarted/ToolFinished/Answering/Token events.
+        on_event: receives the progress dicts described above.
         hints: notes appended under the question (e.g. resolved date ranges).
         system: the system prompt; defaults to `prompts.system_prompt` for today, local time.
+        prefetch: a tool call run before the first model call; its result is shown with the
+            question (capped at `limits.prefetch_chars`) and its messages may be cited.
+        grounding: exemption, stats notes and coverage for the grounding guard.
 
     Returns:
-        The answer with citations, iteration count, tool trace, guards and token totals.
+        The answer with citations, iteration count, tool trace, guards and usage.
     """
-    state, action = core.start(question, system or _default_system(), hints)
     trace: list[tuple[str, Mapping[str, Any], bool]] = []
+    clock = {"model": 0.0, "tools": 0.0, "prompt": 0.0, "generation": 0.0}
     tokens = [0, 0]
-    answering = False
+    evidence = None
+    if prefetch is not None:
+        evidence = _run_tool(toolbox, prefetch, on_event, clock, prefetch=True)
+    state, action = core.start(
+        question,
+        system or _default_system(),
+        hints,
+        evidence=evidence,
+        evidence_chars=limits.prefetch_chars,
+        exempt=grounding.exempt,
+        figures=grounding.figures,
+        coverage=grounding.coverage,
+    )
+    if evidence is not None:
+        state = replace(state, seen=state.seen | {core.call_key(evidence.call)})
+    firsts: list[float] = []
 
     def ask(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> Reply:
-        reply = engine.chat(messages, tools, on_token=lambda text: on_event(Token(text)))
+        started = time.perf_counter()
+        reply = engine.chat(messages, tools, on_token=lambda text: on_event(_token(text)))
+        clock["model"] += time.perf_counter() - started
+        clock["generation"] += reply.generation_s
+        firsts.append(reply.prompt_s)
         tokens[0] += reply.prompt_tokens
         tokens[1] += reply.completion_tokens
         return reply
@@ -117,20 +158,29 @@ def run_agent(
     for _ in range(3 * limits.max_iterations + 3):
         match action:
             case core.AskModel(tools_enabled=True):
-                on_event(Thinking(state.iterations + 1))
-                state, action = core.after_reply(state, ask(state.messages, toolbox.specs), limits)
+                on_event({"event": "step", "iteration": state.iterations + 1})
+                # small talk gets no tool descriptions: a much shorter prompt, same answer
+                specs = () if grounding.exempt else toolbox.specs
+                state, action = core.after_reply(state, ask(state.messages, specs), limits)
             case core.AskModel(tools_enabled=False):
-                on_event(Answering())
-                answering = True
+                on_event({"event": "step", "iteration": state.iterations + 1, "final": True})
                 state, action = core.after_synthesis(state, ask(state.messages, ()))
             case core.RunTools(calls=calls):
-                results = [_run_tool(toolbox, call, on_event) for call in calls]
+                results = [_run_tool(toolbox, call, on_event, clock) for call in calls]
                 trace += [(r.call.name, r.call.arguments, r.ok) for r in results]
                 state, action = core.after_tools(state, results, limits)
             case core.Done():
-                if not answering:
-                    on_event(Answering())
                 log.debug("agent done: %s after %d iterations", action.reason, state.iterations)
+                gen = clock["generation"]
+                usage = Usage(
+                    prompt_tokens=tokens[0],
+                    completion_tokens=tokens[1],
+                    tokens_per_s=tokens[1] / gen if gen > 0 else 0.0,
+                    first_token_s=firsts[0] if firsts else 0.0,
+                    model_s=clock["model"],
+                    tools_s=clock["tools"],
+                    iterations=state.iterations,
+                )
                 return AgentResult(
                     answer=action.answer,
                     citations=action.cited_guids,
@@ -141,14 +191,39 @@ def run_agent(
                     completion_tokens=tokens[1],
                     reason=action.reason,
                     messages=state.messages,
+                    grounding=action.grounding,
+                    invalid_citations=action.invalid_citations,
+                    usage=usage,
                 )
     raise AssertionError("agent core did not terminate")
 
 
-def _run_tool(toolbox: Toolbox, call: ToolCall, on_event: Callable[[Event], None]) -> ToolResult:
-    on_event(ToolStarted(call))
+def _token(text: str) -> Event:
+    return {"event": "token", "text": text}
+
+
+def _run_tool(
+    toolbox: Toolbox,
+    call: ToolCall,
+    on_event: Callable[[Event], None],
+    clock: dict[str, float],
+    prefetch: bool = False,
+) -> ToolResult:
+    start: Event = {"event": "tool", "name": call.name, "arguments": dict(call.arguments)}
+    on_event({**start, "prefetch": True} if prefetch else start)
+    started = time.perf_counter()
     result = toolbox.call(call)
-    on_event(ToolFinished(result))
+    elapsed = time.perf_counter() - started
+    clock["tools"] += elapsed
+    on_event(
+        {
+            "event": "tool_done",
+            "name": call.name,
+            "ok": result.ok,
+            "elapsed_s": round(elapsed, 3),
+            "messages": len(result.message_guids),
+        }
+    )
     return result
 
 

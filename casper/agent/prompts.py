@@ -5,12 +5,8 @@ Imports: stdlib and casper.protocols only. Kept short on purpose: small models h
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import date
-from typing import Any
-
-from casper.protocols import ToolSpec
 
 SYSTEM_TEMPLATE = """\
 You are Casper. You answer questions about the user's own iMessage history.
@@ -20,15 +16,12 @@ Cite each message you rely on by its id, like [#1234].
 If the tools find nothing relevant, say you could not find it.
 Answer briefly, in plain text."""
 
-TOOLS_TEXT_HEADER = """\
-# Tools
-To call a tool, reply with only this, one block per call:
-<tool_call>
-{"name": "<tool name>", "arguments": {<arguments as JSON>}}
-</tool_call>
-Available tools:"""
-
 NUDGE_EMPTY = "Your reply was empty. Call a tool, or answer the question."
+NUDGE_UNGROUNDED = (
+    "Answer from the messages above and cite them like [#1234]. "
+    "If none of them answers the question, say you could not find it."
+)
+EVIDENCE_HEADER = "Messages that may be relevant (cite them like [#1234]):"
 NUDGE_NARRATED = "Do not describe what you will do: call the tool now, with a <tool_call> block."
 SYNTHESIS = (
     "Stop calling tools. Answer the question now, using only the tool results above. "
@@ -45,7 +38,7 @@ def cite_tag(rowid: int) -> str:
 
 
 def system_prompt(today: date, tz_name: str, tools_text: str = "") -> str:
-    """The system prompt; `tools_text` is `tools_as_text(...)` for templates without tools."""
+    """The system prompt; `tools_text` is `toolcalls.tools_as_text(...)` for plain templates."""
     text = SYSTEM_TEMPLATE.format(weekday=today.strftime("%A"), today=today.isoformat(), tz=tz_name)
     return f"{text}\n\n{tools_text}" if tools_text else text
 
@@ -62,17 +55,6 @@ def format_tool_result(result_text: str, max_chars: int) -> str:
     return f"{kept}\n{notice}"
 
 
-def tools_as_text(specs: Sequence[ToolSpec]) -> str:
-    """Describe tools and the `<tool_call>{json}</tool_call>` format, for the system prompt."""
-    lines = [TOOLS_TEXT_HEADER]
-    for spec in specs:
-        lines.append(f"- {spec.name}: {spec.description.strip()}")
-        args = _describe_arguments(spec.parameters)
-        if args:
-            lines.append(f"  arguments: {args}")
-    return "\n".join(lines)
-
-
 def format_hints(hints: Sequence[str]) -> str:
     """Hints (e.g. resolved dates) appended under the question; empty when there are none."""
     kept = [h.strip() for h in hints if h.strip()]
@@ -81,10 +63,15 @@ def format_hints(hints: Sequence[str]) -> str:
     return "Notes:\n" + "\n".join(f"- {h}" for h in kept)
 
 
-def user_message(question: str, hints: Sequence[str] = ()) -> str:
-    """The user turn: the question, then any hints."""
-    notes = format_hints(hints)
-    return f"{question.strip()}\n\n{notes}" if notes else question.strip()
+def evidence_block(result_text: str) -> str:
+    """The prefetched messages under a short header; empty when there are none."""
+    return f"{EVIDENCE_HEADER}\n{result_text.strip()}" if result_text.strip() else ""
+
+
+def user_message(question: str, hints: Sequence[str] = (), evidence: str = "") -> str:
+    """The user turn: the question, then the prefetched evidence, then any hints."""
+    parts = [question.strip(), evidence, format_hints(hints)]
+    return "\n\n".join(p for p in parts if p)
 
 
 def nudge_malformed(errors: Sequence[str]) -> str:
@@ -94,23 +81,6 @@ def nudge_malformed(errors: Sequence[str]) -> str:
         f"Your tool call could not be parsed: {shown}. Call the tool again with valid JSON: "
         '<tool_call>{"name": "...", "arguments": {...}}</tool_call>'
     )
-
-
-def _describe_arguments(schema: Mapping[str, Any]) -> str:
-    props = schema.get("properties", {})
-    if not isinstance(props, Mapping):
-        return ""
-    required = set(schema.get("required", ()))
-    parts = []
-    for name, prop in props.items():
-        prop = prop if isinstance(prop, Mapping) else {}
-        kind = str(prop.get("type", "any"))
-        if "enum" in prop:
-            kind = "|".join(json.dumps(v) for v in prop["enum"])
-        flag = ", required" if name in required else ""
-        desc = f" {prop['description']}" if prop.get("description") else ""
-        parts.append(f"{name} ({kind}{flag}){desc}")
-    return "; ".join(parts)
 
 
 def _clip(text: str, n: int) -> str:

@@ -1,8 +1,9 @@
 """The five tools the model may call, and `Toolbox.call`, which never raises.
 
 Each tool validates its arguments with a small frozen dataclass, runs against the store or the
-retriever, and returns compact text capped for small-model context. Imports: casper.store,
-casper.stats_query, casper.protocols, casper.errors, casper.timeutil (no backends, no cli).
+retriever, and returns compact text (the agent core caps it for small-model context).
+Imports: casper.store, casper.stats_query, casper.protocols, casper.errors, casper.timeutil
+(no backends, no cli).
 """
 
 from __future__ import annotations
@@ -228,13 +229,11 @@ class Toolbox:
         tz: tzinfo,
         *,
         now: datetime | None = None,
-        max_chars: int = 2000,
     ) -> None:
         self.store = store
         self.search = search
         self.tz = tz
         self.now = now
-        self.max_chars = max_chars
 
     def call(self, call: ToolCall) -> ToolResult:
         """Run one tool; unknown tools, bad arguments and failures come back as `error: …`."""
@@ -256,7 +255,8 @@ class Toolbox:
         except Exception as exc:  # noqa: BLE001 - a tool failure is data for the model
             log.warning("tool %s failed: %s", call.name, type(exc).__name__)
             return ToolResult(call, False, f"error: {call.name} failed ({type(exc).__name__})")
-        return ToolResult(call, True, _cap(text, self.max_chars), tuple(guids))
+        # uncapped: the agent core is the one place results are cut to the model's budget
+        return ToolResult(call, True, text, tuple(guids))
 
     # ---- helpers -----------------------------------------------------------------------
     def _person(self, ref: str) -> Person:
@@ -355,12 +355,3 @@ class Toolbox:
             top = top_people(self.store, self.tz, start, end, a.top_n)
         summary = "whole range: " + ", ".join(f"{names.get(p, p)} {n}" for p, n in top)
         return "\n".join([summary, *lines]), []
-
-
-def _cap(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    return (
-        text[: max_chars - 60].rstrip()
-        + f"\n… [truncated: {len(text) - max_chars + 60} more chars]"
-    )

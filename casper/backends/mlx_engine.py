@@ -16,6 +16,7 @@ from casper.backends.toolcalls import (
     THINK_END,
     THINK_START,
     parse_reply_text,
+    tools_as_text,
 )
 from casper.errors import ModelUnavailable
 from casper.protocols import ChatMessage, Reply, ToolCall, ToolSpec
@@ -23,24 +24,12 @@ from casper.protocols import ChatMessage, Reply, ToolCall, ToolSpec
 DescribeTools = Callable[[Sequence[ToolSpec]], str]
 
 
-def default_tool_prompt(specs: Sequence[ToolSpec]) -> str:
-    """Qwen-style tool instructions for templates that cannot render `tools` themselves."""
-    lines = [
-        "# Tools",
-        "You may call one or more functions. Their signatures, one JSON object per line:",
-        *(json.dumps(spec.to_openai()["function"], ensure_ascii=False) for spec in specs),
-        "To call a function, reply with exactly:",
-        f'{CALL_START}{{"name": <function-name>, "arguments": <args-json-object>}}{CALL_END}',
-    ]
-    return "\n".join(lines)
-
-
 class MlxEngine:
     """Engine over an MLX chat model: a hub id (cached) or a local directory.
 
-    Templates that render `tools` get them natively; otherwise `describe_tools` (overridable,
-    e.g. with the agent's own describer) writes them into the system prompt, and tool turns are
-    rendered as plain text in the same `<tool_call>` / `<tool_response>` shape.
+    Templates that render `tools` get them natively; otherwise `describe_tools` (default
+    `toolcalls.tools_as_text`) writes them into the system prompt, and tool turns are rendered
+    as plain text in the same `<tool_call>` / `<tool_response>` shape.
     """
 
     def __init__(
@@ -49,7 +38,7 @@ class MlxEngine:
         max_new_tokens: int = 512,
         temperature: float = 0.0,
         thinking: bool = False,
-        describe_tools: DescribeTools = default_tool_prompt,
+        describe_tools: DescribeTools = tools_as_text,
     ) -> None:
         self.name = model
         self.max_new_tokens = max_new_tokens
@@ -69,6 +58,10 @@ class MlxEngine:
             )
         template = str(getattr(self._tokenizer, "chat_template", "") or "")
         self.native_tools: bool = bool(self._tokenizer.has_tool_calling) or "tools" in template
+        # KV cache of the previous call and the tokens it holds: the agent's next prompt
+        # repeats the last one plus a few turns, so only the new tail needs reading
+        self._cache: list[Any] | None = None
+        self._cached_ids: list[int] = []
 
     def render(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> str:
         """The exact prompt text the model sees for these messages and tools."""
@@ -100,22 +93,28 @@ class MlxEngine:
 
         prompt = self.render(messages, tools)
         ids = self._tokenizer.encode(prompt, add_special_tokens=False)
+        cache, fresh = self._reuse(ids)
         opened = prompt.rstrip().endswith(THINK_START)  # the template started the thought
         visible = VisibleStream(on_token, thinking=opened)
         parts: list[str] = []
-        finish, generated = "stop", 0
+        finish, generated, last = "stop", 0, None
+        tokens: list[int] = []
         for response in stream_generate(
             self._model,
             self._tokenizer,
-            ids,
+            fresh,
             max_tokens=self.max_new_tokens,
             sampler=make_sampler(self.temperature),
+            prompt_cache=cache,
         ):
             parts.append(response.text)
             visible.feed(response.text)
             finish = response.finish_reason or finish
             generated = response.generation_tokens
+            tokens.append(response.token)
+            last = response
         visible.close()
+        self._remember(cache, ids + tokens)
         raw = "".join(parts)
         if opened:
             raw = THINK_START + raw  # so a reply cut off mid-thought shows no thought as text
@@ -127,7 +126,40 @@ class MlxEngine:
             malformed=tuple(malformed),
             prompt_tokens=len(ids),
             completion_tokens=generated,
+            prompt_s=_seconds(last.prompt_tokens, last.prompt_tps) if last else 0.0,
+            generation_s=_seconds(generated, last.generation_tps) if last else 0.0,
         )
+
+    def _reuse(self, ids: list[int]) -> tuple[list[Any], list[int]]:
+        """The cache to continue from and the prompt tokens it has not seen yet."""
+        from mlx_lm.models.cache import (
+            can_trim_prompt_cache,
+            make_prompt_cache,
+            trim_prompt_cache,
+        )
+
+        cache = self._cache
+        if cache is not None and can_trim_prompt_cache(cache):
+            same = 0
+            for old, new in zip(self._cached_ids, ids, strict=False):
+                if old != new:
+                    break
+                same += 1
+            same = min(same, len(ids) - 1)  # the model must read at least one token
+            if same > 0:
+                trim_prompt_cache(cache, len(self._cached_ids) - same)
+                return cache, ids[same:]
+        self._cache, self._cached_ids = None, []
+        return make_prompt_cache(self._model), ids
+
+    def _remember(self, cache: list[Any], seen: list[int]) -> None:
+        offset = int(getattr(cache[0], "offset", 0)) if cache else 0
+        self._cache, self._cached_ids = cache, seen[:offset]
+
+
+def _seconds(tokens: int, per_second: float) -> float:
+    """mlx-lm reports rates; the usage report wants durations."""
+    return tokens / per_second if per_second > 0 else 0.0
 
 
 class VisibleStream:

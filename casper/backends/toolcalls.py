@@ -1,4 +1,6 @@
-"""PURE: strip reasoning blocks and slice/parse tool calls out of raw Qwen-style model text.
+"""PURE: the `<tool_call>` text format both ways: describe tools for templates without tool
+support (`tools_as_text`, the one implementation), and strip reasoning blocks and parse tool
+calls out of raw Qwen-style model text.
 
 Imports: stdlib and casper.protocols only. Never raises on model output: bad segments are data.
 """
@@ -17,6 +19,14 @@ THINK_END = "</think>"
 CALL_START = "<tool_call>"
 CALL_END = "</tool_call>"
 
+TOOLS_TEXT_HEADER = f"""\
+# Tools
+To call a tool, reply with only this, one block per call:
+{CALL_START}
+{{"name": "<tool name>", "arguments": {{<arguments as JSON>}}}}
+{CALL_END}
+Available tools:"""
+
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FUNCTION = re.compile(r"<function=([^>\s]*)>?(.*?)(?:</function>|(?=<function=)|$)", re.DOTALL)
 _PARAMETER = re.compile(
@@ -28,6 +38,37 @@ _STRING_TYPES = {"string", "str", "text", "enum"}
 
 class _Malformed(ValueError):
     """A tool-call segment that cannot be turned into ToolCalls."""
+
+
+def tools_as_text(specs: Sequence[ToolSpec]) -> str:
+    """Describe tools and the `<tool_call>{json}</tool_call>` format, for the system prompt.
+
+    One compact line per tool (and one for its arguments): small models have little context.
+    """
+    lines = [TOOLS_TEXT_HEADER]
+    for spec in specs:
+        lines.append(f"- {spec.name}: {spec.description.strip()}")
+        args = _describe_arguments(spec.parameters)
+        if args:
+            lines.append(f"  arguments: {args}")
+    return "\n".join(lines)
+
+
+def _describe_arguments(schema: Mapping[str, Any]) -> str:
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        return ""
+    required = set(schema.get("required", ()))
+    parts = []
+    for name, prop in props.items():
+        prop = prop if isinstance(prop, Mapping) else {}
+        kind = str(prop.get("type", "any"))
+        if "enum" in prop:
+            kind = "|".join(json.dumps(v) for v in prop["enum"])
+        flag = ", required" if name in required else ""
+        desc = f" {prop['description']}" if prop.get("description") else ""
+        parts.append(f"{name} ({kind}{flag}){desc}")
+    return "; ".join(parts)
 
 
 def strip_thinking(text: str) -> str:

@@ -12,7 +12,52 @@ import typer
 from casper.commands.base import Home, Json, Verbose, _stderr, app, config, guarded
 from casper.commands.wiring import open_store
 from casper.config import Config
+from casper.errors import CasperError
 from casper.timeutil import local_tz
+
+MAX_QUESTION_CHARS = 2000  # beyond this a question would crowd the evidence out of the prompt
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
+
+
+def check_question(question: str) -> str:
+    """The question, stripped; an empty or overlong one is an error with a hint."""
+    from casper.inputs import require_text
+
+    require_text(question, what="question", example='casper ask "when is the dentist?"')
+    text = question.strip()
+    if len(text) > MAX_QUESTION_CHARS:
+        raise CasperError(
+            f"the question is {len(text):,} characters long (at most {MAX_QUESTION_CHARS:,})",
+            hint="ask about one thing in a sentence or two; `casper search` takes keywords",
+        )
+    return text
+
+
+def check_iterations(value: int | None) -> None:
+    if value is not None and value < 1:
+        raise CasperError(
+            f"--max-iterations must be at least 1 (got {value})",
+            hint="each iteration is one model call; the default is 5",
+        )
+
+
+def usage_footer(data: dict[str, Any]) -> str:
+    """One line: iterations, tokens, speed, time to first token, model / tools / load time."""
+    u = data.get("usage") or {}
+    if data.get("model") is None:
+        return f"answered from search alone · total {data.get('elapsed_s', 0):.1f}s"
+    parts = [f"{u.get('iterations', 0)} steps"]
+    if u.get("prompt_tokens") or u.get("completion_tokens"):
+        parts.append(f"{u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} answer tokens")
+    if u.get("tokens_per_s"):
+        parts.append(f"{u['tokens_per_s']:.1f} tok/s")
+    if u.get("first_token_s"):
+        parts.append(f"first token {u['first_token_s']:.1f}s")
+    parts.append(f"model {u.get('model_s', 0):.1f}s, tools {u.get('tools_s', 0):.1f}s")
+    if data.get("load_s"):
+        parts.append(f"load {data['load_s']:.1f}s")
+    parts.append(f"total {data.get('elapsed_s', 0):.1f}s")
+    return " · ".join(parts)
 
 
 def _zone(cfg: Config) -> ZoneInfo:
@@ -45,28 +90,23 @@ class LiveView:
         self.enabled = enabled and self.console.is_terminal
         self.status: Any = None
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: dict[str, Any]) -> None:
         if not self.enabled:
             return
         from rich.markup import escape
 
-        from casper.agent.loop import Answering, Thinking, ToolFinished, ToolStarted
-
-        if isinstance(event, Thinking):
-            self._status(f"thinking (step {event.iteration}) …")
-        elif isinstance(event, ToolStarted):
-            args = jsonlib.dumps(dict(event.call.arguments), ensure_ascii=False)
-            self.console.print(f"[cyan]→ {event.call.name}[/] [dim]{escape(args)}[/]")
-        elif isinstance(event, ToolFinished):
-            found = len(event.result.message_guids)
-            note = (
-                f"{found} messages"
-                if found
-                else ("ok" if event.result.ok else event.result.text[:80])
-            )
-            self.console.print(f"  [dim]← {escape(note)}[/]")
-        elif isinstance(event, Answering):
-            self._status("answering …")
+        kind = event.get("event")
+        if kind == "step":
+            what = "answering" if event.get("final") else f"thinking (step {event['iteration']})"
+            self._status(f"{what} …")
+        elif kind == "tool":
+            args = jsonlib.dumps(event.get("arguments", {}), ensure_ascii=False)
+            label = "looking up" if event.get("prefetch") else "→"
+            self.console.print(f"[cyan]{label} {event['name']}[/] [dim]{escape(args)}[/]")
+        elif kind == "tool_done":
+            found = event.get("messages", 0)
+            note = f"{found} messages" if found else ("ok" if event["ok"] else "failed")
+            self.console.print(f"  [dim]← {escape(note)} ({event['elapsed_s']:.1f}s)[/]")
 
     def _status(self, text: str) -> None:
         if self.status is None:
@@ -82,17 +122,32 @@ class LiveView:
 
 
 def ask_once(
-    cfg: Config, question: str, *, json: bool, no_llm: bool = False, history: tuple[str, ...] = ()
+    cfg: Config,
+    question: str,
+    *,
+    json: bool,
+    no_llm: bool = False,
+    history: tuple[str, ...] = (),
+    quiet: bool = False,
 ) -> dict[str, Any]:
-    """Answer one question and print it (answer, then citations); returns the JSON shape."""
+    """Answer one question and print it (answer, then citations); returns the JSON shape.
+
+    `elapsed_s` is the wall time of the whole answer including loading the model; `load_s` is
+    the loading part.
+    """
+    import time
+
     from casper.agent.core import Limits
     from casper.answer import answer_question
     from casper.commands.retrieval import make_retriever, say_notices
 
+    question = check_question(question)
     tz = _zone(cfg)
     store = open_store(cfg)
     retriever = make_retriever(cfg, store)
+    loading = time.perf_counter()
     engine, why = _engine(cfg, no_llm)
+    load_s = time.perf_counter() - loading
     view = LiveView(enabled=not json)
     try:
         asked = answer_question(
@@ -110,6 +165,9 @@ def ask_once(
     finally:
         view.stop()
     say_notices(retriever.notices)
+    asked = dataclasses.replace(
+        asked, load_s=round(load_s, 3), elapsed_s=round(asked.elapsed_s + load_s, 3)
+    )
     data = asked.to_dict()
     if json:
         from casper.render import print_json
@@ -117,6 +175,8 @@ def ask_once(
         print_json(data)
     else:
         _print_answer(data)
+        if not quiet:
+            _stderr().print(f"[dim]{usage_footer(data)}[/]", highlight=False, soft_wrap=True)
     return data
 
 
@@ -126,13 +186,17 @@ def _print_answer(data: dict[str, Any]) -> None:
 
     console = Console()
     console.print(escape(data["answer"]))
-    if data["citations"]:
+    # a message the answer already shows in full (the retrieval-only answer) is not repeated
+    shown = data["answer"]
+    sources = [c for c in data["citations"] if not (c["text"] and c["text"][:80] in shown)]
+    if sources:
         console.print("\n[bold]Sources[/]")
-        for c in data["citations"]:
+        for c in sources:
             console.print(
                 f"  [dim]#{c['rowid']}[/] {c['ts'][:16].replace('T', ' ')}  "
                 f"[cyan]{escape(c['sender'])}[/]: {escape(c['text'][:120])}"
             )
+    if data["citations"]:
         console.print("[dim]open one with: casper show ID[/]")
 
 
@@ -147,14 +211,14 @@ def ask(
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
     home: Home = None,
     json: Json = False,
+    quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
     """One question through the agent, with cited messages."""
-    from casper.inputs import require_text
-
-    require_text(question, what="question", example='casper ask "when is the dentist?"')
+    check_iterations(max_iterations)
+    check_question(question)
     cfg = config(home, llm_model=model, max_iterations=max_iterations)
-    ask_once(cfg, question, json=json, no_llm=no_llm)
+    ask_once(cfg, question, json=json, no_llm=no_llm, quiet=quiet)
 
 
 @app.command()
@@ -163,6 +227,7 @@ def chat(
     model: Annotated[str | None, typer.Option("--model", help="MLX model id or local path")] = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
     home: Home = None,
+    quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
     """A REPL with history: /sources, /clear, /quit."""
@@ -189,8 +254,19 @@ def chat(
         if line == "/sources":
             _print_answer({"answer": "", "citations": (last or {}).get("citations", [])})
             continue
-        last = ask_once(
-            dataclasses.replace(cfg), line, json=False, no_llm=no_llm, history=history.as_hints()
-        )
+        try:
+            last = ask_once(
+                dataclasses.replace(cfg),
+                line,
+                json=False,
+                no_llm=no_llm,
+                history=history.as_hints(),
+                quiet=quiet,
+            )
+        except CasperError as exc:  # one bad turn (e.g. an overlong paste) must not end the chat
+            err.print(f"[red]error:[/] {exc.message}", highlight=False)
+            if exc.hint:
+                err.print(f"[dim]hint: {exc.hint}[/]", highlight=False)
+            continue
         history.add(line, last["answer"])
         history.save()

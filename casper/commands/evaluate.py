@@ -75,7 +75,14 @@ Conversations = Annotated[
     int | None, typer.Option("--conversations", help="LoCoMo: only the first N conversations")
 ]
 Answers = Annotated[
-    bool, typer.Option("--answers", help="also score the agent's answers (needs the LLM)")
+    bool, typer.Option("--answers", help="also score the agent's answers (any --model)")
+]
+AnswerModel = Annotated[
+    str | None, typer.Option("--model", help="--answers: MLX model id or local path")
+]
+NoLlm = Annotated[bool, typer.Option("--no-llm", help="--answers: score the retrieval-only answer")]
+AnswerLimit = Annotated[
+    int | None, typer.Option("--answers-limit", help="--answers: N questions, evenly spaced")
 ]
 
 
@@ -94,6 +101,9 @@ def evaluate(
     out: Out = None,
     conversations: Conversations = None,
     answers: Answers = False,
+    model: AnswerModel = None,
+    no_llm: NoLlm = False,
+    answers_limit: AnswerLimit = None,
     home: Home = None,
     json: Json = False,
     verbose: Verbose = False,
@@ -104,8 +114,10 @@ def evaluate(
     from casper.errors import CasperError
     from eval import harness, report
 
-    cfg = config(home)
+    cfg = config(home, llm_model=model)
     err = _stderr()
+    if answers_limit is not None and answers_limit < 1:
+        raise CasperError("--answers-limit must be at least 1")
     if conversations is not None and conversations < 1:
         raise CasperError("--conversations must be at least 1")
     if k and min(k) < 1:
@@ -124,6 +136,8 @@ def evaluate(
         locomo_path=locomo,
         conversations=conversations,
         answers=answers,
+        engine=_answer_engine(no_llm),
+        answers_limit=answers_limit,
         progress=lambda msg: err.print(f"[dim]{msg}[/]", highlight=False),
     )
     console = err if json else Console()
@@ -139,6 +153,11 @@ def evaluate(
         console.print(
             f"stats questions: {100 * stats['exact_match']:.0f}% exact ({stats['questions']})"
         )
+    answered = doc.get("answers") or {}
+    if answered.get("questions"):
+        console.print(answer_line(answered), soft_wrap=True, highlight=False)
+    elif answered.get("skipped"):
+        console.print(f"[yellow]answers skipped[/]: {answered['skipped']}", soft_wrap=True)
     console.print(f"[dim]run written to {doc['files']['json']}[/]", soft_wrap=True)
     regressed: list[Any] = []
     if base_doc is not None:
@@ -173,3 +192,29 @@ def evaluate(
             f"(worst: {worst.run} {worst.metric} {100 * worst.delta:+.1f} points)",
             hint="see the comparison table; pass --threshold to loosen the check",
         )
+
+
+def _answer_engine(no_llm: bool) -> Any:
+    from eval.answers import RETRIEVAL_ONLY
+
+    return RETRIEVAL_ONLY if no_llm else None
+
+
+def answer_line(a: dict[str, Any]) -> str:
+    """The answer scores in one line (the README quotes these)."""
+
+    def pct(key: str) -> str:
+        value = a.get(key)
+        return "n/a" if value is None else f"{100 * value:.0f}%"
+
+    tps = a.get("tokens_per_s")
+    return (
+        f"answers ({a.get('model')}, {a['questions']} questions): "
+        f"contains gold {pct('contains_gold')}"
+        f", citation precision {pct('citation_precision')}, recall {pct('citation_recall')}"
+        f", abstains correctly {pct('abstention_correct')}"
+        f", false abstention {pct('false_abstention')}"
+        f", mean iterations {a.get('iterations') or 0:.1f}"
+        f", {'n/a' if not tps else f'{tps:.1f}'} tok/s"
+        f", guards {a.get('guards') or {}}"
+    )

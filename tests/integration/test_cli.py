@@ -301,10 +301,13 @@ def test_ask_runs_the_agent_and_cites(indexed, fake_models, demo_src) -> None:  
         '<tool_call>{"name": "search_messages", '
         '"arguments": {"query": "climbing gym wifi password"}}</tool_call>',
         "The wifi password is in the group chat.",
+        "It is in the group chat, I think.",
     )
     data = json.loads(run(home, "ask", "what's the climbing gym wifi?", "--json").stdout)
-    assert data["iterations"] == 2 and data["tool_calls"][0]["name"] == "search_messages"
+    assert data["iterations"] == 3 and data["tool_calls"][0]["name"] == "search_messages"
     assert data["tool_calls"][0]["ok"] is True
+    # two uncited answers: one nudge, then the deterministic summary of what the tools showed
+    assert data["guards"] == ["ungrounded_answer"] and data["grounding"] == "cited"
     assert demo_src.facts["keys"]["wifi"] in [c["guid"] for c in data["citations"]]
 
 

@@ -192,6 +192,49 @@ def test_answers_with_a_scripted_engine(fakes: None) -> None:
     assert len(engine.calls) >= ans["questions"]
 
 
+def test_answers_retrieval_only_any_engine_and_a_limit(fakes: None) -> None:
+    doc = harness.run_eval(
+        load_config(),
+        "synthetic",
+        modes=["hybrid"],
+        units=[(8, 4)],
+        rerank=False,
+        answers=True,
+        engine=answers.RETRIEVAL_ONLY,
+        answers_limit=4,
+    )
+    ans = doc["answers"]
+    assert ans["model"] == answers.RETRIEVAL_ONLY and ans["questions"] == 4
+    assert ans["guards"] == {"model_unavailable": 4} and ans["iterations"] == 0
+    assert ans["citation_precision"] is not None and 0 <= ans["citation_precision"] <= 1
+    assert sum(ans["grounding"].values()) == 4 and set(ans["grounding"]) <= {"cited", "abstained"}
+    assert ans["tokens_per_s"] is None  # no model, no speed to report
+    categories = [row["category"] for row in ans["items"]]
+    assert categories[-1] == "unanswerable"  # evenly spaced: the last questions get a share
+
+
+def test_score_answer_precision_and_abstention_correctness() -> None:
+    item = GoldItem("q", "Where?", ("g1", "g2"), "lookup", {"answer_contains": ["Lisbon"]})
+    asked = {
+        "answer": "Lisbon [#1]",
+        "citations": [{"guid": "g1"}, {"guid": "x"}, {"guid": "y"}],
+        "usage": {"tokens_per_s": 12.5},
+        "grounding": "cited",
+        "invalid_citations": 2,
+    }
+    row = answers.score_answer(item, asked)
+    assert row["citation_precision"] == pytest.approx(1 / 3) and row["citation_recall"] == 0.5
+    assert row["tokens_per_s"] == 12.5 and row["abstention_correct"] is None
+    trap = GoldItem("t", "Did Bo paint?", ("g3",), "adversarial", {"abstain": True})
+    cited_anyway = {"answer": "I couldn't find that.", "citations": [{"guid": "g9"}]}
+    assert answers.score_answer(trap, cited_anyway)["abstention_correct"] is False
+    honest = {"answer": "I couldn't find that in your messages.", "citations": []}
+    assert answers.score_answer(trap, honest)["abstention_correct"] is True
+    summary = answers.summarise_answers([row, answers.score_answer(trap, honest)])
+    assert summary["invalid_citations"] == 2 and summary["abstention_correct"] == 1.0
+    assert summary["grounding"] == {"cited": 1, "None": 1}
+
+
 def test_score_answer_citations_and_abstention() -> None:
     item = GoldItem("q", "Where?", ("g1", "g2"), "lookup", {"answer_contains": ["Lisbon"]})
     asked = {

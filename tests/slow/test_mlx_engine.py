@@ -57,6 +57,19 @@ def test_chat_streams_and_counts_tokens(engine: MlxEngine) -> None:
 
 
 @pytest.mark.slow
+def test_a_reused_kv_cache_answers_like_a_fresh_engine(tiny_qwen_path: Path) -> None:
+    """The agent's second call extends the first prompt: only the tail is read, same reply."""
+    warm = MlxEngine(str(tiny_qwen_path), max_new_tokens=8)
+    first = warm.chat(CONVERSATION[:2], [SEARCH])
+    longer = (*CONVERSATION, ChatMessage("user", "And when was the dentist moved?"))
+    again = warm.chat(longer, [SEARCH])
+    assert 0 < len(warm._cached_ids) <= again.prompt_tokens + again.completion_tokens
+    fresh = MlxEngine(str(tiny_qwen_path), max_new_tokens=8).chat(longer, [SEARCH])
+    assert again == fresh and first.prompt_tokens < again.prompt_tokens
+    assert warm.chat(CONVERSATION[:2], [SEARCH]) == first  # a shorter prompt trims the cache
+
+
+@pytest.mark.slow
 def test_thinking_flag_reaches_the_template(tiny_qwen_path: Path) -> None:
     thinking = MlxEngine(str(tiny_qwen_path), max_new_tokens=4, thinking=True)
     assert "</think>" not in thinking.render(CONVERSATION[:2], [])
@@ -69,7 +82,7 @@ def test_template_without_tools_gets_them_in_the_system_prompt(tmp_path: Path) -
     assert not engine.native_tools
     prompt = engine.render(CONVERSATION, [SEARCH])
     system = prompt.split("<|im_end|>")[0]
-    assert "You answer questions" in system and '"name": "search_messages"' in system
+    assert "You answer questions" in system and "- search_messages: " in system
     assert '<tool_call>\n{"name": "search_messages"' in prompt
     assert "<|im_start|>tool" not in prompt and "<tool_response>" in prompt
     assert engine.chat(CONVERSATION, [SEARCH]).completion_tokens > 0

@@ -40,7 +40,45 @@ OTHER = call(query="restaurant")
 
 # (id, state tweak, reply, expected action type, tools_enabled, guards, last message role)
 REPLY_CASES: list[tuple[str, dict[str, Any], Reply, type, bool | None, tuple[str, ...], str]] = [
-    ("direct answer", {}, Reply("Sam suggested pizza [#3]."), Done, None, (), "assistant"),
+    ("cited answer", {"rowids": ((3, "g3"),)}, Reply("Pizza [#3]."), Done, None, (), "assistant"),
+    (
+        "uncited answer nudges once",
+        {},
+        Reply("Sam suggested pizza."),
+        AskModel,
+        True,
+        ("ungrounded_answer",),
+        "user",
+    ),
+    (
+        "an invented citation does not ground an answer",
+        {},
+        Reply("Sam suggested pizza [#3]."),
+        AskModel,
+        True,
+        ("ungrounded_answer",),
+        "user",
+    ),
+    (
+        "second uncited answer ends in the summary",
+        {"nudged": frozenset({"ungrounded_answer"}), "guards": ("ungrounded_answer",)},
+        Reply("Sam suggested pizza."),
+        Done,
+        None,
+        ("ungrounded_answer",),
+        "assistant",
+    ),
+    (
+        "an echo of the prompt counts as empty",
+        {"echo_sources": ("The user's messages cover 2023-12 → 2024-02.",)},
+        Reply("The user's messages cover 2023-12 → 2024-02."),
+        AskModel,
+        True,
+        ("echoed_prompt",),
+        "user",
+    ),
+    ("an abstention is done", {}, Reply("I could not find that."), Done, None, (), "assistant"),
+    ("small talk is exempt", {"exempt": True}, Reply("Hi!"), Done, None, (), "assistant"),
     ("one call", {}, Reply("", (SEARCH,)), RunTools, None, (), "assistant"),
     ("empty reply nudges", {}, Reply(""), AskModel, True, ("empty_reply",), "user"),
     (
@@ -169,9 +207,58 @@ def test_after_reply(
 
 
 def test_direct_answer_is_done() -> None:
-    state, action = core.after_reply(fresh(), Reply("Sam suggested pizza."), LIMITS)
-    assert action == Done("Sam suggested pizza.", "answered", (), ())
-    assert state.messages[-1].content == "Sam suggested pizza."
+    state, action = core.after_reply(gathered_state(), Reply("Sam suggested pizza [#3]."), LIMITS)
+    assert action == Done("Sam suggested pizza [#3].", "answered", (), ("g3",), "cited")
+    assert state.messages[-1].content == "Sam suggested pizza [#3]."
+
+
+def test_invented_citations_are_removed_and_counted() -> None:
+    _, action = core.after_reply(gathered_state(), Reply("Pizza [#3] at Luigi's [#77]."), LIMITS)
+    assert isinstance(action, Done)
+    assert action.answer == "Pizza [#3] at Luigi's."
+    assert action.cited_guids == ("g3",) and action.invalid_citations == 1
+
+
+def test_ungrounded_twice_gives_the_cited_summary() -> None:
+    state, action = core.after_reply(gathered_state(), Reply("Sam likes pizza."), LIMITS)
+    assert action == AskModel() and state.messages[-1].content == prompts.NUDGE_UNGROUNDED
+    state, action = core.after_reply(state, Reply("Sam really likes pizza."), LIMITS)
+    assert isinstance(action, Done) and action.reason == "fallback"
+    assert action.grounding == "cited" and action.cited_guids == ("g3", "g4", "g9")
+    assert state.guards == ("ungrounded_answer",)
+
+
+def test_abstention_carries_the_coverage() -> None:
+    state = replace(fresh(), coverage="Your messages here run from 2024-01-01 to 2024-02-01.")
+    _, action = core.after_reply(state, Reply("I could not find anything about that."), LIMITS)
+    assert isinstance(action, Done) and action.grounding == "abstained"
+    assert action.answer.endswith("run from 2024-01-01 to 2024-02-01.")
+    assert action.cited_guids == ()
+
+
+def test_an_answer_repeating_a_stats_figure_is_grounded() -> None:
+    stats = result(call("get_contact_stats", person="Sam"), "Sam: 120 sent\n90 received")
+    state, _ = core.after_tools(fresh(), [stats], LIMITS)
+    _, action = core.after_reply(state, Reply("You sent Sam 120 messages."), LIMITS)
+    assert isinstance(action, Done) and action.grounding == "stats"
+
+
+def test_prefetched_evidence_is_shown_capped_and_citable() -> None:
+    text = "[#3] Sam: pizza?\n[#4] me: yes " + "y" * 150 + "\n[#5] Sam: " + "x" * 900
+    evidence = result(SEARCH, text, ("g3", "g4", "g5"))
+    state, action = core.start("Q?", "SYS", ("dates: 2025",), evidence=evidence,
+                               evidence_chars=200)  # fmt: skip
+    assert action == AskModel()
+    user = state.messages[1].content
+    assert (
+        user.startswith("Q?\n\n" + prompts.EVIDENCE_HEADER)
+        and "[#4] me: yes" in user
+        and "[#5]" not in user
+    )
+    assert "truncated" in user and user.endswith("- dates: 2025")
+    assert state.rowids == ((3, "g3"), (4, "g4"))  # [#5] was cut: not citable
+    _, done = core.after_reply(state, Reply("Pizza [#3], not [#5]."), LIMITS)
+    assert isinstance(done, Done) and done.cited_guids == ("g3",) and done.invalid_citations == 1
 
 
 def test_tool_calls_are_deduped_capped_and_marked_seen() -> None:
@@ -242,8 +329,8 @@ def gathered_state() -> State:
         ("You agreed [#4]; Sam asked [#3].", ("g4", "g3")),
         ("Alex suggested Luigi's (#9).", ("g9",)),
         ("See message g9.", ("g9",)),
-        ("Unknown id [#77] only.", ("g3", "g4", "g9")),
-        ("Sam wanted pizza.", ("g3", "g4", "g9")),
+        ("Unknown id [#77] only.", ()),
+        ("Sam wanted pizza.", ()),
         ("I couldn't find anything about that.", ()),
         ("No messages mention it.", ()),
     ],
@@ -262,8 +349,8 @@ def test_after_synthesis_answer() -> None:
 
 
 def test_after_synthesis_collapses_loops() -> None:
-    _, done = core.after_synthesis(gathered_state(), Reply("Sam wants pizza now. " * 5))
-    assert done.answer == "Sam wants pizza now."
+    _, done = core.after_synthesis(gathered_state(), Reply("Sam wants pizza now [#3]. " * 5))
+    assert done.answer == "Sam wants pizza now [#3]."
     assert done.guards == ("repetitive_answer",)
 
 
@@ -282,7 +369,13 @@ def test_empty_synthesis_falls_back_to_a_cited_summary() -> None:
 
 def test_empty_synthesis_without_results() -> None:
     _, done = core.after_synthesis(fresh(), Reply(""))
-    assert done == Done(prompts.FALLBACK_NOTHING, "fallback", ("empty_synthesis",), ())
+    assert done == Done(prompts.FALLBACK_NOTHING, "fallback", ("empty_synthesis",), (), "abstained")
+
+
+def test_ungrounded_synthesis_falls_back() -> None:
+    _, done = core.after_synthesis(gathered_state(), Reply("Sam loves pizza."))
+    assert done.reason == "fallback" and done.guards == ("ungrounded_answer",)
+    assert done.cited_guids == ("g3", "g4", "g9")
 
 
 def test_fallback_summary_uses_first_lines_without_markers() -> None:

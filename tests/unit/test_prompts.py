@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from casper.agent import prompts
-from casper.backends.toolcalls import parse_reply_text
+from casper.backends.toolcalls import parse_reply_text, tools_as_text
 from casper.protocols import ToolSpec
 
 SPECS = (
@@ -37,14 +37,14 @@ def test_system_prompt_states_date_zone_and_rules() -> None:
 
 
 def test_system_prompt_appends_tools_text() -> None:
-    tools = prompts.tools_as_text(SPECS)
+    tools = tools_as_text(SPECS)
     text = prompts.system_prompt(date(2026, 1, 1), "UTC", tools)
     assert text.endswith(tools)
     assert "Thursday 2026-01-01" in text
 
 
 def test_tools_as_text_describes_tools_and_format() -> None:
-    text = prompts.tools_as_text(SPECS)
+    text = tools_as_text(SPECS)
     assert "<tool_call>" in text and "</tool_call>" in text
     assert "- search_messages: Search the user's messages" in text
     assert "query (string, required) what to look for" in text

@@ -1,0 +1,65 @@
+"""What the agent is told before its first model call: the prefetch search and grounding facts.
+
+Imports: casper.agent.{enrich,grounding,loop}, casper.protocols, casper.store, casper.timeutil
+(no backends). A small model often answers without calling a tool; running the retrieval the
+question implies first (its words, its dates, the person it names) gives every answer messages
+to cite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from zoneinfo import ZoneInfo
+
+from casper.agent.enrich import Enrichment
+from casper.agent.grounding import needs_messages
+from casper.agent.loop import Grounding
+from casper.protocols import ToolCall
+from casper.records import ME
+from casper.store.db import Store
+from casper.timeutil import iso
+
+PREFETCH_LIMIT = 3  # hits; the core caps the text at Limits.prefetch_chars
+_WORD = re.compile(r"\w+")
+RANKING_NOTE = "Most messages exchanged"  # build_hints' contact ranking line (stats evidence)
+
+
+def coverage_sentence(store: Store, tz: ZoneInfo) -> str:
+    """ "Your messages here run from 2023-12-01 to 2024-02-28." (or that nothing is indexed)."""
+    first, last = store.coverage()
+    if first is None:
+        return "Nothing is indexed yet."
+    start, end = (iso(first, tz) or "")[:10], (iso(last, tz) or "")[:10]
+    return f"Your messages here run from {start} to {end}."
+
+
+def named_person(question: str, store: Store) -> str | None:
+    """The one contact whose first name the question mentions as a word, if exactly one does."""
+    words = {w.lower() for w in _WORD.findall(question)}
+    found = {
+        pid
+        for pid, name in store.names().items()
+        if pid != ME and name and len(first := name.split()[0].lower()) >= 3 and first in words
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def prefetch_call(question: str, found: Enrichment, store: Store) -> ToolCall | None:
+    """The search the question implies, or None when it needs no messages."""
+    if not needs_messages(question):
+        return None
+    args: dict[str, object] = {"query": question.strip(), "limit": PREFETCH_LIMIT}
+    if found.date_range:
+        args["start_date"] = found.date_range[0].isoformat()
+        args["end_date"] = found.date_range[1].isoformat()
+    person = named_person(question, store)
+    if person:
+        args["person"] = person
+    return ToolCall("search_messages", args)
+
+
+def grounding_facts(question: str, hints: Sequence[str], coverage: str) -> Grounding:
+    """Exemption, which hints are stats evidence, and the coverage for abstentions."""
+    figures = tuple(h for h in hints if h.startswith(RANKING_NOTE))
+    return Grounding(exempt=not needs_messages(question), figures=figures, coverage=coverage)

@@ -1,0 +1,59 @@
+"""`ask --no-llm` for counting questions: "who do I text the most?", "how many messages…".
+
+Imports: casper.agent.{enrich,prefetch}, casper.stats_query, casper.store (no backends).
+Search hits cannot answer a count; the stats tools can, so such questions are routed to them.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from casper.agent.enrich import Enrichment
+from casper.agent.prefetch import named_person
+from casper.stats_query import person_stats, top_people
+from casper.store.db import Store
+
+_RANKING = re.compile(
+    r"\bwho\b.*\b(?:most|least|more|less)\b"
+    r"|\b(?:top|busiest|most active|favou?rite)\s+(?:contacts?|people|persons?|chats?|friends?)\b"
+    r"|\bmost (?:messages|texts|texted|messaged)\b",
+    re.IGNORECASE,
+)
+_COUNT = re.compile(
+    r"\bhow (?:many|much) (?:messages|texts|imessages|sms)\b"
+    r"|\bhow often\b.*\b(?:text|talk|message)",
+    re.IGNORECASE,
+)
+
+
+def is_stats_question(question: str) -> bool:
+    """True for ranking and counting questions that search hits cannot answer."""
+    return bool(_RANKING.search(question) or _COUNT.search(question))
+
+
+def stats_answer(question: str, found: Enrichment, store: Store, tz: ZoneInfo) -> str | None:
+    """The figures that answer a counting question, or None when it is not one."""
+    if not is_stats_question(question):
+        return None
+    start = end = None
+    span = "in all your messages"
+    if found.date_range:
+        first, last = found.date_range
+        start = datetime.combine(first, datetime.min.time(), tz).timestamp()
+        end = datetime.combine(last + timedelta(days=1), datetime.min.time(), tz).timestamp()
+        span = f"between {first} and {last}"
+    names = store.names()
+    person = named_person(question, store)
+    if person is not None and not _RANKING.search(question):
+        s = person_stats(store, person, tz, start, end)
+        return (
+            f"With {names.get(person, person)} {span}: you sent {s['sent']} messages and "
+            f"received {s['received']} (one-to-one chat, from the stats tools)."
+        )
+    top = top_people(store, tz, start, end, 5)
+    if not top:
+        return f"No messages {span}."
+    ranked = "\n".join(f"  {i}. {names.get(p, p)}: {n} messages" for i, (p, n) in enumerate(top, 1))
+    return f"Who you exchanged the most messages with {span}:\n{ranked}"

@@ -1,71 +1,69 @@
-"""`casper ask` and `casper chat`: the agent with a live progress view on stderr."""
+"""`casper ask` and `casper chat`: the agent with a live progress view on stderr.
+
+The work runs in the service or in-process (casper.commands.transport); this module only
+renders the dict events and the final document, so both paths look the same.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import json as jsonlib
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo
 
 import typer
 
-from casper.commands.base import Home, Json, Verbose, _stderr, app, config, guarded
-from casper.commands.wiring import open_store
+from casper.commands.base import (
+    Home,
+    Json,
+    NoService,
+    Verbose,
+    _stderr,
+    app,
+    config,
+    guarded,
+    print_json,
+)
 from casper.config import Config
-from casper.timeutil import local_tz
-
-
-def _zone(cfg: Config) -> ZoneInfo:
-    return local_tz(cfg.timezone)  # the zone `index`, `stats` and `search` use too
-
-
-def _engine(cfg: Config, no_llm: bool) -> tuple[Any, str | None]:
-    """The model, or (None, why not) — a missing model never ends in a traceback."""
-    if no_llm:
-        return None, None
-    from casper.backends.factory import make_engine
-    from casper.errors import ModelUnavailable
-
-    err = _stderr()
-    try:
-        with err.status(f"loading {cfg.llm_model} …"):
-            return make_engine(cfg), None
-    except ModelUnavailable as exc:
-        err.print(f"[yellow]notice:[/] {exc.message}")
-        if exc.hint:
-            err.print(f"[dim]hint: {exc.hint}[/]")
-        return None, "the language model is not available"
 
 
 class LiveView:
-    """Renders agent events on stderr: thinking, tool calls with arguments, results, answering."""
+    """Renders agent events on stderr: thinking, tool calls with arguments, results, answering.
+
+    Notices (model unavailable, rerank off) are printed even off a terminal; progress only on one.
+    """
 
     def __init__(self, enabled: bool) -> None:
         self.console = _stderr()
         self.enabled = enabled and self.console.is_terminal
         self.status: Any = None
 
-    def __call__(self, event: Any) -> None:
-        if not self.enabled:
-            return
+    def __call__(self, event: dict[str, Any]) -> None:
         from rich.markup import escape
 
-        from casper.agent.loop import Answering, Thinking, ToolFinished, ToolStarted
+        kind = event.get("event")
+        if kind == "notice":
+            from casper.commands.transport import print_notice
 
-        if isinstance(event, Thinking):
-            self._status(f"thinking (step {event.iteration}) …")
-        elif isinstance(event, ToolStarted):
-            args = jsonlib.dumps(dict(event.call.arguments), ensure_ascii=False)
-            self.console.print(f"[cyan]→ {event.call.name}[/] [dim]{escape(args)}[/]")
-        elif isinstance(event, ToolFinished):
-            found = len(event.result.message_guids)
+            self.stop()
+            print_notice(event)
+            return
+        if not self.enabled:
+            return
+        if kind == "loading":
+            self._status(f"loading {event['what']} …")
+        elif kind == "step":
+            self._status(f"thinking (step {event['iteration']}) …")
+        elif kind == "tool":
+            args = jsonlib.dumps(event.get("arguments", {}), ensure_ascii=False)
+            self.console.print(f"[cyan]→ {escape(event['name'])}[/] [dim]{escape(args)}[/]")
+        elif kind == "tool_done":
+            found = event.get("found", 0)
             note = (
                 f"{found} messages"
                 if found
-                else ("ok" if event.result.ok else event.result.text[:80])
+                else ("ok" if event.get("ok") else event.get("summary") or "failed")
             )
             self.console.print(f"  [dim]← {escape(note)}[/]")
-        elif isinstance(event, Answering):
+        elif kind == "answering":
             self._status("answering …")
 
     def _status(self, text: str) -> None:
@@ -82,37 +80,33 @@ class LiveView:
 
 
 def ask_once(
-    cfg: Config, question: str, *, json: bool, no_llm: bool = False, history: tuple[str, ...] = ()
+    cfg: Config,
+    question: str,
+    *,
+    json: bool,
+    no_llm: bool = False,
+    history: tuple[str, ...] = (),
+    model: str | None = None,
+    max_iterations: int | None = None,
+    session: Any = None,
 ) -> dict[str, Any]:
     """Answer one question and print it (answer, then citations); returns the JSON shape."""
-    from casper.agent.core import Limits
-    from casper.answer import answer_question
-    from casper.commands.retrieval import make_retriever
+    from casper.commands.transport import Session
 
-    tz = _zone(cfg)
-    store = open_store(cfg)
-    retriever = make_retriever(cfg, store)
-    engine, why = _engine(cfg, no_llm)
+    session = session or Session(cfg)
+    args = {
+        "question": question,
+        "model": model,
+        "max_iterations": max_iterations,
+        "no_llm": no_llm,
+        "history": list(history),
+    }
     view = LiveView(enabled=not json)
     try:
-        asked = answer_question(
-            question,
-            store=store,
-            search=retriever.search,
-            engine=engine,
-            tz=tz,
-            limits=Limits(max_iterations=cfg.max_iterations),
-            history=history,
-            unavailable_reason=why,
-            on_event=view,
-            locale=cfg.locale,
-        )
+        data = session.execute("ask", args, on_event=view)
     finally:
         view.stop()
-    data = asked.to_dict()
     if json:
-        from casper.render import print_json
-
         print_json(data)
     else:
         _print_answer(data)
@@ -146,14 +140,25 @@ def ask(
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
     home: Home = None,
     json: Json = False,
+    no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
     """One question through the agent, with cited messages."""
+    from casper.commands.transport import Session
     from casper.inputs import require_text
 
     require_text(question, what="question", example='casper ask "when is the dentist?"')
-    cfg = config(home, llm_model=model, max_iterations=max_iterations)
-    ask_once(cfg, question, json=json, no_llm=no_llm)
+
+    cfg = config(home)
+    ask_once(
+        cfg,
+        question,
+        json=json,
+        no_llm=no_llm,
+        model=model,
+        max_iterations=max_iterations,
+        session=Session(cfg, no_service=no_service),
+    )
 
 
 @app.command()
@@ -162,12 +167,17 @@ def chat(
     model: Annotated[str | None, typer.Option("--model", help="MLX model id or local path")] = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
     home: Home = None,
+    no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
     """A REPL with history: /sources, /clear, /quit."""
+    from casper.commands.transport import Session
     from casper.history import History
 
-    cfg = config(home, llm_model=model)
+    cfg = config(home)
+    # one session for the whole REPL: the service, or one in-process Runtime that loads the
+    # store, index, embedder, reranker and model once, not once per turn
+    session = Session(cfg, no_service=no_service)
     history = History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget)
     err = _stderr()
     err.print("[dim]casper chat — /sources, /clear, /quit[/]")
@@ -189,7 +199,13 @@ def chat(
             _print_answer({"answer": "", "citations": (last or {}).get("citations", [])})
             continue
         last = ask_once(
-            dataclasses.replace(cfg), line, json=False, no_llm=no_llm, history=history.as_hints()
+            cfg,
+            line,
+            json=False,
+            no_llm=no_llm,
+            model=model,
+            history=history.as_hints(),
+            session=session,
         )
         history.add(line, last["answer"])
         history.save()

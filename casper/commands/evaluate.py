@@ -163,7 +163,7 @@ def evaluate(
             ],
         }
     if json:
-        from casper.render import print_json
+        from casper.commands.base import print_json
 
         print_json(doc)
     if regressed:

@@ -207,16 +207,16 @@ def _reusable(cfg: Config, embedder: Any) -> bool:
 
 # ---- index generations ------------------------------------------------------------------------
 def index_generation(data_dir: Path) -> str:
-    """A cheap token that changes whenever `casper index` has written new data (one stat).
+    """The number of `casper index` runs that changed something ("0" before the first).
 
-    Long-lived readers (the service, a chat session) compare it before each request and reopen
-    the store and index when it moved, so they never serve what an index run replaced.
+    Long-lived readers (the service, a chat session) read it (one small file) before each
+    request and reopen the store and index when it moved, so they never serve what an index
+    run replaced. The file is replaced atomically, so a reader sees the old or the new number.
     """
     try:
-        st = (data_dir / GENERATION_FILE).stat()
-    except FileNotFoundError:
+        return (data_dir / GENERATION_FILE).read_text().strip() or "0"
+    except (FileNotFoundError, NotADirectoryError):
         return "0"
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
 
 
 def bump_generation(data_dir: Path) -> None:

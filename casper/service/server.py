@@ -162,12 +162,12 @@ class Service:
     def busy(self, cmd: str) -> Iterator[None]:
         with self.state_lock:
             self.inflight += 1
+            self.served[cmd] += 1  # counted on arrival: a client that has its answer sees it
         try:
             yield
         finally:
             with self.state_lock:
                 self.inflight -= 1
-                self.served[cmd] += 1
                 self.last_active = time.monotonic()
 
     def watch_idle(self) -> None:

@@ -154,10 +154,15 @@ def test_new_index_generation_is_served_without_restart(
     # group messages count once per member they reach, so at least the 1:1 share is new
     assert total(after) > total(before) and added.rows - added.tapbacks > 0
     assert after == json.loads(cli(home, "contacts", "--json", service=False))
-    # --no-rerank: the fake reranker ties, and tied chunks come back in LanceDB's row order
-    query = ("search", "dinner tonight", "--json", "-k", "5", "--no-rerank")
-    assert cli(home, *query, service=True) == cli(home, *query, service=False)
+    # the vector leg alone: LanceDB's BM25 ranking right after an incremental run is not
+    # stable from one open to the next (reported), which would make the comparison flaky
+    query = ("search", "dinner tonight", "--json", "-k", "20", "--mode", "vector", "--no-rerank")
+    served = cli(home, *query, service=True)
+    assert served == cli(home, *query, service=False)
+    rowids = [m["rowid"] for h in json.loads(served)["hits"] for m in h["messages"]]
+    assert max(rowids) >= added.first_rowid  # the new rows are found, not only the old ones
     doc = status(home)
     assert doc["index_generation"] != generation and doc["pid"] == proc.pid
     assert doc["loaded"]["loads"]["embedder"] == 1  # data reopened, models kept
+
 

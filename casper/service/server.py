@@ -146,7 +146,7 @@ class Service:
             "index_generation": self.rt.generation,
             "requests": sum(served.values()),
             "by_command": served,
-            "inflight": max(0, inflight - 1),  # not counting this status request
+            "inflight": inflight,  # status requests are not counted
             "idle_exit_s": self.idle_s,
         }
 

@@ -164,5 +164,3 @@ def test_new_index_generation_is_served_without_restart(
     doc = status(home)
     assert doc["index_generation"] != generation and doc["pid"] == proc.pid
     assert doc["loaded"]["loads"]["embedder"] == 1  # data reopened, models kept
-
-

@@ -9,6 +9,9 @@ import pytest
 
 from tests.paths import CHATDB_FIXTURES
 
+# fixtures of the service tests (an indexed demo home, services that always stop)
+pytest_plugins = ["tests.service_helpers"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Fail at once, with the fix, when the shared fixtures are not where the tests look."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service_helpers import home, indexed_template, runner  # noqa: F401 - fixtures
+from tests.service_helpers import runner
 
 
 @pytest.fixture

@@ -15,16 +15,7 @@ from pathlib import Path
 import pytest
 
 from casper.service import client
-from tests.service_helpers import (  # noqa: F401 - fixtures
-    cli,
-    fake_factory,
-    home,
-    index_demo,
-    indexed_template,
-    services,
-    socket_file,
-    status,
-)
+from tests.service_helpers import cli, fake_factory, index_demo, socket_file, status
 
 COMMANDS = [
     ("search", "wifi password climbing gym", "--json", "-k", "3"),

@@ -18,17 +18,7 @@ import pytest
 from casper.commands.transport import execute
 from casper.config import load_config
 from casper.service import client, protocol
-from tests.service_helpers import (  # noqa: F401 - fixtures
-    REPO,
-    cli,
-    env_on,
-    fake_factory,
-    home,
-    indexed_template,
-    services,
-    status,
-    wait_for_socket,
-)
+from tests.service_helpers import REPO, env_on, fake_factory, status
 
 HEAVY = ("numpy", "torch", "sentence_transformers", "transformers", "lancedb", "pyarrow", "mlx",
          "mlx_lm", "dateparser", "casper.store", "casper.retrieve", "casper.runtime")  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from casper.service import client
-from tests.service_helpers import home, indexed_template, services, status  # noqa: F401
+from tests.service_helpers import status
 
 pytestmark = pytest.mark.slow
 

@@ -54,10 +54,11 @@ def build_id() -> str:
 def socket_path(data_dir: Path) -> Path:
     """`service.sock` in the data dir, or (if that path is too long for AF_UNIX) a private
     per-user dir in the temp dir, named by a hash of the data dir."""
+    data_dir = Path(os.path.abspath(data_dir.expanduser()))  # client and service agree
     direct = data_dir / "service.sock"
     if len(os.fsencode(str(direct))) <= _SUN_PATH_MAX:
         return direct
-    key = hashlib.blake2b(os.fsencode(str(data_dir.resolve())), digest_size=8).hexdigest()
+    key = hashlib.blake2b(os.fsencode(str(data_dir)), digest_size=8).hexdigest()
     base = Path(os.environ.get("TMPDIR") or "/tmp")
     if len(os.fsencode(str(base))) > 60:
         base = Path("/tmp")

@@ -314,7 +314,7 @@ def serve(home: Path, *, idle_minutes: float | None = None) -> None:
     """Run the service in the foreground until stopped, idle, or signalled."""
     from casper.store.db import ensure_private_dir
 
-    home = home.expanduser().resolve()
+    home = Path(os.path.abspath(home.expanduser()))
     ensure_private_dir(home)
     lock_fd = _take_lock(home)
     sock = protocol.socket_path(home)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import agent, cold_path, ingest, models, retrieval
+from bench import agent, cli, cold_path, ingest, models, retrieval
 
 
 def main() -> None:
@@ -11,6 +11,7 @@ def main() -> None:
     models.main()
     agent.main()
     cold_path.main([])
+    cli.main([])
 
 
 if __name__ == "__main__":

@@ -186,9 +186,8 @@ def main(argv: list[str] | None = None) -> dict:
 
 def _row(label: str, s: dict, target: str, *, p95: bool = False) -> str:
     value = f"**{s['p50_ms']:.0f} ms**" + (f" / {s['p95_ms']:.0f} ms" if p95 else "")
-    return (
-        f"| {label} | {value} | {s['min_ms']:.0f}–{s['max_ms']:.0f} ms | {s['runs']} | {target} |"
-    )
+    spread = f"{s['min_ms']:.0f}–{s['max_ms']:.0f} ms"
+    return f"| {label} | {value} | {s['cpu_p50_ms']:.0f} ms | {spread} | {s['runs']} | {target} |"
 
 
 def _markdown(r: dict) -> str:

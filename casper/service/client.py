@@ -145,6 +145,8 @@ def call(
     """
     for _attempt in range(2):
         sock = connect(data_dir)
+        if sock is None and running(data_dir):
+            sock = _connect_soon(data_dir)  # alive but busy accepting (or just starting)
         if sock is None:
             if not autostart:
                 raise ServiceUnavailable("no casper service is running")
@@ -161,6 +163,16 @@ def call(
             raise CasperError(frame.get("message", "the service failed"), hint=frame.get("hint"))
         return frame["result"]
     raise ServiceUnavailable("the casper service kept answering with another version")
+
+
+def _connect_soon(data_dir: Path, timeout: float = 3.0) -> socket.socket | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        sock = connect(data_dir)
+        if sock is not None:
+            return sock
+    return None
 
 
 def _exchange(

@@ -280,6 +280,7 @@ def _ms(started: float) -> float:
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
     allow_reuse_address = False
+    request_queue_size = 128  # a burst of clients must queue, not be refused (default 5)
     service: Service
 
 

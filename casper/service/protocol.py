@@ -3,7 +3,8 @@
 One JSON object per line in both directions. Request:
   {"version": V, "cmd": "search", "args": {...}}          (cmd also "status", "stop", "ping")
 Reply frames, each with an "event" key:
-  {"event": "step"|"tool"|"tool_done"|"token"|"notice"|"loading"|"answering", ...}  progress
+  {"event": "step"|"tool"|"tool_done"|"token"|"answering", ...}   ask's progress (team shape)
+  {"event": "notice"|"loading"|"read_as", ...}              lines for stderr (never --json)
   {"event": "alive"}                                        heartbeat while work is running
   {"event": "result", "result": DOC}                        DOC is exactly the `--json` document
   {"event": "error", "message": str, "hint": str|None, "kind": str}

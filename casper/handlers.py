@@ -72,6 +72,7 @@ def search(
     if lexical not in (None, "lancedb", "rank-bm25"):
         raise CasperError(f"unknown lexical backend {lexical!r}", hint="use lancedb or rank-bm25")
     tz = zone(rt)
+    start, end = date_range(since, until, tz, locale=rt.cfg.locale)  # before opening anything
     store = rt.store()
     person_id = store.resolve_person(person).id if person else None
     chat_id = None
@@ -83,7 +84,6 @@ def search(
                 f"--chat {chat!r} matches {len(found)} chats: {names}", hint="pass the chat id"
             )
         chat_id = found[0].id
-    start, end = date_range(since, until, tz, locale=rt.cfg.locale)
     retriever = rt.retriever(rerank=rerank, lexical=lexical, mode=mode, say=_notice(emit))
     hits = retriever.search(
         query,
@@ -150,9 +150,9 @@ def stats(
     from casper.stats_query import person_stats
 
     tz = zone(rt)
+    start, end = date_range(since, until, tz, locale=rt.cfg.locale)  # before opening anything
     store = rt.store()
     who = store.resolve_person(person)
-    start, end = date_range(since, until, tz, locale=rt.cfg.locale)
     return stats_json(who, person_stats(store, who.id, tz, start, end), tz)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import agent, cold_path, ingest, models, retrieval, scale
+from bench import agent, cli, cold_path, ingest, models, retrieval, scale
 
 
 def main() -> None:
@@ -11,6 +11,7 @@ def main() -> None:
     models.main()
     agent.main()
     cold_path.main([])
+    cli.main([])
     scale.main([])  # 1M generated messages, the longest; its chat.db is cached outside the repo
 
 

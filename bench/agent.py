@@ -79,10 +79,9 @@ def main() -> dict:
 
     from casper.agent.core import Limits
     from casper.answer import answer_question
-    from casper.commands.retrieval import make_retriever
-    from casper.commands.wiring import make_index_fn
     from casper.config import load_config
     from casper.pipeline import Indexer
+    from casper.runtime import make_index_fn, make_retriever
     from casper.store.db import Store
     from ingest.synthetic import build_demo_corpus
 

@@ -1,11 +1,12 @@
-"""`casper` command line: the composition root. Commands live in `casper.commands.*`.
+"""`casper` command line: the typer app. Commands live in `casper.commands.*`; what they build
+comes from the composition root, `casper.runtime`.
 
 Heavy libraries (lancedb, torch, mlx) are imported inside commands so `casper --help` is fast.
 """
 
 from __future__ import annotations
 
-from casper.commands import ask, data, evaluate, models, retrieval  # noqa: F401  (registers commands)
+from casper.commands import ask, data, evaluate, models, retrieval, serve  # noqa: F401
 from casper.commands.base import app
 
 __all__ = ["app"]

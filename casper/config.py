@@ -58,6 +58,7 @@ class Config:
     locale: str = "en_US"
     history_token_budget: int = 2000  # `casper chat` keeps this much history verbatim
     me_names: tuple[str, ...] = ()  # the owner's own names: "Kevin" in a question means "me"
+    service_idle_minutes: int = 20  # `casper serve` exits after this long without a request
 
     @property
     def store_path(self) -> Path:

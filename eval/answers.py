@@ -239,7 +239,7 @@ def evaluate_corpora(
 
     from casper.agent.core import Limits
     from casper.answer import answer_question
-    from casper.commands.wiring import open_store
+    from casper.runtime import open_store
     from casper.timeutil import local_tz
 
     spec = _pick(specs, cfg)
@@ -247,8 +247,8 @@ def evaluate_corpora(
         return {"stats": {"skipped": "no run could build an index"}}
     why = None
     if with_llm and engine is None:
-        from casper.backends.factory import make_engine
         from casper.errors import ModelUnavailable
+        from casper.runtime import make_engine
 
         try:
             engine = make_engine(cfg)

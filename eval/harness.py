@@ -202,19 +202,19 @@ def _load_models(
     cfg: Config, specs: Sequence[RunSpec]
 ) -> tuple[dict[str, Any], Any, list[dict[str, Any]]]:
     """Embedders by model id, the reranker (or None) and the runs skipped for want of a model."""
-    from casper.backends import factory
+    from casper import runtime
 
     embedders: dict[str, Any] = {}
     skipped: list[dict[str, Any]] = []
     for model in dict.fromkeys(s.embed_model for s in specs):
         try:
-            loaded = factory.make_embedder(dataclasses.replace(cfg, embed_model=model))
+            loaded = runtime.make_embedder(dataclasses.replace(cfg, embed_model=model))
             embedders[model] = QueryCache(loaded)
         except ModelUnavailable as exc:
             skipped += [_skip(s, exc.message) for s in specs if s.embed_model == model]
     reranker = None
     if any(s.rerank for s in specs):
-        reranker, reason = factory.make_reranker(dataclasses.replace(cfg, rerank=True))
+        reranker, reason = runtime.make_reranker(dataclasses.replace(cfg, rerank=True))
         if reranker is None:
             why = reason or "no rerank model configured"
             skipped += [_skip(s, why) for s in specs if s.rerank and s.embed_model in embedders]
@@ -246,7 +246,7 @@ def _evaluate_corpus(
     ks: Sequence[int],
     progress: Progress,
 ) -> None:
-    from casper.commands.wiring import open_store
+    from casper.runtime import open_store
 
     scored = [item for item in corpus.items if item.answerable]
     max_k = max(ks)

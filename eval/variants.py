@@ -94,8 +94,8 @@ def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
 
 def ensure_index(vcfg: Config) -> dict[str, Any]:
     """Build or update the index with the same Indexer + index_fn `casper index` uses."""
-    from casper.commands.wiring import make_index_fn, open_store
     from casper.pipeline import Indexer
+    from casper.runtime import make_index_fn, open_store
     from casper.timeutil import local_tz
 
     if vcfg.store_path.exists() and not vcfg.index_dir.exists():
@@ -125,26 +125,14 @@ def make_search(
     spec: RunSpec | None = None,
 ) -> Any:
     """A Retriever over one variant's index, sharing the loaded models across runs."""
-    from casper.answer import covered_days
-    from casper.commands.wiring import open_index
-    from casper.query import Reader
-    from casper.retrieve import Retriever
-    from casper.timeutil import local_tz
+    from casper.runtime import make_retriever
 
-    return Retriever(
-        open_index(vcfg, embedder),
-        embedder,
-        reranker,
-        store=store,
+    return make_retriever(
+        vcfg,
+        store,
+        rerank=reranker is not None,
+        embedder=embedder,
+        reranker=reranker,
         candidates=max(vcfg.candidates, max_k),
-        top_k=vcfg.top_k,
-        lexical=vcfg.lexical,
         fuse=spec.fuse if spec else "convex",
-        reader=Reader(
-            people=[(p.id, p.name) for p in store.people()],
-            me_names=vcfg.me_names,
-            locale=vcfg.locale,
-            tz=local_tz(vcfg.timezone),
-            coverage=covered_days(store, local_tz(vcfg.timezone)),
-        ),
     )

@@ -1,4 +1,5 @@
-"""Test hygiene for every test: a private CASPER_HOME, offline model hubs, no real chat.db."""
+"""Test hygiene for every test: a private CASPER_HOME, offline model hubs, no real chat.db,
+no background service."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.paths import CHATDB_FIXTURES
+
+# fixtures of the service tests (an indexed demo home, services that always stop)
+pytest_plugins = ["tests.service_helpers"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -26,6 +30,9 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    # in-process by default, so CliRunner tests see their fake backends and no test leaves a
+    # background service behind; tests/integration/test_service*.py switch it on
+    monkeypatch.setenv("CASPER_SERVICE", "0")
     monkeypatch.delenv("CASPER_CHAT_DB", raising=False)
     monkeypatch.delenv("CASPER_CONTACTS", raising=False)
     return home

@@ -129,6 +129,40 @@ def test_product_code_never_imports_tests(path: Path) -> None:
     assert not _starts(imports(path), {"tests", "notebooks", "bench"})
 
 
+def test_one_composition_root_builds_backends() -> None:
+    """Only casper/runtime.py (and the backends themselves) reach the concrete backends:
+    the CLI, the service and the eval harness all build through it."""
+    allowed = {REPO / "casper/runtime.py"}
+    for path in files("casper", "eval"):
+        if path in allowed or "casper/backends" in str(path):
+            continue
+        found = _starts(imports(path), {"casper.backends"})
+        if (
+            path == REPO / "casper/doctor.py"
+        ):  # reads the remembered reranker notice, builds nothing
+            found -= {"casper.backends.optional"}
+        assert not found, path
+
+
+@pytest.mark.parametrize("rel", ["casper/service/protocol.py", "casper/service/client.py"])
+def test_service_client_side_is_stdlib_only(rel: str) -> None:
+    """The client half of the service: stdlib, casper.errors and the protocol, nothing else."""
+    found = imports(REPO / rel)
+    casper = _starts(found, {"casper"})
+    assert casper <= {"casper", "casper.errors", "casper.service", "casper.service.protocol"}
+    assert not _starts(found, HEAVY | {"numpy"})
+
+
+@pytest.mark.parametrize("path", files("casper/commands"), ids=str)
+def test_commands_load_nothing_heavy_at_import(path: Path) -> None:
+    """Command modules import the work (runtime, store, use-cases) inside functions, so a
+    command that talks to the service stays a thin client (checked at run time too)."""
+    top = imports(path, top_level_only=True)
+    light = {"casper.commands", "casper.config", "casper.errors", "casper.timeutil"}
+    assert _starts(top, {"casper"}) <= _starts(top, light), path
+    assert not _starts(top, HEAVY - {"typer", "rich"} | {"numpy"})
+
+
 def test_eval_only_enters_through_the_eval_command() -> None:
     for path in files("casper"):
         if path.name == "evaluate.py":

@@ -1,19 +1,29 @@
-"""`casper ask` and `casper chat`: the agent with a live progress view on stderr."""
+"""`casper ask` and `casper chat`: the agent with a live progress view on stderr.
+
+The work runs in the service or in-process (casper.commands.transport); this module only
+renders the dict events and the final document, so both paths look the same.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import json as jsonlib
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo
 
 import typer
 
-from casper.commands.base import Home, Json, Verbose, _stderr, app, config, guarded
-from casper.commands.wiring import open_store
+from casper.commands.base import (
+    Home,
+    Json,
+    NoService,
+    Verbose,
+    _stderr,
+    app,
+    config,
+    guarded,
+    print_json,
+)
 from casper.config import Config
 from casper.errors import CasperError
-from casper.timeutil import local_tz
 
 MAX_QUESTION_CHARS = 2000  # beyond this a question would crowd the evidence out of the prompt
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
@@ -60,30 +70,11 @@ def usage_footer(data: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _zone(cfg: Config) -> ZoneInfo:
-    return local_tz(cfg.timezone)  # the zone `index`, `stats` and `search` use too
-
-
-def _engine(cfg: Config, no_llm: bool) -> tuple[Any, str | None]:
-    """The model, or (None, why not) — a missing model never ends in a traceback."""
-    if no_llm:
-        return None, None
-    from casper.backends.factory import make_engine
-    from casper.errors import ModelUnavailable
-
-    err = _stderr()
-    try:
-        with err.status(f"loading {cfg.llm_model} …"):
-            return make_engine(cfg), None
-    except ModelUnavailable as exc:
-        err.print(f"[yellow]notice:[/] {exc.message}")
-        if exc.hint:
-            err.print(f"[dim]hint: {exc.hint}[/]")
-        return None, "the language model is not available"
-
-
 class LiveView:
-    """Renders agent events on stderr: thinking, tool calls with arguments, results, answering."""
+    """Renders agent events on stderr: thinking, tool calls with arguments, results, answering.
+
+    Notices (model unavailable, rerank off) are printed even off a terminal; progress only on one.
+    """
 
     def __init__(self, enabled: bool) -> None:
         self.console = _stderr()
@@ -91,22 +82,37 @@ class LiveView:
         self.status: Any = None
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if not self.enabled:
-            return
         from rich.markup import escape
 
         kind = event.get("event")
-        if kind == "step":
+        if kind == "notice":
+            from casper.commands.transport import print_notice
+
+            self.stop()
+            print_notice(event)
+            return
+        if not self.enabled:
+            return
+        if kind == "loading":
+            self._status(f"loading {event['what']} …")
+        elif kind == "step":
             what = "answering" if event.get("final") else f"thinking (step {event['iteration']})"
             self._status(f"{what} …")
         elif kind == "tool":
             args = jsonlib.dumps(event.get("arguments", {}), ensure_ascii=False)
             label = "looking up" if event.get("prefetch") else "→"
-            self.console.print(f"[cyan]{label} {event['name']}[/] [dim]{escape(args)}[/]")
+            self.console.print(f"[cyan]{label} {escape(event['name'])}[/] [dim]{escape(args)}[/]")
         elif kind == "tool_done":
-            found = event.get("messages", 0)
-            note = f"{found} messages" if found else ("ok" if event["ok"] else "failed")
-            self.console.print(f"  [dim]← {escape(note)} ({event['elapsed_s']:.1f}s)[/]")
+            found = event.get("messages", event.get("found", 0))
+            note = (
+                f"{found} messages"
+                if found
+                else ("ok" if event.get("ok") else event.get("summary") or "failed")
+            )
+            took = f" ({event['elapsed_s']:.1f}s)" if "elapsed_s" in event else ""
+            self.console.print(f"  [dim]← {escape(note)}{took}[/]")
+        elif kind == "answering":
+            self._status("answering …")
 
     def _status(self, text: str) -> None:
         if self.status is None:
@@ -128,50 +134,34 @@ def ask_once(
     json: bool,
     no_llm: bool = False,
     history: tuple[str, ...] = (),
+    model: str | None = None,
+    max_iterations: int | None = None,
+    session: Any = None,
     quiet: bool = False,
 ) -> dict[str, Any]:
     """Answer one question and print it (answer, then citations); returns the JSON shape.
 
     `elapsed_s` is the wall time of the whole answer including loading the model; `load_s` is
-    the loading part.
+    the loading part (0 when a warm service or session already holds the model).
     """
-    import time
-
-    from casper.agent.core import Limits
-    from casper.answer import answer_question
-    from casper.commands.retrieval import make_retriever, say_notices
+    from casper.commands.transport import Session
 
     question = check_question(question)
-    tz = _zone(cfg)
-    store = open_store(cfg)
-    retriever = make_retriever(cfg, store)
-    loading = time.perf_counter()
-    engine, why = _engine(cfg, no_llm)
-    load_s = time.perf_counter() - loading
+    check_iterations(max_iterations)
+    session = session or Session(cfg)
+    args = {
+        "question": question,
+        "model": model,
+        "max_iterations": max_iterations,
+        "no_llm": no_llm,
+        "history": list(history),
+    }
     view = LiveView(enabled=not json)
     try:
-        asked = answer_question(
-            question,
-            store=store,
-            search=retriever.search,
-            engine=engine,
-            tz=tz,
-            limits=Limits(max_iterations=cfg.max_iterations),
-            history=history,
-            unavailable_reason=why,
-            on_event=view,
-            locale=cfg.locale,
-        )
+        data = session.execute("ask", args, on_event=view)
     finally:
         view.stop()
-    say_notices(retriever.notices)
-    asked = dataclasses.replace(
-        asked, load_s=round(load_s, 3), elapsed_s=round(asked.elapsed_s + load_s, 3)
-    )
-    data = asked.to_dict()
     if json:
-        from casper.render import print_json
-
         print_json(data)
     else:
         _print_answer(data)
@@ -192,8 +182,9 @@ def _print_answer(data: dict[str, Any]) -> None:
     if sources:
         console.print("\n[bold]Sources[/]")
         for c in sources:
+            ts = (c.get("ts") or "date unknown")[:16].replace("T", " ")
             console.print(
-                f"  [dim]#{c['rowid']}[/] {c['ts'][:16].replace('T', ' ')}  "
+                f"  [dim]#{c['rowid']}[/] {ts}  "
                 f"[cyan]{escape(c['sender'])}[/]: {escape(c['text'][:120])}"
             )
     if data["citations"]:
@@ -212,13 +203,25 @@ def ask(
     home: Home = None,
     json: Json = False,
     quiet: Quiet = False,
+    no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
     """One question through the agent, with cited messages."""
+    from casper.commands.transport import Session
+
     check_iterations(max_iterations)
     check_question(question)
-    cfg = config(home, llm_model=model, max_iterations=max_iterations)
-    ask_once(cfg, question, json=json, no_llm=no_llm, quiet=quiet)
+    cfg = config(home)
+    ask_once(
+        cfg,
+        question,
+        json=json,
+        no_llm=no_llm,
+        model=model,
+        max_iterations=max_iterations,
+        session=Session(cfg, no_service=no_service),
+        quiet=quiet,
+    )
 
 
 @app.command()
@@ -228,12 +231,17 @@ def chat(
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
     home: Home = None,
     quiet: Quiet = False,
+    no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
     """A REPL with history: /sources, /clear, /quit."""
+    from casper.commands.transport import Session
     from casper.history import History
 
-    cfg = config(home, llm_model=model)
+    cfg = config(home)
+    # one session for the whole REPL: the service, or one in-process Runtime that loads the
+    # store, index, embedder, reranker and model once, not once per turn
+    session = Session(cfg, no_service=no_service)
     history = History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget)
     err = _stderr()
     err.print("[dim]casper chat — /sources, /clear, /quit[/]")
@@ -256,11 +264,13 @@ def chat(
             continue
         try:
             last = ask_once(
-                dataclasses.replace(cfg),
+                cfg,
                 line,
                 json=False,
                 no_llm=no_llm,
+                model=model,
                 history=history.as_hints(),
+                session=session,
                 quiet=quiet,
             )
         except CasperError as exc:  # one bad turn (e.g. an overlong paste) must not end the chat

@@ -30,6 +30,10 @@ Home = Annotated[
 ]
 Json = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="debug logs and tracebacks")]
+NoService = Annotated[
+    bool,
+    typer.Option("--no-service", help="run in this process, not in the background service"),
+]
 
 
 def _print_version(value: bool) -> None:
@@ -113,6 +117,14 @@ def _setup_logging(verbose: bool) -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout and nothing else there (same bytes as casper.render)."""
+    import json
+
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
 
 
 def config(home: Path | None, **overrides: Any) -> Config:

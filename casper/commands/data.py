@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from casper.commands.base import Home, Json, Verbose, app, config, guarded
-from casper.commands.wiring import fill_vectors, make_index_fn, open_store
+from casper.commands.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
 from casper.config import Config
 from casper.timeutil import iso, local_tz
 
@@ -20,6 +19,7 @@ def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed:
     from casper.commands.progress import stage_bars
     from casper.lock import exclusive
     from casper.pipeline import Indexer
+    from casper.runtime import bump_generation, fill_vectors, make_index_fn, open_store
     from casper.store.db import ensure_private_dir
 
     ensure_private_dir(cfg.data_dir)
@@ -35,9 +35,13 @@ def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed:
             report = indexer.run(rebuild=rebuild, index_fn=index_fn)
         finally:
             store.close()
+        if not report.noop:
+            bump_generation(cfg.data_dir)  # a running service reopens on its next request
         if embed:  # the lexical legs are searchable now; vectors follow, batch by batch
             # said even with --json (stderr): the user should know the run picked up old work
-            fill_vectors(cfg, bars, lambda m: _stderr().print(m))
+            fill = fill_vectors(cfg, bars, lambda m: _stderr().print(m))
+            if fill is not None and fill.embedded:
+                bump_generation(cfg.data_dir)  # new vectors: the service reloads its matrix
         return report
 
 
@@ -54,7 +58,6 @@ def _index_json(report, tz, cfg: Config) -> dict:  # noqa: ANN001
 @app.command()
 @guarded
 def index(
-    # readable=False: an unreadable chat.db is ours to explain (Full Disk Access), not typer's
     chat_db: Annotated[
         Path | None,
         typer.Option("--chat-db", readable=False, help="Messages database (read-only)"),
@@ -77,7 +80,6 @@ def index(
     """Ingest new messages (incremental), update stats and the search index."""
     from casper.commands.base import _stderr
     from casper.config import remember
-    from casper.render import print_json
 
     cfg = config(home, chat_db=chat_db, contacts=contacts)
     if no_contacts:
@@ -109,31 +111,16 @@ def index(
 
 @app.command()
 @guarded
-def contacts(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
+def contacts(
+    home: Home = None, json: Json = False, no_service: NoService = False, verbose: Verbose = False
+) -> None:
     """People with handles and message counts."""
     from rich.console import Console
     from rich.table import Table
 
-    from casper.render import print_json
+    from casper.commands.transport import execute
 
-    cfg = config(home)
-    tz = local_tz(cfg.timezone)
-    store = open_store(cfg)
-    rows = []
-    for p in store.people():
-        s = store.stats(p.id) or {}
-        rows.append(
-            {
-                "id": p.id,
-                "name": p.name,
-                "handles": list(p.handles),
-                "sent": s.get("sent", 0),
-                "received": s.get("received", 0),
-                "first": iso(s.get("first"), tz),
-                "last": iso(s.get("last"), tz),
-            }
-        )
-    rows.sort(key=lambda r: -(r["sent"] + r["received"]))
+    rows = execute("contacts", {}, config(home), no_service=no_service)
     if json:
         print_json(rows)
         return
@@ -161,19 +148,14 @@ def stats(
     ] = None,
     home: Home = None,
     json: Json = False,
+    no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
     """One person's stats (precomputed; computed for the range with --since/--until)."""
-    from casper.inputs import date_range
-    from casper.render import print_json, stats_json
-    from casper.stats_query import person_stats
+    from casper.commands.transport import execute
 
-    cfg = config(home)
-    tz = local_tz(cfg.timezone)
-    start, end = date_range(since, until, tz, locale=cfg.locale)
-    store = open_store(cfg)
-    who = store.resolve_person(person)
-    data = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
+    args = {"person": person, "since": since, "until": until}
+    data = execute("stats", args, config(home), no_service=no_service)
     if json:
         print_json(data)
         return
@@ -211,37 +193,26 @@ def show(
     after: Annotated[int, typer.Option("--after", help="messages after")] = 5,
     home: Home = None,
     json: Json = False,
+    no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
     """A message with its surrounding conversation."""
     from rich.console import Console
     from rich.markup import escape
 
-    from casper.errors import CasperError
-    from casper.render import message_json, message_line, print_json
+    from casper.commands.transport import execute
+    from casper.commands.views import message_line
 
-    cfg = config(home)
-    tz = local_tz(cfg.timezone)
-    store = open_store(cfg)
-    msg = store.message(ref)
-    if msg is None:
-        raise CasperError(f"no message {ref!r}", hint="use a rowid or guid from `casper search`")
-    ctx = store.context(msg, before, after)
-    names = store.names()
+    args = {"ref": ref, "before": before, "after": after}
+    data = execute("show", args, config(home), no_service=no_service)
     if json:
-        print_json(
-            {
-                "message": message_json(msg, names, tz),
-                "context": [message_json(m, names, tz) for m in ctx],
-            }
-        )
+        print_json(data)
         return
-    chat = store.chat(msg.chat_id)
     console = Console()
-    console.print(f"[bold]{escape(chat.name if chat else 'Unknown chat')}[/]")
-    for m in ctx:
-        line = escape(message_line(m, names, tz))
-        console.print(f"[reverse]{line}[/]" if m.rowid == msg.rowid else line)
+    console.print(f"[bold]{escape(data['chat']['name'] or 'Unknown chat')}[/]")
+    for m in data["context"]:
+        line = escape(message_line(m))
+        console.print(f"[reverse]{line}[/]" if m["rowid"] == data["message"]["rowid"] else line)
 
 
 @app.command()
@@ -249,7 +220,6 @@ def show(
 def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
     """Environment and data health: chat.db access, counts, decode rate, coverage."""
     from casper.doctor import run_checks
-    from casper.render import print_json
 
     cfg = config(home)
     report = run_checks(cfg)
@@ -297,17 +267,22 @@ def demo(
     )
     _demo_overview(cfg)
     from casper.commands.ask import ask_once
+    from casper.commands.transport import Session
 
     ask_once(
         cfg,
         question or "When did Sam and I plan Thanksgiving, and who is bringing what?",
         json=False,
+        # a one-shot walkthrough: no background service left running afterwards
+        session=Session(cfg, no_service=True),
     )
 
 
 def _demo_overview(cfg: Config) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    from casper.runtime import open_store
 
     store = open_store(cfg)
     tz = local_tz(cfg.timezone)

@@ -182,7 +182,7 @@ def evaluate(
             ],
         }
     if json:
-        from casper.render import print_json
+        from casper.commands.base import print_json
 
         print_json(doc)
     if regressed:

@@ -165,8 +165,8 @@ def test_a_directory_that_is_not_a_model_falls_back_to_search(
 def test_no_llm_counting_questions_use_the_stats_tools(indexed) -> None:  # noqa: ANN001, F811
     from zoneinfo import ZoneInfo
 
-    from casper.commands.wiring import open_store
     from casper.config import load_config
+    from casper.runtime import open_store
     from casper.stats_query import person_stats, top_people
 
     home, _ = indexed

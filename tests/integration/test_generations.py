@@ -19,9 +19,9 @@ import pytest
 from typer.testing import CliRunner
 
 from casper.cli import app
-from casper.commands.wiring import open_index
 from casper.config import load_config
 from casper.retrieve import Retriever
+from casper.runtime import open_index
 from casper.store.db import Store
 from ingest.synthetic import ChatDbWriter, build_demo_corpus
 from tests.fakes_search import HashEmbedder, OverlapReranker

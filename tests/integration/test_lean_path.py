@@ -154,9 +154,9 @@ def test_a_bm25_retriever_loads_the_embedder_only_for_a_vector_and_checks_it(
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
     from casper.backends import factory
-    from casper.commands.retrieval import make_retriever
     from casper.config import load_config
     from casper.errors import IndexMismatch
+    from casper.runtime import make_retriever
     from casper.store.db import Store
 
     home = tmp_path / "home"

@@ -11,10 +11,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from casper.commands.retrieval import make_retriever
-from casper.commands.wiring import make_index_fn
 from casper.config import load_config
 from casper.pipeline import Indexer
+from casper.runtime import make_index_fn, make_retriever
 from casper.store.db import Store
 from ingest.synthetic import build_demo_corpus
 

@@ -75,9 +75,11 @@ def test_a_named_zone_id_does_not_change_at_dst() -> None:
 
 
 def test_ask_uses_the_zone_index_uses(machine_without_zone_name: Path, tmp_path: Path) -> None:
-    from casper.commands.ask import _zone
     from casper.config import load_config
+    from casper.handlers import zone
+    from casper.runtime import Runtime
 
     cfg = load_config(tmp_path / "home")
-    assert zone_id(_zone(cfg)) == zone_id(local_tz(cfg.timezone))
-    assert _zone(cfg).utcoffset(datetime(2024, 7, 1)).total_seconds() == 3600  # not UTC
+    asked = zone(Runtime(cfg))  # the zone `ask` answers in, in-process or in the service
+    assert zone_id(asked) == zone_id(local_tz(cfg.timezone))
+    assert asked.utcoffset(datetime(2024, 7, 1)).total_seconds() == 3600  # not UTC

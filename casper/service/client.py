@@ -1,0 +1,238 @@
+"""The thin side: find (or start) the service, send one request, relay its frames.
+
+Stdlib only, plus casper.errors and casper.service.protocol: a command that talks to the
+service never imports numpy, torch, lancedb or mlx. Every read has a timeout; the service
+sends a heartbeat while it works, so silence means it is gone or stuck, never a long answer.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from casper.errors import CasperError
+from casper.service import protocol
+
+READ_TIMEOUT_S = 10 * protocol.HEARTBEAT_S  # no frame for this long: the service is stuck
+CONNECT_TIMEOUT_S = 2.0
+EXIT_WAIT_S = 10.0
+ALREADY_RUNNING_EXIT = 3  # `casper serve` exits with this when another one holds the lock
+
+
+def start_timeout() -> float:
+    """How long a client waits for a service it started (the socket, not the models)."""
+    try:
+        return float(os.environ.get("CASPER_SERVICE_START_TIMEOUT", "15"))
+    except ValueError:
+        return 15.0
+
+
+class ServiceUnavailable(Exception):
+    """No service could be reached or started; the caller runs the command itself."""
+
+
+class ServiceLost(Exception):
+    """The service went away (crash, kill -9) or went silent in the middle of a request."""
+
+
+Event = Callable[[dict[str, Any]], None]
+
+
+def _ignore(_frame: dict[str, Any]) -> None:
+    pass
+
+
+def connect(data_dir: Path) -> socket.socket | None:
+    """A connected socket, or None when no service listens (no socket file, or a stale one)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT_S)
+    try:
+        sock.connect(str(protocol.socket_path(data_dir)))
+    except (TimeoutError, FileNotFoundError, ConnectionRefusedError, OSError):
+        sock.close()
+        return None
+    return sock
+
+
+def running(data_dir: Path) -> bool:
+    """True while a service holds the data dir's lock (dead processes hold no flock)."""
+    path = protocol.lock_path(data_dir)
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock we may have taken
+    return False
+
+
+def service_pid(data_dir: Path) -> int | None:
+    try:
+        return int(protocol.pid_path(data_dir).read_text().split()[0])
+    except (FileNotFoundError, ValueError, IndexError):
+        return None
+
+
+def spawn(data_dir: Path) -> subprocess.Popen[bytes]:
+    """Start `python -m casper serve` detached: own session, no terminal, log in the data dir."""
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log = os.open(protocol.log_path(data_dir), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "casper", "serve", "--home", str(data_dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # never hold the caller's pipe open (`casper … | head`)
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(log)
+
+
+def start(data_dir: Path, timeout: float | None = None) -> socket.socket:
+    """Start a service (or wait for one another client is starting) and connect to it."""
+    deadline = time.monotonic() + (start_timeout() if timeout is None else timeout)
+    proc: subprocess.Popen[bytes] | None = None
+    while time.monotonic() < deadline:
+        sock = connect(data_dir)
+        if sock is not None:
+            return sock
+        if proc is None or proc.poll() is not None:
+            code = None if proc is None else proc.returncode
+            if code not in (None, 0, ALREADY_RUNNING_EXIT):
+                raise ServiceUnavailable(
+                    f"the casper service did not start (exit {code}; see "
+                    f"{protocol.log_path(data_dir)})"
+                )
+            if proc is None or not running(data_dir):
+                proc = spawn(data_dir)
+        time.sleep(0.03)
+    raise ServiceUnavailable("the casper service did not start in time")
+
+
+def wait_exit(data_dir: Path, timeout: float = EXIT_WAIT_S) -> bool:
+    deadline = time.monotonic() + timeout
+    while running(data_dir):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.03)
+    return True
+
+
+def call(
+    data_dir: Path,
+    cmd: str,
+    args: dict[str, Any] | None = None,
+    *,
+    on_event: Event = _ignore,
+    autostart: bool = True,
+) -> Any:
+    """Send one request and return the result document; progress frames go to `on_event`.
+
+    Raises CasperError for an error the command itself reported (same as in-process),
+    ServiceUnavailable when no service can be used, ServiceLost when it died mid-request.
+    """
+    for _attempt in range(2):
+        sock = connect(data_dir)
+        if sock is None and running(data_dir):
+            sock = _connect_soon(data_dir)  # alive but busy accepting (or just starting)
+        if sock is None:
+            if not autostart:
+                raise ServiceUnavailable("no casper service is running")
+            sock = start(data_dir)
+        try:
+            frame = _exchange(sock, cmd, args or {}, on_event)
+        finally:
+            sock.close()
+        if frame.get("kind") == "version_mismatch":
+            if not autostart or not wait_exit(data_dir):
+                raise ServiceUnavailable("the running casper service is another version")
+            continue  # it is gone: the next round starts one of our version
+        if frame["event"] == "error":
+            raise CasperError(frame.get("message", "the service failed"), hint=frame.get("hint"))
+        return frame["result"]
+    raise ServiceUnavailable("the casper service kept answering with another version")
+
+
+def _connect_soon(data_dir: Path, timeout: float = 3.0) -> socket.socket | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        sock = connect(data_dir)
+        if sock is not None:
+            return sock
+    return None
+
+
+def _exchange(
+    sock: socket.socket, cmd: str, args: dict[str, Any], on_event: Event
+) -> dict[str, Any]:
+    request = {"version": protocol.build_id(), "cmd": cmd, "args": args}
+    sock.settimeout(READ_TIMEOUT_S)
+    try:
+        sock.sendall(protocol.encode(request))
+        reader = sock.makefile("rb")
+        while True:
+            line = reader.readline()
+            if not line:
+                raise ServiceLost("the casper service closed the connection mid-request")
+            frame = protocol.decode(line)
+            event = frame.get("event")
+            if event in ("result", "error"):
+                return frame
+            if event != "alive":
+                on_event(frame)
+    except TimeoutError as exc:
+        raise ServiceLost(f"no word from the casper service for {READ_TIMEOUT_S:.0f} s") from exc
+    except (ConnectionError, OSError, ValueError) as exc:
+        raise ServiceLost(f"lost the casper service: {type(exc).__name__}") from exc
+
+
+def stop(data_dir: Path, timeout: float = EXIT_WAIT_S) -> int | None:
+    """Ask the service to stop and wait for it; SIGTERM if it does not answer. Its pid or None."""
+    import signal
+
+    pid = service_pid(data_dir)
+    if not running(data_dir):
+        return None
+    sock = connect(data_dir)
+    if sock is not None:
+        try:
+            _exchange(sock, "stop", {}, _ignore)
+        except ServiceLost:
+            pass
+        finally:
+            sock.close()
+    if not wait_exit(data_dir, timeout) and pid:
+        os.kill(pid, signal.SIGTERM)
+        if not wait_exit(data_dir, timeout / 2):
+            os.kill(pid, signal.SIGKILL)
+            wait_exit(data_dir, timeout / 2)
+    return pid
+
+
+def status(data_dir: Path) -> dict[str, Any]:
+    """The running service's status, or {"running": False}."""
+    sock = connect(data_dir)
+    if sock is None:
+        return {"running": False, "data_dir": str(data_dir)}
+    try:
+        frame = _exchange(sock, "status", {}, _ignore)
+    except ServiceLost:
+        return {"running": False, "data_dir": str(data_dir)}
+    finally:
+        sock.close()
+    if frame.get("kind") == "version_mismatch":
+        return {"running": True, "data_dir": str(data_dir), "version": frame.get("version")}
+    return frame.get("result") or {"running": False}

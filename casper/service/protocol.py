@@ -1,0 +1,114 @@
+"""Where the service lives and how client and service talk. Stdlib only (the client imports it).
+
+One JSON object per line in both directions. Request:
+  {"version": V, "cmd": "search", "args": {...}}          (cmd also "status", "stop", "ping")
+Reply frames, each with an "event" key:
+  {"event": "step"|"tool"|"tool_done"|"token"|"answering", ...}   ask's progress (team shape)
+  {"event": "notice"|"loading"|"read_as", ...}              lines for stderr (never --json)
+  {"event": "alive"}                                        heartbeat while work is running
+  {"event": "result", "result": DOC}                        DOC is exactly the `--json` document
+  {"event": "error", "message": str, "hint": str|None, "kind": str}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+PROTOCOL = 1
+HEARTBEAT_S = 2.0  # the service says "alive" this often while a request is running
+MAX_REQUEST = 1 << 20  # bytes in one request line
+_SUN_PATH_MAX = 100  # sockaddr_un holds 104 (macOS) / 108 (Linux) bytes; keep a margin
+
+_build: str | None = None
+
+
+def build_id() -> str:
+    """The package version plus a fingerprint of its source files.
+
+    A service started from different code (an upgrade, a checkout that moved) must not answer:
+    the client restarts it. Stat-only, ~1 ms for the package.
+    """
+    global _build
+    if _build is None:
+        import casper
+
+        root = Path(casper.__file__).parent
+        digest = hashlib.blake2b(digest_size=8)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(dirpath, name))
+                    digest.update(f"{dirpath}/{name}:{st.st_mtime_ns}:{st.st_size};".encode())
+        _build = f"{casper.__version__}+p{PROTOCOL}.{digest.hexdigest()}"
+    return _build
+
+
+# ---- paths ----------------------------------------------------------------------------------
+def socket_path(data_dir: Path) -> Path:
+    """`service.sock` in the data dir, or (if that path is too long for AF_UNIX) a private
+    per-user dir in the temp dir, named by a hash of the data dir."""
+    data_dir = Path(os.path.abspath(data_dir.expanduser()))  # client and service agree
+    direct = data_dir / "service.sock"
+    if len(os.fsencode(str(direct))) <= _SUN_PATH_MAX:
+        return direct
+    key = hashlib.blake2b(os.fsencode(str(data_dir)), digest_size=8).hexdigest()
+    base = Path(os.environ.get("TMPDIR") or "/tmp")
+    if len(os.fsencode(str(base))) > 60:
+        base = Path("/tmp")
+    return base / f"casper-{os.getuid()}" / f"{key}.sock"
+
+
+def pid_path(data_dir: Path) -> Path:
+    return data_dir / "service.pid"
+
+
+def lock_path(data_dir: Path) -> Path:
+    return data_dir / "service.lock"
+
+
+def log_path(data_dir: Path) -> Path:
+    return data_dir / "service.log"
+
+
+def private_socket_dir(path: Path) -> None:
+    """Create the socket's directory 0700 and refuse one that someone else owns."""
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    st = os.lstat(parent)
+    if st.st_uid != os.getuid() or not os.path.isdir(parent) or os.path.islink(parent):
+        raise PermissionError(f"{parent} is not a directory owned by this user")
+    if st.st_mode & 0o077:
+        os.chmod(parent, 0o700)
+
+
+# ---- framing ------------------------------------------------------------------------------
+def encode(obj: Any) -> bytes:
+    """One frame: compact JSON (newlines inside strings are escaped) and a newline."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def decode(line: bytes) -> Any:
+    return json.loads(line.decode())
+
+
+# ---- peer credentials -----------------------------------------------------------------------
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end (SO_PEERCRED on Linux, LOCAL_PEERCRED on
+    macOS), or None where neither is available (then 0700 dir + 0600 socket protect it)."""
+    if hasattr(socket, "SO_PEERCRED"):
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", raw)[1]
+    if sys.platform == "darwin":
+        # struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]; }
+        sol_local, local_peercred = 0, 0x001
+        raw = sock.getsockopt(sol_local, local_peercred, 76)
+        return struct.unpack_from("=Ii", raw)[1]
+    return None

@@ -3,6 +3,7 @@ no background service."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,10 @@ pytest_plugins = ["tests.service_helpers"]
 
 def pytest_configure(config: pytest.Config) -> None:
     """Fail at once, with the fix, when the shared fixtures are not where the tests look."""
+    # in-process for the whole session too: module- and session-scoped fixtures run outside the
+    # per-test monkeypatch below, and a command there must not auto-start a background service
+    # (it would load the real models and outlive the test run)
+    os.environ["CASPER_SERVICE"] = "0"
     if not CHATDB_FIXTURES.is_dir():
         raise pytest.UsageError(
             f"test fixtures not found at {CHATDB_FIXTURES.parent.parent}: clone next to the "

@@ -56,7 +56,9 @@ def make_index_fn(
         from casper.backends.factory import make_embedder
         from casper.indexing import ensure_vectors, update_lexical
 
+        progress("load", 0, None)  # loading a model can take half a minute: say so
         embedder = make_embedder(cfg)
+        progress("load", 1, 1)
         if rebuild and cfg.index_dir.exists() and not _reusable(cfg, embedder):
             from casper.store.index import discard
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import tzinfo
 from typing import Any
 
 from casper.protocols import Hit
-from casper.records import ME, Person, StoredMessage
+from casper.records import Person, StoredMessage
 from casper.timeutil import iso
 
 
@@ -72,35 +72,3 @@ def hit_json(hit: Hit, tz: tzinfo) -> dict[str, Any]:
             for m in hit.messages
         ],
     }
-
-
-def message_line(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> str:
-    """`2024-03-02 18:04  Sam: text  [#123]` for terminals (rich markup escaped by caller)."""
-    when = iso(m.ts, tz) or ""
-    who = "me" if m.sender == ME else names.get(m.sender, m.sender)
-    body = m.event if m.kind == "system" and m.event else m.text
-    extra = ""
-    if m.reactions:
-        extra += "  " + " ".join(label for _, label in m.reactions)
-    if m.edited:
-        extra += "  (edited)"
-    return f"{when[:16].replace('T', ' ')}  {who}: {body}{extra}  [#{m.rowid}]"
-
-
-def hits_table(hits: Sequence[Hit], tz: tzinfo) -> list[str]:
-    lines: list[str] = []
-    for n, hit in enumerate(hits, 1):
-        lines.append(
-            f"[bold]{n}. {hit.chat}[/]  "
-            f"[dim]{(iso(hit.start, tz) or '')[:10]} · score {hit.score:.3f}[/]"
-        )
-        for m in hit.messages:
-            when = (iso(m.ts, tz) or "")[:16].replace("T", " ")
-            lines.append(
-                f"   [dim]{when}[/]  [cyan]{_esc(m.sender)}[/]: {_esc(m.text)}  [dim]#{m.rowid}[/]"
-            )
-    return lines
-
-
-def _esc(text: str) -> str:
-    return text.replace("[", "\\[")

@@ -83,7 +83,7 @@ def index(
     if no_contacts:
         cfg = dataclasses.replace(cfg, contacts=None)
     tz = local_tz(cfg.timezone)
-    report = run_index(cfg, rebuild=rebuild, quiet=json)
+    report = run_index(cfg, rebuild=rebuild)  # progress goes to stderr, even with --json
     # paths given once are kept in config.toml: a later plain `casper index`, or `doctor`,
     # reads the same history and AddressBook instead of the defaults
     given = {"chat_db": chat_db, "contacts": None if no_contacts else contacts}
@@ -111,9 +111,6 @@ def index(
 @guarded
 def contacts(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
     """People with handles and message counts."""
-    from rich.console import Console
-    from rich.table import Table
-
     from casper.render import print_json
 
     cfg = config(home)
@@ -137,18 +134,10 @@ def contacts(home: Home = None, json: Json = False, verbose: Verbose = False) ->
     if json:
         print_json(rows)
         return
-    table = Table("id", "name", "handles", "sent", "received", "first", "last")
-    for r in rows:
-        table.add_row(
-            r["id"],
-            r["name"],
-            ", ".join(r["handles"]),
-            str(r["sent"]),
-            str(r["received"]),
-            (r["first"] or "")[:10],
-            (r["last"] or "")[:10],
-        )
-    Console().print(table)
+    from casper.render_text import console, contacts_table
+
+    out = console()
+    out.print(contacts_table(rows, out.width))
 
 
 @app.command()
@@ -177,15 +166,35 @@ def stats(
     if json:
         print_json(data)
         return
-    _print_stats(data)
+    _print_stats(data, _range_label(start, end, tz))
 
 
-def _print_stats(data: dict) -> None:
-    from rich.console import Console
+def _range_label(start: float | None, end: float | None, tz) -> str:  # noqa: ANN001
+    """The days a --since/--until range resolved to, so "last March" can be checked."""
+    from datetime import datetime, timedelta
 
-    c = Console()
+    if start is None and end is None:
+        return "all time"
+    first = datetime.fromtimestamp(start, tz).date().isoformat() if start is not None else "start"
+    last = (
+        (datetime.fromtimestamp(end, tz) - timedelta(days=1)).date().isoformat()
+        if end is not None
+        else "today"
+    )
+    return f"{first} → {last}"
+
+
+def _print_stats(data: dict, range_label: str = "all time") -> None:
+    from rich.text import Text
+
+    from casper.render_text import console, month_bars
+
+    c = console()
     p = data["person"]
-    c.print(f"[bold]{p['name']}[/]  [dim]{p['id']} · {', '.join(p['handles'])}[/]")
+    head = Text(p["name"], style="bold")
+    head.append(f"  {p['id']} · {', '.join(p['handles'])}", style="dim")
+    c.print(head)
+    c.print(f"  range: {range_label}")
     c.print(
         f"  sent {data['sent']} · received {data['received']} · active days {data['active_days']}"
     )
@@ -201,6 +210,11 @@ def _print_stats(data: dict) -> None:
         c.print(
             "  busiest hours: " + ", ".join(f"{h:02d}h ({n})" for h, n in data["busiest_hours"])
         )
+    months = month_bars(data.get("by_month") or {}, c.width)
+    if months:
+        c.print("  messages by month:")
+        for line in months:
+            c.print(f"    {line}")
 
 
 @app.command()
@@ -214,11 +228,8 @@ def show(
     verbose: Verbose = False,
 ) -> None:
     """A message with its surrounding conversation."""
-    from rich.console import Console
-    from rich.markup import escape
-
     from casper.errors import CasperError
-    from casper.render import message_json, message_line, print_json
+    from casper.render import message_json, print_json
 
     cfg = config(home)
     tz = local_tz(cfg.timezone)
@@ -236,12 +247,14 @@ def show(
             }
         )
         return
+    from rich.text import Text
+
+    from casper.render_text import console, conversation_view
+
     chat = store.chat(msg.chat_id)
-    console = Console()
-    console.print(f"[bold]{escape(chat.name if chat else 'Unknown chat')}[/]")
-    for m in ctx:
-        line = escape(message_line(m, names, tz))
-        console.print(f"[reverse]{line}[/]" if m.rowid == msg.rowid else line)
+    out = console()
+    out.print(Text(chat.name if chat else "Unknown chat", style="bold"))
+    out.print(conversation_view(ctx, names, tz, target=msg.rowid))
 
 
 @app.command()
@@ -256,14 +269,16 @@ def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> N
     if json:
         print_json(report)
         return
-    from rich.console import Console
+    from rich.markup import escape
 
-    c = Console()
+    from casper.render_text import console
+
+    c = console()
     for check in report["checks"]:
         mark = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}[check["status"]]
-        c.print(f"{mark} {check['name']}: {check['detail']}")
+        c.print(f"{mark} {escape(check['name'])}: {escape(str(check['detail']))}")
         if check.get("hint"):
-            c.print(f"   [dim]hint: {check['hint']}[/]")
+            c.print(f"   [dim]hint: {escape(check['hint'])}[/]")
     if any(ch["status"] == "fail" for ch in report["checks"]):
         raise typer.Exit(1)
 
@@ -306,8 +321,9 @@ def demo(
 
 
 def _demo_overview(cfg: Config) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from casper.render_text import console
 
     store = open_store(cfg)
     tz = local_tz(cfg.timezone)
@@ -333,5 +349,5 @@ def _demo_overview(cfg: Config) -> None:
             "-" if reply is None else f"{reply / 60:.0f} min",
             " ".join(e for e, _ in s.get("top_emoji", [])[:3]),
         )
-    Console().print(table)
+    console().print(table)
     _ = tz

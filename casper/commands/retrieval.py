@@ -6,7 +6,16 @@ from typing import Annotated, Any
 
 import typer
 
-from casper.commands.base import Home, Json, Verbose, _stderr, app, config, guarded
+from casper.commands.base import (
+    Home,
+    Json,
+    Verbose,
+    _stderr,
+    app,
+    config,
+    default_of,
+    guarded,
+)
 from casper.commands.wiring import open_index, open_store
 from casper.config import Config
 from casper.store.db import Store
@@ -87,7 +96,9 @@ def search(
     until: Annotated[
         str | None, typer.Option("--until", help="ISO date or phrase (whole day)")
     ] = None,
-    k: Annotated[int | None, typer.Option("-k", help="number of hits")] = None,
+    k: Annotated[
+        int | None, typer.Option("-k", help="number of hits", show_default=default_of("top_k"))
+    ] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid | bm25 | vector")] = "hybrid",
     lexical: Annotated[str | None, typer.Option("--lexical", help="lancedb | rank-bm25")] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="skip the cross-encoder")] = False,
@@ -101,7 +112,7 @@ def search(
     """Retrieval only, no LLM: hybrid BM25 + vector, fused, reranked."""
     from casper.errors import CasperError
     from casper.inputs import date_range, require_positive_k, require_text
-    from casper.render import hit_json, hits_table, print_json
+    from casper.render import hit_json, print_json
 
     require_text(query, what="query", example='casper search "dentist appointment"')
     require_positive_k(k)
@@ -120,7 +131,8 @@ def search(
         if len(found) != 1:
             names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
             raise CasperError(
-                f"--chat {chat!r} matches {len(found)} chats: {names}", hint="pass the chat id"
+                f"--chat {chat!r} matches {len(found)} chats: {names}",
+                hint="pass the chat id (`casper chats` lists them)",
             )
         chat_id = found[0].id
     retriever = make_retriever(cfg, store, rerank=not no_rerank, lexical=lexical, mode=mode)
@@ -152,16 +164,18 @@ def search(
             doc["understood"] = understood.to_json()
         print_json({**doc, "hits": [hit_json(h, tz) for h in hits]})
         return
-    from rich.console import Console
+    from casper.render_text import console, hits_view
 
-    console = Console()
+    out = console()
     if understood is not None and understood.rewritten:
-        line = f"[dim]read as: {understood.summary()} (--literal to search as typed)[/]"
+        from rich.markup import escape  # the summary quotes the query: data, not markup
+
+        line = f"[dim]read as: {escape(understood.summary())} (--literal to search as typed)[/]"
         _stderr().print(line, soft_wrap=True)
     if not hits:
-        console.print("no matching messages")
-    for line in hits_table(hits, tz):
-        console.print(line)
+        out.print("no matching messages")
+        return
+    out.print(hits_view(hits, tz, query))
 
 
 _SAID: set[str] = set()

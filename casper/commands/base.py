@@ -22,6 +22,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="Ask questions about your own iMessage history, privately, on your Mac.",
+    context_settings={"help_option_names": ["-h", "--help"]},  # commands inherit it
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -113,6 +114,14 @@ def _setup_logging(verbose: bool) -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+def default_of(setting: str) -> str:
+    """A Config field's default, for `show_default` on flags whose None means "the setting"."""
+    import dataclasses
+
+    field = next(f for f in dataclasses.fields(Config) if f.name == setting)
+    return f"{field.default} (config: {setting})"
 
 
 def config(home: Path | None, **overrides: Any) -> Config:

@@ -1,0 +1,166 @@
+"""`casper ask` while it works: renders the agent's event stream on stderr.
+
+Input is the streaming shape shared with the service (dicts): `step`, `tool`, `tool_done`,
+`token`, and at the end the `ask --json` document (`finish`). On a terminal: a live area with
+the step, the elapsed time and the text streaming in; tool calls stay printed above it with
+their arguments. The live area is transient: the final answer is printed once, on stdout, by
+the caller. Off a terminal: one plain line per tool call. Always: a usage footer at the end.
+
+Imports: stdlib, rich (lazily).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+STREAM_LINES = 6  # the tail of the streamed text kept visible while the model writes
+
+
+def fmt_args(arguments: Mapping[str, Any], limit: int = 120) -> str:
+    """`query="dentist" person="Priya"`: readable, one line, bounded."""
+    parts = []
+    for key, value in arguments.items():
+        text = (
+            json.dumps(value, ensure_ascii=False) if not isinstance(value, int | float) else value
+        )
+        parts.append(f"{key}={text}")
+    line = " ".join(str(p) for p in parts)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def usage_footer(doc: Mapping[str, Any]) -> str:
+    """`4.2 s · 2 model calls · 1 tool call · 1,180 → 96 tokens · model` from the JSON doc."""
+    parts = [f"{doc.get('elapsed_s', 0):.1f} s"]
+    calls = doc.get("iterations") or 0
+    if doc.get("model"):
+        parts.append(f"{calls} model call{'s' if calls != 1 else ''}")
+    tools = len(doc.get("tool_calls") or [])
+    if tools:
+        parts.append(f"{tools} tool call{'s' if tools != 1 else ''}")
+    tokens = doc.get("tokens") or {}
+    if tokens.get("prompt") or tokens.get("completion"):
+        parts.append(f"{tokens.get('prompt', 0):,} prompt + {tokens.get('completion', 0):,} "
+                     "completion tokens")  # fmt: skip
+    parts.append(doc.get("model") or "no model (search only)")
+    return " · ".join(parts)
+
+
+class _Status:
+    """The live area: spinner, what is happening, elapsed seconds, the streaming tail."""
+
+    def __init__(self, started: float, clock: Callable[[], float]) -> None:
+        from rich.spinner import Spinner
+
+        self.started = started
+        self.clock = clock
+        self.doing = "starting …"
+        self.stream = ""
+        self.spinner = Spinner("dots", style="cyan")
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.table import Table
+        from rich.text import Text
+
+        head = Table.grid(padding=(0, 1))
+        head.add_row(
+            self.spinner, Text(self.doing), Text(f"{self.clock() - self.started:.1f}s", "dim")
+        )
+        yield head
+        if self.stream.strip():
+            lines = self.stream.strip().splitlines()[-STREAM_LINES:]
+            yield Text("\n".join(lines), style="dim")
+
+
+class AskView:
+    """Callable with one event dict at a time; `finish(doc)` prints the footer."""
+
+    def __init__(
+        self,
+        *,
+        console: Any | None = None,
+        live: bool | None = None,
+        quiet: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        from casper.render_text import console as make_console
+
+        self.console = console or make_console(stderr=True)
+        self.live_enabled = self.console.is_terminal if live is None else live
+        self.quiet = quiet
+        self.clock = clock
+        self.started = clock()
+        self.status = _Status(self.started, clock)
+        self.live: Any = None
+
+    def __call__(self, event: Mapping[str, Any]) -> None:
+        if self.quiet:
+            return
+        kind = event.get("event")
+        if kind == "step":
+            n = event.get("iteration", 1)
+            self.status.doing = "thinking" if n == 1 else f"thinking (step {n})"
+            self.status.stream = ""  # text before a tool call was the model narrating
+            self._start()
+        elif kind == "tool":
+            self._print_tool(event)
+            self.status.doing = f"running {event.get('name')}"
+            self.status.stream = ""
+        elif kind == "tool_done":
+            self._print_done(event)
+            self.status.doing = "reading results"
+        elif kind == "token":
+            self.status.stream += str(event.get("text", ""))
+            self.status.doing = "writing the answer"
+            self._start()
+        elif kind == "answering":
+            self.status.doing = "writing the answer"
+        self._refresh()
+
+    def _print_tool(self, event: Mapping[str, Any]) -> None:
+        from rich.text import Text
+
+        line = Text("→ ", style="cyan")
+        line.append(str(event.get("name", "?")), style="cyan bold")
+        line.append(" " + fmt_args(event.get("arguments") or {}), style="dim")
+        self.console.print(line)
+
+    def _print_done(self, event: Mapping[str, Any]) -> None:
+        from rich.text import Text
+
+        ok = event.get("ok", True)
+        line = Text("  ✓ " if ok else "  ✗ ", style="green" if ok else "red")
+        line.append(f"{event.get('name', '?')} {float(event.get('elapsed_s') or 0):.2f}s", "dim")
+        self.console.print(line)
+
+    def _start(self) -> None:
+        if self.live is None and self.live_enabled:
+            from rich.live import Live
+
+            self.live = Live(
+                self.status,
+                console=self.console,
+                transient=True,
+                refresh_per_second=8,
+                vertical_overflow="crop",
+            )
+            self.live.start()
+
+    def _refresh(self) -> None:
+        if self.live is not None:
+            self.live.refresh()
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    def finish(self, doc: Mapping[str, Any]) -> None:
+        """The run is over: clear the live area and print the usage footer (stderr)."""
+        from rich.text import Text
+
+        self.stop()
+        if not self.quiet:
+            self.console.print(Text(usage_footer(doc), style="dim"))

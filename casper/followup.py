@@ -44,11 +44,11 @@ def _words(text: str) -> list[str]:
 def names_in(text: str, names: Sequence[str]) -> list[str]:
     """Display names mentioned in `text`, by full name or by first name (whole words)."""
     words = set(_words(text))
-    low = text.lower()
     found = []
     for name in names:
         first = _words(name)[:1]
-        if name.lower() in low or (first and first[0] in words and len(first[0]) > 2):
+        whole = re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text, re.IGNORECASE)
+        if whole or (first and first[0] in words and len(first[0]) > 2):
             found.append(name)
     return found
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 STREAM_LINES = 6  # the tail of the streamed text kept visible while the model writes
@@ -31,9 +32,11 @@ def fmt_args(arguments: Mapping[str, Any], limit: int = 120) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def usage_footer(doc: Mapping[str, Any]) -> str:
-    """`4.2 s · 2 model calls · 1 tool call · 1,180 → 96 tokens · model` from the JSON doc."""
-    parts = [f"{doc.get('elapsed_s', 0):.1f} s"]
+def usage_footer(doc: Mapping[str, Any], wall_s: float | None = None) -> str:
+    """`4.2 s · 2 model calls · 1 tool call · 1,180 prompt + 96 completion tokens · model`.
+
+    `wall_s`, when given, is the whole wait as the person saw it (loading included)."""
+    parts = [f"{wall_s if wall_s is not None else doc.get('elapsed_s', 0):.1f} s"]
     calls = doc.get("iterations") or 0
     if doc.get("model"):
         parts.append(f"{calls} model call{'s' if calls != 1 else ''}")
@@ -119,6 +122,16 @@ class AskView:
             self.status.doing = "writing the answer"
         self._refresh()
 
+    @contextmanager
+    def doing(self, what: str) -> Iterator[None]:
+        """Show `what` (a model loading…) with the clock running; quiet afterwards."""
+        self.status.doing = what
+        self._start()
+        try:
+            yield
+        finally:
+            self.stop()  # notices printed next (model unavailable) must not fight the live area
+
     def _print_tool(self, event: Mapping[str, Any]) -> None:
         from rich.text import Text
 
@@ -136,7 +149,7 @@ class AskView:
         self.console.print(line)
 
     def _start(self) -> None:
-        if self.live is None and self.live_enabled:
+        if self.live is None and self.live_enabled and not self.quiet:
             from rich.live import Live
 
             self.live = Live(
@@ -163,4 +176,5 @@ class AskView:
 
         self.stop()
         if not self.quiet:
-            self.console.print(Text(usage_footer(doc), style="dim"))
+            wall = max(self.clock() - self.started, float(doc.get("elapsed_s") or 0))
+            self.console.print(Text(usage_footer(doc, wall), style="dim"))

@@ -29,12 +29,12 @@ _STOP = (
 STOPWORDS = frozenset(_STOP.split())
 
 
-def console(*, stderr: bool = False, width: int | None = None) -> Any:
+def console(*, stderr: bool = False, **options: Any) -> Any:
     """A rich Console that never auto-highlights (numbers, dates) and never emits markup
     from data: callers pass Text objects for anything a user or a message wrote."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, width=width)
+    return Console(stderr=stderr, highlight=False, **options)
 
 
 def query_terms(query: str) -> list[str]:

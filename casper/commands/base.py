@@ -117,11 +117,11 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def default_of(setting: str) -> str:
-    """A Config field's default, for `show_default` on flags whose None means "the setting"."""
+    """`[default: 8, setting top_k]` for the help of flags whose None means "the setting"."""
     import dataclasses
 
     field = next(f for f in dataclasses.fields(Config) if f.name == setting)
-    return f"{field.default} (config: {setting})"
+    return f"\\[default: {field.default}, setting {setting}]"  # \\[: not rich markup
 
 
 def config(home: Path | None, **overrides: Any) -> Config:

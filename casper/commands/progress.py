@@ -152,16 +152,24 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
             return Text("eta " + (fmt_duration(remaining) if remaining is not None else "…"),
                         style="progress.remaining")  # fmt: skip
 
-    progress = RichProgress(
+    from rich.table import Column
+
+    # below 72 columns the rate gives its room to the bar (the ETA already says how fast)
+    wide = console.width >= 72
+    columns: list[Any] = [
         SpinnerColumn(finished_text="[green]✓[/]"),
-        TextColumn("{task.description:<17}"),
-        BarColumn(bar_width=24),
-        Count(),
-        Rate(),
-        Eta(),
-        TimeElapsedColumn(),
+        TextColumn("{task.description}", table_column=Column(no_wrap=True, width=16)),
+        BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=6)),
+        Count(table_column=Column(no_wrap=True)),
+    ]
+    if wide:
+        columns.append(Rate(table_column=Column(no_wrap=True)))
+    columns += [Eta(table_column=Column(no_wrap=True)), TimeElapsedColumn()]
+    progress = RichProgress(
+        *columns,
         console=console,
         transient=False,
+        expand=True,
         speed_estimate_period=15.0,
     )
     tasks: dict[str, Any] = {}

@@ -97,7 +97,7 @@ def search(
         str | None, typer.Option("--until", help="ISO date or phrase (whole day)")
     ] = None,
     k: Annotated[
-        int | None, typer.Option("-k", help="number of hits", show_default=default_of("top_k"))
+        int | None, typer.Option("-k", help=f"number of hits {default_of('top_k')}")
     ] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid | bm25 | vector")] = "hybrid",
     lexical: Annotated[str | None, typer.Option("--lexical", help="lancedb | rank-bm25")] = None,

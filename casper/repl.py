@@ -112,7 +112,11 @@ def run_repl(
         if carried:
             question, note = carried
             err.print(Text(f"({note})", style="dim"))
-        doc = ask(question, history.as_hints())
+        try:
+            doc = ask(question, history.as_hints())
+        except KeyboardInterrupt:  # Ctrl-C stops this answer, not the session
+            err.print(Text("(stopped)", style="dim"))
+            continue
         last = {"citations": doc.get("citations") or [], "q": question}
         found = enrich(question, datetime.now(tz), tz) if hasattr(tz, "key") else None
         turn = turn_of(question, last["citations"], names, found.date_range if found else None)

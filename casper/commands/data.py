@@ -95,13 +95,13 @@ def index(
         return
     err = _stderr()
     if report.noop:
-        err.print(f"up to date: {report.messages_total} messages ({report.elapsed_s:.2f} s)")
+        err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
         return
     cov = report.coverage
     err.print(
-        f"indexed {report.messages_new} new messages ({report.messages_total} total, "
-        f"{report.chunks_new} new chunks), {report.reactions} reactions folded, "
-        f"{report.deleted} deleted, {report.decode_failures} undecodable bodies — "
+        f"indexed {report.messages_new:,} new messages ({report.messages_total:,} total, "
+        f"{report.chunks_new:,} new chunks), {report.reactions:,} reactions folded, "
+        f"{report.deleted:,} deleted, {report.decode_failures:,} undecodable bodies — "
         f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]} "
         f"in {report.elapsed_s:.1f} s"
     )

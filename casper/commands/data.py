@@ -163,25 +163,33 @@ def stats(
     store = open_store(cfg)
     who = store.resolve_person(person)
     data = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
+    data["range"] = _range(start, end, tz)  # what "last March" resolved to
     if json:
         print_json(data)
         return
     _print_stats(data, _range_label(start, end, tz))
 
 
-def _range_label(start: float | None, end: float | None, tz) -> str:  # noqa: ANN001
-    """The days a --since/--until range resolved to, so "last March" can be checked."""
+def _range(start: float | None, end: float | None, tz) -> dict:  # noqa: ANN001
+    """{"since": first local day or None, "until": last local day (inclusive) or None}."""
     from datetime import datetime, timedelta
 
+    return {
+        "since": datetime.fromtimestamp(start, tz).date().isoformat()
+        if start is not None
+        else None,
+        "until": (datetime.fromtimestamp(end, tz) - timedelta(days=1)).date().isoformat()
+        if end is not None
+        else None,
+    }
+
+
+def _range_label(start: float | None, end: float | None, tz) -> str:  # noqa: ANN001
+    """The days a --since/--until range resolved to, so "last March" can be checked."""
     if start is None and end is None:
         return "all time"
-    first = datetime.fromtimestamp(start, tz).date().isoformat() if start is not None else "start"
-    last = (
-        (datetime.fromtimestamp(end, tz) - timedelta(days=1)).date().isoformat()
-        if end is not None
-        else "today"
-    )
-    return f"{first} → {last}"
+    days = _range(start, end, tz)
+    return f"{days['since'] or 'start'} → {days['until'] or 'today'}"
 
 
 def _print_stats(data: dict, range_label: str = "all time") -> None:

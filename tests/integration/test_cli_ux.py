@@ -121,6 +121,9 @@ def test_stats_says_its_range_and_shows_months(home: Path, models: None) -> None
     check_golden("stats_sam_q1_80", result.stdout)
     everything = screen(home, 80, "stats", "Sam")
     assert "range: all time" in everything.stdout
+    data = json.loads(screen(home, 80, "stats", "Sam", "--since", "2024-01-01", "--json").stdout)
+    assert data["range"] == {"since": "2024-01-01", "until": None}
+    assert set(data["by_month"]) == {m for m in data["by_month"] if m >= "2024-01"}
 
 
 def test_every_command_has_dash_h_and_an_example() -> None:

@@ -33,20 +33,29 @@ def fmt_args(arguments: Mapping[str, Any], limit: int = 120) -> str:
 
 
 def usage_footer(doc: Mapping[str, Any], wall_s: float | None = None) -> str:
-    """`4.2 s · 2 model calls · 1 tool call · 1,180 prompt + 96 completion tokens · model`.
+    """`7.9 s · 2 model calls · 1 tool call · 1,180 prompt + 96 completion tokens · 12.3 tok/s
+    · model` from the `ask --json` document (its `usage` block when the engine reported one).
 
     `wall_s`, when given, is the whole wait as the person saw it (loading included)."""
+    usage = doc.get("usage") or {}
     parts = [f"{wall_s if wall_s is not None else doc.get('elapsed_s', 0):.1f} s"]
-    calls = doc.get("iterations") or 0
+    if doc.get("load_s"):
+        parts[0] += f" (loading {doc['load_s']:.1f} s)"
+    calls = usage.get("iterations", doc.get("iterations")) or 0
     if doc.get("model"):
         parts.append(f"{calls} model call{'s' if calls != 1 else ''}")
     tools = len(doc.get("tool_calls") or [])
     if tools:
         parts.append(f"{tools} tool call{'s' if tools != 1 else ''}")
     tokens = doc.get("tokens") or {}
-    if tokens.get("prompt") or tokens.get("completion"):
-        parts.append(f"{tokens.get('prompt', 0):,} prompt + {tokens.get('completion', 0):,} "
-                     "completion tokens")  # fmt: skip
+    prompt = usage.get("prompt_tokens", tokens.get("prompt", 0)) or 0
+    completion = usage.get("completion_tokens", tokens.get("completion", 0)) or 0
+    if prompt or completion:
+        parts.append(f"{prompt:,} prompt + {completion:,} completion tokens")
+    if usage.get("tokens_per_s"):
+        parts.append(f"{usage['tokens_per_s']:.1f} tok/s")
+    if usage.get("first_token_s"):
+        parts.append(f"first token {usage['first_token_s']:.1f} s")
     parts.append(doc.get("model") or "no model (search only)")
     return " · ".join(parts)
 
@@ -99,10 +108,19 @@ class AskView:
         self.live: Any = None
 
     def __call__(self, event: Mapping[str, Any]) -> None:
-        if self.quiet:
+        if self.quiet and event.get("event") != "notice":
             return
         kind = event.get("event")
-        if kind == "step":
+        if kind == "notice":  # e.g. the model could not be loaded: said even off a terminal
+            self._print_notice(event)
+        elif kind == "loading":
+            self.status.doing = f"loading {event.get('what', '')}".strip()
+            self._start()
+        elif kind == "step" and event.get("final"):
+            self.status.doing = "writing the answer"
+            self.status.stream = ""
+            self._start()
+        elif kind == "step":
             n = event.get("iteration", 1)
             self.status.doing = "thinking" if n == 1 else f"thinking (step {n})"
             self.status.stream = ""  # text before a tool call was the model narrating
@@ -135,7 +153,7 @@ class AskView:
     def _print_tool(self, event: Mapping[str, Any]) -> None:
         from rich.text import Text
 
-        line = Text("→ ", style="cyan")
+        line = Text("looking up " if event.get("prefetch") else "→ ", style="cyan")
         line.append(str(event.get("name", "?")), style="cyan bold")
         line.append(" " + fmt_args(event.get("arguments") or {}), style="dim")
         self.console.print(line)
@@ -145,8 +163,20 @@ class AskView:
 
         ok = event.get("ok", True)
         line = Text("  ✓ " if ok else "  ✗ ", style="green" if ok else "red")
-        line.append(f"{event.get('name', '?')} {float(event.get('elapsed_s') or 0):.2f}s", "dim")
+        found = event.get("messages", event.get("found"))  # emitters name the count differently
+        note = f" · {found} message{'s' if found != 1 else ''}" if found is not None else ""
+        elapsed = float(event.get("elapsed_s") or 0)
+        line.append(f"{event.get('name', '?')} {elapsed:.2f}s{note}", "dim")
         self.console.print(line)
+
+    def _print_notice(self, event: Mapping[str, Any]) -> None:
+        from rich.text import Text
+
+        if event.get("hint"):
+            self.console.print(Text("notice: ", "yellow") + Text(str(event.get("text", ""))))
+            self.console.print(Text(f"hint: {event['hint']}", "dim"))
+        else:
+            self.console.print(Text(str(event.get("text", "")), "dim"))
 
     def _start(self) -> None:
         if self.live is None and self.live_enabled and not self.quiet:

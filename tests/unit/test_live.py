@@ -72,3 +72,24 @@ def test_loop_events_in_the_shared_wire_shape() -> None:
 
 def test_long_arguments_stay_on_one_line() -> None:
     assert len(fmt_args({"query": "x" * 500})) == 120
+
+
+def test_events_from_the_service_and_grounding_shapes_render() -> None:
+    v, out = view()
+    v({"event": "loading", "what": "the model"})
+    assert v.status.doing == "loading the model"
+    v({"event": "tool", "name": "search_messages", "arguments": {"query": "x"}, "prefetch": True})
+    v({"event": "tool_done", "name": "search_messages", "ok": True, "elapsed_s": 0.1, "found": 3})
+    v({"event": "step", "iteration": 2, "final": True})
+    assert v.status.doing == "writing the answer"
+    v({"event": "notice", "text": "cannot load the model", "hint": "run casper pull"})
+    text = out.getvalue()
+    assert "looking up search_messages" in text and "· 3 messages" in text
+    assert "notice: cannot load the model" in text and "hint: run casper pull" in text
+    doc = {"elapsed_s": 5.0, "load_s": 2.0, "model": "qwen", "tool_calls": [],
+           "usage": {"iterations": 3, "prompt_tokens": 10, "completion_tokens": 5,
+                     "tokens_per_s": 12.34, "first_token_s": 0.8}}  # fmt: skip
+    assert usage_footer(doc) == (
+        "5.0 s (loading 2.0 s) · 3 model calls · 10 prompt + 5 completion tokens · 12.3 tok/s"
+        " · first token 0.8 s · qwen"
+    )

@@ -122,26 +122,38 @@ def hits_view(hits: Sequence[Hit], tz: tzinfo, query: str = "") -> Any:
     return Group(*parts)
 
 
-def citations_view(citations: Sequence[Mapping[str, Any]], terms: Sequence[str] = ()) -> Any:
-    """The `Sources` block under an answer: `#rowid  date time  sender  text` (wrapped)."""
+def citations_view(
+    citations: Sequence[Mapping[str, Any]], terms: Sequence[str] = (), width: int = 80
+) -> Any:
+    """The `Sources` block under an answer: `#rowid  date time  sender  text`, the text wrapped
+    in its own column; below 72 columns the text goes, indented, under its header line."""
+    from rich.console import Group
+    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
 
+    rows = []
+    for c in citations:
+        when = (c.get("ts") or "")[:16].replace("T", " ")
+        text = c.get("text") or ""
+        if len(text) > 240:
+            text = text[:239] + "…"
+        rows.append((f"#{c['rowid']}", when, c.get("sender") or "", highlighted(text, terms)))
+    if width < 72:
+        parts: list[Any] = []
+        for rowid, when, sender, body in rows:
+            head = Text(f"  {rowid} {when} ", style="dim")
+            head.append(sender, style="cyan")
+            parts += [head, Padding(body, (0, 0, 0, 4))]
+        return Group(*parts)
     grid = Table.grid(padding=(0, 1), expand=True)
     grid.add_column(width=1)
     grid.add_column(no_wrap=True, style="dim", justify="right")
     grid.add_column(no_wrap=True, style="dim")
     grid.add_column(no_wrap=True, style="cyan", max_width=16)
     grid.add_column(ratio=1, overflow="fold")
-    for c in citations:
-        when = (c.get("ts") or "")[:16].replace("T", " ")
-        text = c.get("text") or ""
-        if len(text) > 240:
-            text = text[:239] + "…"
-        grid.add_row(
-            "", f"#{c['rowid']}", when, Text(c.get("sender") or "", overflow="ellipsis"),
-            highlighted(text, terms),
-        )  # fmt: skip
+    for rowid, when, sender, body in rows:
+        grid.add_row("", rowid, when, Text(sender, overflow="ellipsis"), body)
     return grid
 
 
@@ -237,5 +249,5 @@ def print_answer(data: Mapping[str, Any], question: str = "", *, sources: bool =
     if sources and data.get("citations"):
         out.print()
         out.print(Text("Sources", style="bold"))
-        out.print(citations_view(data["citations"], query_terms(question)))
+        out.print(citations_view(data["citations"], query_terms(question), out.width))
         out.print(Text("open one with: casper show ID", style="dim"))

@@ -116,3 +116,15 @@ def test_plain_lines_are_never_auto_highlighted() -> None:
         "sent 12 · first 2024-03-02 18:04 · #5201"
     )
     assert "\x1b[" not in out.getvalue()
+
+
+def test_narrow_citations_put_the_text_under_its_header() -> None:
+    long = "it was supposed to be Tuesday the 13th, now it's Thursday the 15th at 3:30"
+    cites = [
+        {"rowid": 1848, "ts": "2023-06-12T04:21:00", "sender": "Priya Natarajan", "text": long}
+    ]
+    lines = render(citations_view(cites, (), 60), 60).splitlines()
+    assert lines[0].split() == ["#1848", "2023-06-12", "04:21", "Priya", "Natarajan"]
+    assert lines[1].startswith("    it was") and lines[2].startswith("    ")  # hanging indent
+    wide = render(citations_view(cites, (), 100), 100).splitlines()
+    assert len(wide) == 1 and wide[0].rstrip().endswith("3:30")

@@ -74,6 +74,21 @@ def _clock(ts: float, tz: tzinfo) -> str:
     return datetime.fromtimestamp(ts, tz).strftime("%H:%M")
 
 
+def short_names(names: Sequence[str]) -> dict[str, str]:
+    """First names where they are unambiguous among `names` ("Priya Natarajan" → "Priya"), so
+    the message text keeps its room; phone numbers and clashing first names stay whole."""
+    firsts: dict[str, list[str]] = {}
+    for name in dict.fromkeys(names):
+        first = name.split(" ", 1)[0]
+        firsts.setdefault(first.lower(), []).append(name)
+    out = {}
+    for name in dict.fromkeys(names):
+        first = name.split(" ", 1)[0]
+        unique = len(firsts[first.lower()]) == 1 and first[:1].isalpha()
+        out[name] = first if unique else name
+    return out
+
+
 def hits_view(hits: Sequence[Hit], tz: tzinfo, query: str = "") -> Any:
     """Numbered hits; each message once (a later hit only lists what is new in it)."""
     from rich.console import Group
@@ -84,6 +99,10 @@ def hits_view(hits: Sequence[Hit], tz: tzinfo, query: str = "") -> Any:
     scores = [h.score for h in hits]
     best, worst = (max(scores), min(scores)) if scores else (0.0, 0.0)
     shown: dict[int, int] = {}  # rowid -> hit number it was printed under
+    senders = [m.sender for h in hits for m in h.messages] + [
+        p for h in hits for p in h.participants
+    ]
+    short = short_names(senders)
     parts: list[Any] = []
     for n, hit in enumerate(hits, 1):
         head = Text()
@@ -108,7 +127,8 @@ def hits_view(hits: Sequence[Hit], tz: tzinfo, query: str = "") -> Any:
             if _day(m.ts, tz) != _day(hit.start, tz):
                 when = f"{_day(m.ts, tz)[5:]} {when}"
             grid.add_row(
-                "", when, Text(m.sender, overflow="ellipsis"), highlighted(m.text, terms),
+                "", when, Text(short.get(m.sender, m.sender), overflow="ellipsis"),
+                highlighted(m.text, terms),
                 f"#{m.rowid}",
             )  # fmt: skip
         if grid.row_count:
@@ -212,8 +232,9 @@ def conversation_view(
     grid.add_column(no_wrap=True, style="cyan", max_width=16)
     grid.add_column(ratio=1, overflow="fold")
     grid.add_column(no_wrap=True, style="dim", justify="right")
+    short = short_names([names.get(m.sender, m.sender) for m in messages])
     for m in messages:
-        who = "me" if m.sender == "me" else names.get(m.sender, m.sender)
+        who = "me" if m.sender == "me" else short[names.get(m.sender, m.sender)]
         body = m.event if m.kind == "system" and m.event else m.text
         if m.reactions:
             body += "  " + " ".join(label for _, label in m.reactions)

@@ -128,3 +128,11 @@ def test_narrow_citations_put_the_text_under_its_header() -> None:
     assert lines[1].startswith("    it was") and lines[2].startswith("    ")  # hanging indent
     wide = render(citations_view(cites, (), 120), 120).splitlines()
     assert len(wide) == 1 and wide[0].rstrip().endswith("3:30")  # one row when it fits
+
+
+def test_first_names_only_when_unambiguous() -> None:
+    from casper.render_text import short_names
+
+    got = short_names(["Priya Natarajan", "Sam Rivera", "Sam Lee", "me", "+13125550177"])
+    assert got == {"Priya Natarajan": "Priya", "Sam Rivera": "Sam Rivera", "Sam Lee": "Sam Lee",
+                   "me": "me", "+13125550177": "+13125550177"}  # fmt: skip

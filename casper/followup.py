@@ -58,8 +58,10 @@ def turn_of(
     citations: Sequence[Mapping[str, object]],
     names: Sequence[str],
     date_range: tuple[date, date] | None,
+    previous: Turn | None = None,
 ) -> Turn:
-    """Summarise an answered turn: people named first, then the senders of its sources."""
+    """Summarise an answered turn (`question` as typed): people named first, then the senders
+    of its sources. A follow-up of `previous` keeps the topic and dates it leaned on."""
     people = names_in(question, names)
     for c in citations:
         sender = str(c.get("sender") or "")
@@ -68,6 +70,10 @@ def turn_of(
     named = {w for name in people for w in _words(name)}  # the person is carried separately
     keep = [w for w in _words(question) if w not in STOPWORDS and w not in named and len(w) > 2]
     topic = tuple(dict.fromkeys(keep))
+    if previous is not None:
+        people += [p for p in previous.people if p not in people]
+        topic = topic or previous.topic
+        date_range = date_range or previous.date_range
     return Turn(question, tuple(people), date_range, topic)
 
 

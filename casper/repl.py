@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,13 @@ def line_reader(history_file: Path, *, interactive: bool | None = None) -> Calla
     return lambda prompt: session.prompt(prompt)
 
 
+@dataclass
+class _Session:
+    history: Any  # casper.history.History
+    last: dict[str, Any] = field(default_factory=dict)  # the last answer's citations, question
+    turn: Turn | None = None  # what the last question was about, for follow-ups
+
+
 def run_repl(
     cfg: Config,
     ask: Ask,
@@ -65,17 +73,15 @@ def run_repl(
 
     from casper.agent.enrich import enrich
     from casper.history import History
-    from casper.render_text import console, print_answer
+    from casper.render_text import console
     from casper.timeutil import local_tz
 
     err = console(stderr=True)
-    history = History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget)
+    session = _Session(History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget))
     read = read or line_reader(input_history_path(cfg))
     names = sorted(names or (), key=len, reverse=True)  # longest first: full names win
     tz = local_tz(cfg.timezone)
     err.print(Text("casper chat — /help for commands, Ctrl-D to leave", style="dim"))
-    last: dict[str, Any] = {}
-    turn: Turn | None = None
     while True:
         try:
             line = read(PROMPT).strip()
@@ -88,37 +94,51 @@ def run_repl(
         if not line:
             continue
         if line.startswith("/"):
-            command = line.split()[0].lower()
-            if command in ("/quit", "/exit"):
+            if _command(line, session, err) == "quit":
                 break
-            if command == "/help":
-                for name, what in COMMANDS.items():
-                    err.print(Text(f"  {name:<9} {what}"))
-                err.print(Text("  anything else is a question about your messages", style="dim"))
-            elif command == "/clear":
-                history.clear()
-                last, turn = {}, None
-                err.print(Text("history and sources cleared", style="dim"))
-            elif command == "/sources":
-                if last.get("citations"):
-                    print_answer({"answer": "", "citations": last["citations"]}, last["q"])
-                else:
-                    err.print(Text("no sources yet: ask a question first", style="dim"))
-            else:
-                err.print(Text(f"unknown command {command} — /help lists them", style="yellow"))
             continue
         question = line
-        carried = rewrite(line, turn, names)
+        carried = rewrite(line, session.turn, names)
         if carried:
             question, note = carried
             err.print(Text(f"({note})", style="dim"))
         try:
-            doc = ask(question, history.as_hints())
+            doc = ask(question, session.history.as_hints())
         except KeyboardInterrupt:  # Ctrl-C stops this answer, not the session
             err.print(Text("(stopped)", style="dim"))
             continue
-        last = {"citations": doc.get("citations") or [], "q": question}
-        found = enrich(question, datetime.now(tz), tz) if hasattr(tz, "key") else None
-        turn = turn_of(question, last["citations"], names, found.date_range if found else None)
-        history.add(line, doc.get("answer", ""))
-        history.save()
+        session.last = {"citations": doc.get("citations") or [], "q": question}
+        found = enrich(line, datetime.now(tz), tz) if hasattr(tz, "key") else None
+        session.turn = turn_of(
+            line, session.last["citations"], names, found.date_range if found else None,
+            previous=session.turn if carried else None,
+        )  # fmt: skip
+        session.history.add(line, doc.get("answer", ""))
+        session.history.save()
+
+
+def _command(line: str, session: _Session, err: Any) -> str | None:
+    """Run one slash command locally; returns "quit" to end the session."""
+    from rich.text import Text
+
+    from casper.render_text import print_answer
+
+    command = line.split()[0].lower()
+    if command in ("/quit", "/exit"):
+        return "quit"
+    if command == "/help":
+        for name, what in COMMANDS.items():
+            err.print(Text(f"  {name:<9} {what}"))
+        err.print(Text("  anything else is a question about your messages", style="dim"))
+    elif command == "/clear":
+        session.history.clear()
+        session.last, session.turn = {}, None
+        err.print(Text("history and sources cleared", style="dim"))
+    elif command == "/sources":
+        if session.last.get("citations"):
+            print_answer({"answer": "", "citations": session.last["citations"]}, session.last["q"])
+        else:
+            err.print(Text("no sources yet: ask a question first", style="dim"))
+    else:
+        err.print(Text(f"unknown command {command} — /help lists them", style="yellow"))
+    return None

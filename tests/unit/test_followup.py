@@ -47,3 +47,16 @@ def test_names_match_by_first_name_or_full_name_as_whole_words() -> None:
     assert names_in("did priya call", NAMES) == ["Priya Natarajan"]
     assert names_in("Sam Rivera and mom", NAMES) == ["Sam Rivera", "Mom"]
     assert names_in("samples of momentum", NAMES) == []
+
+
+def test_a_chain_of_follow_ups_keeps_the_thread() -> None:
+    first = turn_of(
+        "what did Priya say about the dentist in June 2023?", [], NAMES,
+        (date(2023, 6, 1), date(2023, 6, 30)),
+    )  # fmt: skip
+    asked, _ = rewrite("what did she do about it?", first, NAMES)
+    second = turn_of("what did she do about it?", [], NAMES, None, previous=first)
+    assert second.people == ("Priya Natarajan",) and second.topic == first.topic
+    assert second.date_range == first.date_range
+    again, _ = rewrite("and then?", second, NAMES)
+    assert "dentist" in again and "regarding" not in second.topic

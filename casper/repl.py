@@ -108,7 +108,9 @@ def run_repl(
             err.print(Text("(stopped)", style="dim"))
             continue
         session.last = {"citations": doc.get("citations") or [], "q": question}
-        found = enrich(line, datetime.now(tz), tz) if hasattr(tz, "key") else None
+        found = (
+            enrich(line, datetime.now(tz), tz, locale=cfg.locale) if hasattr(tz, "key") else None
+        )
         session.turn = turn_of(
             line, session.last["citations"], names, found.date_range if found else None,
             previous=session.turn if carried else None,

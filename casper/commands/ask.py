@@ -56,9 +56,11 @@ def _engine(cfg: Config, no_llm: bool, status: Any) -> tuple[Any, str | None]:
         with status(f"loading {cfg.llm_model}"):
             return make_engine(cfg), None
     except ModelUnavailable as exc:
-        err.print(f"[yellow]notice:[/] {exc.message}")
+        from rich.markup import escape  # a model path like "[x]" is not markup
+
+        err.print(f"[yellow]notice:[/] {escape(exc.message)}")
         if exc.hint:
-            err.print(f"[dim]hint: {exc.hint}[/]")
+            err.print(f"[dim]hint: {escape(exc.hint)}[/]")
         return None, "the language model is not available"
 
 

@@ -330,6 +330,7 @@ def demo(
 
 def _demo_overview(cfg: Config) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from casper.render_text import console
 
@@ -349,7 +350,7 @@ def _demo_overview(cfg: Config) -> None:
         s = store.stats(p.id) or {}
         reply = (s.get("median_reply_s") or {}).get("them")
         table.add_row(
-            p.name,
+            Text(p.name),  # a contact's name is data, never markup
             p.id,
             str(s.get("sent", 0)),
             str(s.get("received", 0)),

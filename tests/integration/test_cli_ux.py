@@ -159,3 +159,11 @@ def test_chat_keeps_slash_commands_local_and_carries_follow_ups(home: Path, mode
     assert saved["turns"] == []  # /help and /bogus were never sent as questions (and /clear)
     history = (home / "chat_history.json").stat().st_mode & 0o777
     assert history == 0o600
+
+
+def test_show_wraps_under_the_text_column(home: Path, models: None) -> None:
+    hits = json.loads(screen(home, 80, "search", "dentist moved", "-k", "1", "--json").stdout)
+    rowid = str(hits["hits"][0]["messages"][0]["rowid"])
+    result = screen(home, 60, "show", rowid, "--before", "2", "--after", "2")
+    assert result.exit_code == 0, result.output
+    check_golden("show_60", result.stdout)

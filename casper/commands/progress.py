@@ -9,6 +9,7 @@ runs and when it ends, so a long `casper index > log` never looks hung. Never on
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ LABELS = {
     "embed": "embedding chunks",
     "write": "writing index",
 }
+_LOCK = threading.Lock()  # the ticker thread and the pipeline both write lines
 UNITS = {"read": "rows", "embed": "chunks", "chunk": "chats"}
 
 
@@ -61,6 +63,19 @@ class PlainProgress:
     stages: dict[str, _Stage] = field(default_factory=dict)
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
+        with _LOCK:
+            self._update(stage, done, total)
+
+    def tick(self) -> None:
+        """A line for a stage that reports nothing while it works (a model loading)."""
+        with _LOCK:
+            now = self.clock()
+            for name, st in self.stages.items():
+                if not st.finished and not st.total and now - st.last_line >= self.every_s:
+                    st.last_line = now
+                    self._line(f"{label(name)}: still working, {fmt_duration(now - st.started)}")
+
+    def _update(self, stage: str, done: int, total: int | None) -> None:
         now = self.clock()
         st = self.stages.get(stage)
         if st is None:
@@ -78,7 +93,8 @@ class PlainProgress:
             self._line(self._running(stage, st, now))
 
     def close(self) -> None:
-        self._finish_others(None, self.clock())
+        with _LOCK:
+            self._finish_others(None, self.clock())
 
     def _finish_others(self, current: str | None, now: float) -> None:
         """A stage that never said it finished is over once the next one starts."""
@@ -191,6 +207,11 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
     return progress, update
 
 
+def _tick(plain: PlainProgress, stop: threading.Event) -> None:
+    while not stop.wait(min(1.0, plain.every_s)):
+        plain.tick()
+
+
 @contextmanager
 def stage_bars(enabled: bool = True, *, stream: TextIO | None = None) -> Iterator[Progress]:
     """Yield a `(stage, done, total)` callback: rich bars on a terminal, plain lines elsewhere."""
@@ -202,9 +223,15 @@ def stage_bars(enabled: bool = True, *, stream: TextIO | None = None) -> Iterato
     console = Console(stderr=True, highlight=False) if stream is None else Console(file=stream)
     if not console.is_terminal:
         plain = PlainProgress(stream or sys.stderr)
+        stop = threading.Event()
+        # stages that cannot count (loading a model) get no callbacks: a ticker speaks for them
+        ticker = threading.Thread(target=_tick, args=(plain, stop), daemon=True)
+        ticker.start()
         try:
             yield plain
         finally:
+            stop.set()
+            ticker.join()
             plain.close()
         return
     progress, update = _rich_progress(console)

@@ -57,3 +57,21 @@ def test_stage_bars_off_a_terminal_writes_plain_lines_to_the_stream() -> None:
 
 def test_durations_read_like_a_clock() -> None:
     assert [fmt_duration(s) for s in (4.4, 65, 3720)] == ["4s", "1m05s", "1h02m"]
+
+
+def test_a_silent_stage_gets_a_line_every_few_seconds() -> None:
+    out, clock = io.StringIO(), Clock()
+    bars = PlainProgress(out, every_s=5.0, clock=clock)
+    bars("load", 0, None)
+    clock.now += 3
+    bars.tick()  # too soon
+    clock.now += 3
+    bars.tick()
+    clock.now += 1
+    bars.tick()  # too soon again
+    bars("load", 1, 1)
+    assert out.getvalue().splitlines() == [
+        "casper index: loading embedder …",
+        "casper index: loading embedder: still working, 6s",
+        "casper index: loading embedder: done in 7s",
+    ]

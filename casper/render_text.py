@@ -267,6 +267,9 @@ def print_answer(data: Mapping[str, Any], question: str = "", *, sources: bool =
     out = console()
     if data.get("answer"):
         out.print(Text(data["answer"]))
+    cited = len(data.get("citations") or [])
+    if not sources and cited:  # chat keeps answers short; the sources are one command away
+        out.print(Text(f"{cited} source{'s' if cited != 1 else ''} — /sources shows them", "dim"))
     if sources and data.get("citations"):
         out.print()
         out.print(Text("Sources", style="bold"))

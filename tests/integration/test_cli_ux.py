@@ -154,6 +154,7 @@ def test_chat_keeps_slash_commands_local_and_carries_follow_ups(home: Path, mode
     assert "following up on Priya Natarajan" in result.stderr
     assert "history and sources cleared" in result.stderr
     assert "no sources yet" in result.stderr  # /clear dropped the old sources
+    assert "/sources shows them" in result.stdout
     assert result.stdout.endswith("\n")  # Ctrl-D / end of input leaves a fresh line
     saved = json.loads((home / "chat_history.json").read_text())
     assert saved["turns"] == []  # /help and /bogus were never sent as questions (and /clear)

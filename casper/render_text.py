@@ -270,8 +270,12 @@ def print_answer(data: Mapping[str, Any], question: str = "", *, sources: bool =
     cited = len(data.get("citations") or [])
     if not sources and cited:  # chat keeps answers short; the sources are one command away
         out.print(Text(f"{cited} source{'s' if cited != 1 else ''} — /sources shows them", "dim"))
-    if sources and data.get("citations"):
+    # a message the answer already shows in full (the retrieval-only answer) is not repeated
+    shown = data.get("answer") or ""
+    rest = [c for c in data.get("citations") or [] if not (c["text"] and c["text"][:80] in shown)]
+    if sources and rest:
         out.print()
         out.print(Text("Sources", style="bold"))
-        out.print(citations_view(data["citations"], query_terms(question), out.width))
+        out.print(citations_view(rest, query_terms(question), out.width))
+    if sources and data.get("citations"):
         out.print(Text("open one with: casper show ID", style="dim"))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from casper.config import Config
+from casper.errors import CasperError
 from casper.followup import Turn, rewrite, turn_of
 
 PROMPT = "you> "
@@ -106,6 +107,11 @@ def run_repl(
             doc = ask(question, session.history.as_hints())
         except KeyboardInterrupt:  # Ctrl-C stops this answer, not the session
             err.print(Text("(stopped)", style="dim"))
+            continue
+        except CasperError as exc:  # one bad turn (e.g. an overlong paste) must not end the chat
+            err.print(Text("error: ", "red") + Text(exc.message))
+            if exc.hint:
+                err.print(Text(f"hint: {exc.hint}", "dim"))
             continue
         session.last = {"citations": doc.get("citations") or [], "q": question}
         found = (

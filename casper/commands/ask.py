@@ -64,15 +64,6 @@ def _engine(cfg: Config, no_llm: bool, status: Any) -> tuple[Any, str | None]:
         return None, "the language model is not available"
 
 
-def _wire(event: Any) -> dict[str, Any]:
-    """Events in the shared dict shape (older typed loop events are converted)."""
-    if isinstance(event, dict):
-        return event
-    from casper.agent.loop import as_wire  # type: ignore[attr-defined]
-
-    return as_wire(event)
-
-
 def ask_once(
     cfg: Config,
     question: str,
@@ -114,7 +105,7 @@ def ask_once(
             limits=Limits(max_iterations=cfg.max_iterations),
             history=history,
             unavailable_reason=why,
-            on_event=lambda event: view(_wire(event)),
+            on_event=view,
             locale=cfg.locale,
         )
     say_notices(retriever.notices)

@@ -6,9 +6,7 @@ import io
 
 from rich.console import Console
 
-from casper.agent.loop import Thinking, Token, ToolFinished, ToolStarted, as_wire
 from casper.live import AskView, fmt_args, usage_footer
-from casper.protocols import ToolCall, ToolResult
 
 
 def view() -> tuple[AskView, io.StringIO]:
@@ -50,24 +48,6 @@ def test_json_mode_prints_nothing() -> None:
     v({"event": "tool", "name": "x", "arguments": {}})
     v.finish({"elapsed_s": 1})
     assert out.getvalue() == ""
-
-
-def test_loop_events_in_the_shared_wire_shape() -> None:
-    call = ToolCall("search_messages", {"query": "x"})
-    assert as_wire(Thinking(2)) == {"event": "step", "iteration": 2}
-    assert as_wire(ToolStarted(call)) == {
-        "event": "tool",
-        "name": "search_messages",
-        "arguments": {"query": "x"},
-    }
-    done = as_wire(ToolFinished(ToolResult(call, False, "error: x"), 0.12345))
-    assert done == {
-        "event": "tool_done",
-        "name": "search_messages",
-        "ok": False,
-        "elapsed_s": 0.123,
-    }
-    assert as_wire(Token("hi")) == {"event": "token", "text": "hi"}
 
 
 def test_long_arguments_stay_on_one_line() -> None:

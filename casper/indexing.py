@@ -169,11 +169,7 @@ def ensure_vectors(
     def flush() -> None:
         nonlocal embedded
         keys, texts = [k for k, _ in buffer], [t for _, t in buffer]
-        # progress within a batch too (the embedder reports every model batch): no 512-jumps
-        within = None
-        if on_progress is not None:
-            within = lambda done, _n, base=embedded: on_progress(min(base + done, missing), missing)  # noqa: E731
-        vectors = np.asarray(embedder.embed_documents(texts, on_progress=within), np.float32)
+        vectors = np.asarray(embedder.embed_documents(texts), np.float32)
         index.vectors.put(keys, vectors)  # committed: durable before the next batch starts
         embedded += len(keys)
         index.vectors.set_status(version, min(before + embedded, total), total)

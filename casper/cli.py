@@ -6,7 +6,10 @@ Heavy libraries (lancedb, torch, mlx) are imported inside commands so `casper --
 
 from __future__ import annotations
 
-from casper.commands import ask, data, evaluate, models, retrieval, serve  # noqa: F401
+from casper.commands import ask, browse, data, evaluate, models, retrieval, serve  # noqa: F401
 from casper.commands.base import app
+from casper.commands.help_text import teach
+
+teach(app)
 
 __all__ = ["app"]

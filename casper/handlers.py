@@ -82,7 +82,8 @@ def search(
         if len(found) != 1:
             names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
             raise CasperError(
-                f"--chat {chat!r} matches {len(found)} chats: {names}", hint="pass the chat id"
+                f"--chat {chat!r} matches {len(found)} chats: {names}",
+                hint="pass the chat id (`casper chats` lists them)",
             )
         chat_id = found[0].id
     retriever = rt.retriever(rerank=rerank, lexical=lexical, mode=mode, say=_notice(emit))
@@ -156,7 +157,22 @@ def stats(
     start, end = date_range(since, until, tz, locale=rt.cfg.locale)  # before opening anything
     store = rt.store()
     who = store.resolve_person(person)
-    return stats_json(who, person_stats(store, who.id, tz, start, end), tz)
+    doc = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
+    doc["range"] = _days(start, end, tz)  # what "last March" resolved to
+    return doc
+
+
+def _days(start: float | None, end: float | None, tz: Any) -> dict[str, str | None]:
+    """{"since": first local day or None, "until": last local day (inclusive) or None}."""
+    from datetime import datetime, timedelta
+
+    first = datetime.fromtimestamp(start, tz).date().isoformat() if start is not None else None
+    last = (
+        (datetime.fromtimestamp(end, tz) - timedelta(days=1)).date().isoformat()
+        if end is not None
+        else None
+    )
+    return {"since": first, "until": last}
 
 
 def show(

@@ -269,6 +269,7 @@ class Indexer:
         self.store.mark_dirty(acc.dirty - dirty_full)
         everything = set(c.id for c in chats) if people_changed else set()
         self.store.mark_dirty(dirty_full | everything, full=True)
+        self.progress("stats", 0, None)
         with _stage(report, "stats"):
             # who needs a recompute from the store; everyone else just folds in the new rows
             redo = edited_people | gone_senders | {owner[c] for c in gone_chats if c in owner}
@@ -277,6 +278,7 @@ class Indexer:
             if report.deleted:  # rows read into an empty store were all there is, until now
                 fresh.states.clear()
             self._update_stats(acc.new.in_order(), one_to_one, redo, fresh.states)
+        self.progress("stats", 1, 1)
 
         report.messages_new = counters.messages - counters.events
         report.decode_failures = counters.decode_failures
@@ -406,6 +408,7 @@ class Indexer:
         """Stream new rows into the store page by page, noting what they touch."""
         conn, caps, watermark = src.conn, src.caps, src.watermark
         clock = LocalClock(self.tz)
+        self.progress("read", 0, total)
         full: list[tuple] = []
         plain: list[tuple] = []
         reactions: list[tuple] = []

@@ -103,8 +103,13 @@ class Embedder(Protocol):
     name: str
     dim: int
 
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed passages. Returns an (n, dim) float32 array, rows L2-normalised."""
+    def embed_documents(
+        self, texts: Sequence[str], on_progress: Callable[[int, int], None] | None = None
+    ) -> NDArray[np.float32]:
+        """Embed passages. Returns an (n, dim) float32 array, rows L2-normalised.
+
+        `on_progress(done, total)` may be called as slices finish (for index progress bars).
+        """
         ...
 
     def embed_query(self, text: str) -> NDArray[np.float32]:

@@ -171,7 +171,9 @@ def make_index_fn(
         from casper.indexing import ensure_vectors, update_lexical
         from casper.timeutil import local_tz
 
+        progress("load", 0, None)  # loading a model can take half a minute: say so
         embedder = factory.make_embedder(cfg)
+        progress("load", 1, 1)
         if rebuild and cfg.index_dir.exists() and not _reusable(cfg, embedder):
             from casper.store.index import discard
 

@@ -34,6 +34,7 @@ PURE = [
     "casper/agent/prompts.py",
     "casper/agent/enrich.py",
     "casper/agent/holiday_dates.py",
+    "casper/followup.py",
     "casper/backends/toolcalls.py",
     "ingest/body.py",
     "ingest/dates.py",

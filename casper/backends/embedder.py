@@ -137,9 +137,10 @@ class SentenceTransformerEmbedder:
         total = len(texts)
         out = np.empty((total, self.dim), dtype=np.float32)
         # Sort longest-first across the whole input (encode only sorts within one call), then
-        # encode in slices so progress can be reported without losing the padding savings.
+        # encode one model batch per call: the batches (and padding) are those encode would
+        # form itself, and progress advances every batch instead of jumping by hundreds.
         order = sorted(range(total), key=lambda i: -len(texts[i]))
-        step = self.batch_size * 8
+        step = self.batch_size
         for start in range(0, total, step):
             idx = order[start : start + step]
             out[idx] = self._encode([self.document_prefix + texts[i] for i in idx])

@@ -22,6 +22,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="Ask questions about your own iMessage history, privately, on your Mac.",
+    context_settings={"help_option_names": ["-h", "--help"]},  # commands inherit it
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -125,6 +126,14 @@ def print_json(data: Any) -> None:
 
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     sys.stdout.flush()
+
+
+def default_of(setting: str) -> str:
+    """`[default: 8, setting top_k]` for the help of flags whose None means "the setting"."""
+    import dataclasses
+
+    field = next(f for f in dataclasses.fields(Config) if f.name == setting)
+    return f"\\[default: {field.default}, setting {setting}]"  # \\[: not rich markup
 
 
 def config(home: Path | None, **overrides: Any) -> Config:

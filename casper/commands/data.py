@@ -85,7 +85,7 @@ def index(
     if no_contacts:
         cfg = dataclasses.replace(cfg, contacts=None)
     tz = local_tz(cfg.timezone)
-    report = run_index(cfg, rebuild=rebuild, quiet=json)
+    report = run_index(cfg, rebuild=rebuild)  # progress goes to stderr, even with --json
     # paths given once are kept in config.toml: a later plain `casper index`, or `doctor`,
     # reads the same history and AddressBook instead of the defaults
     given = {"chat_db": chat_db, "contacts": None if no_contacts else contacts}
@@ -97,13 +97,13 @@ def index(
         return
     err = _stderr()
     if report.noop:
-        err.print(f"up to date: {report.messages_total} messages ({report.elapsed_s:.2f} s)")
+        err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
         return
     cov = report.coverage
     err.print(
-        f"indexed {report.messages_new} new messages ({report.messages_total} total, "
-        f"{report.chunks_new} new chunks), {report.reactions} reactions folded, "
-        f"{report.deleted} deleted, {report.decode_failures} undecodable bodies — "
+        f"indexed {report.messages_new:,} new messages ({report.messages_total:,} total, "
+        f"{report.chunks_new:,} new chunks), {report.reactions:,} reactions folded, "
+        f"{report.deleted:,} deleted, {report.decode_failures:,} undecodable bodies — "
         f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]} "
         f"in {report.elapsed_s:.1f} s"
     )
@@ -115,27 +115,16 @@ def contacts(
     home: Home = None, json: Json = False, no_service: NoService = False, verbose: Verbose = False
 ) -> None:
     """People with handles and message counts."""
-    from rich.console import Console
-    from rich.table import Table
-
     from casper.commands.transport import execute
 
     rows = execute("contacts", {}, config(home), no_service=no_service)
     if json:
         print_json(rows)
         return
-    table = Table("id", "name", "handles", "sent", "received", "first", "last")
-    for r in rows:
-        table.add_row(
-            r["id"],
-            r["name"],
-            ", ".join(r["handles"]),
-            str(r["sent"]),
-            str(r["received"]),
-            (r["first"] or "")[:10],
-            (r["last"] or "")[:10],
-        )
-    Console().print(table)
+    from casper.render_text import console, contacts_table
+
+    out = console()
+    out.print(contacts_table(rows, out.width))
 
 
 @app.command()
@@ -159,15 +148,27 @@ def stats(
     if json:
         print_json(data)
         return
-    _print_stats(data)
+    _print_stats(data, _range_label(data["range"]))
 
 
-def _print_stats(data: dict) -> None:
-    from rich.console import Console
+def _range_label(days: dict) -> str:
+    """The days a --since/--until range resolved to, so "last March" can be checked."""
+    if days["since"] is None and days["until"] is None:
+        return "all time"
+    return f"{days['since'] or 'start'} → {days['until'] or 'today'}"
 
-    c = Console()
+
+def _print_stats(data: dict, range_label: str = "all time") -> None:
+    from rich.text import Text
+
+    from casper.render_text import console, month_bars
+
+    c = console()
     p = data["person"]
-    c.print(f"[bold]{p['name']}[/]  [dim]{p['id']} · {', '.join(p['handles'])}[/]")
+    head = Text(p["name"], style="bold")
+    head.append(f"  {p['id']} · {', '.join(p['handles'])}", style="dim")
+    c.print(head)
+    c.print(f"  range: {range_label}")
     c.print(
         f"  sent {data['sent']} · received {data['received']} · active days {data['active_days']}"
     )
@@ -183,6 +184,11 @@ def _print_stats(data: dict) -> None:
         c.print(
             "  busiest hours: " + ", ".join(f"{h:02d}h ({n})" for h, n in data["busiest_hours"])
         )
+    months = month_bars(data.get("by_month") or {}, c.width)
+    if months:
+        c.print("  messages by month:")
+        for line in months:
+            c.print(f"    {line}")
 
 
 @app.command()
@@ -197,22 +203,24 @@ def show(
     verbose: Verbose = False,
 ) -> None:
     """A message with its surrounding conversation."""
-    from rich.console import Console
-    from rich.markup import escape
-
     from casper.commands.transport import execute
-    from casper.commands.views import message_line
 
     args = {"ref": ref, "before": before, "after": after}
     data = execute("show", args, config(home), no_service=no_service)
     if json:
         print_json(data)
         return
-    console = Console()
-    console.print(f"[bold]{escape(data['chat']['name'] or 'Unknown chat')}[/]")
-    for m in data["context"]:
-        line = escape(message_line(m))
-        console.print(f"[reverse]{line}[/]" if m["rowid"] == data["message"]["rowid"] else line)
+    from rich.text import Text
+
+    from casper.render_text import console, conversation_view, messages_from_doc
+
+    out = console()
+    out.print(Text(data["chat"]["name"] or "Unknown chat", style="bold"))
+    tz = local_tz(config(home).timezone)  # the zone the document's timestamps were written in
+    view = conversation_view(
+        messages_from_doc(data["context"]), {}, tz, target=data["message"]["rowid"]
+    )
+    out.print(view)
 
 
 @app.command()
@@ -226,14 +234,16 @@ def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> N
     if json:
         print_json(report)
         return
-    from rich.console import Console
+    from rich.markup import escape
 
-    c = Console()
+    from casper.render_text import console
+
+    c = console()
     for check in report["checks"]:
         mark = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}[check["status"]]
-        c.print(f"{mark} {check['name']}: {check['detail']}")
+        c.print(f"{mark} {escape(check['name'])}: {escape(str(check['detail']))}")
         if check.get("hint"):
-            c.print(f"   [dim]hint: {check['hint']}[/]")
+            c.print(f"   [dim]hint: {escape(check['hint'])}[/]")
     if any(ch["status"] == "fail" for ch in report["checks"]):
         raise typer.Exit(1)
 
@@ -279,9 +289,10 @@ def demo(
 
 
 def _demo_overview(cfg: Config) -> None:
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    from casper.render_text import console
     from casper.runtime import open_store
 
     store = open_store(cfg)
@@ -300,7 +311,7 @@ def _demo_overview(cfg: Config) -> None:
         s = store.stats(p.id) or {}
         reply = (s.get("median_reply_s") or {}).get("them")
         table.add_row(
-            p.name,
+            Text(p.name),  # a contact's name is data, never markup
             p.id,
             str(s.get("sent", 0)),
             str(s.get("received", 0)),
@@ -308,5 +319,5 @@ def _demo_overview(cfg: Config) -> None:
             "-" if reply is None else f"{reply / 60:.0f} min",
             " ".join(e for e, _ in s.get("top_emoji", [])[:3]),
         )
-    Console().print(table)
+    console().print(table)
     _ = tz

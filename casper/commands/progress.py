@@ -1,38 +1,239 @@
-"""Rich progress bars on stderr, one per pipeline stage; silent when stderr is not a terminal."""
+"""Index progress on stderr: rich bars with rate and ETA on a terminal, plain lines elsewhere.
+
+Stages report `(stage, done, total)`; `total=None` means "started, size unknown" (a model
+loading, stats being computed) and `done >= total` means finished. Off a terminal (piped,
+redirected, CI logs) a line is printed when a stage starts, every `every_s` seconds while it
+runs and when it ends, so a long `casper index > log` never looks hung. Never on stdout.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TextIO
 
-LABELS = {"read": "reading chat.db", "embed": "embedding chunks", "stats": "computing stats"}
+Progress = Callable[[str, int, "int | None"], None]
+
+LABELS = {
+    "read": "reading chat.db",
+    "stats": "computing stats",
+    "load": "loading embedder",
+    "chunk": "chunking chats",
+    "embed": "embedding chunks",
+    "write": "writing index",
+}
+_LOCK = threading.Lock()  # the ticker thread and the pipeline both write lines
+UNITS = {"read": "rows", "embed": "chunks", "chunk": "chats"}
 
 
-@contextmanager
-def stage_bars(enabled: bool = True) -> Iterator[Any]:
-    """Yield a `(stage, done, total)` callback that drives one bar per stage."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def label(stage: str) -> str:
+    return LABELS.get(stage, stage)
 
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        yield lambda stage, done, total: None
-        return
-    progress = Progress(
-        TextColumn("{task.description:<18}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
+
+def fmt_duration(seconds: float) -> str:
+    """`42s`, `3m05s`, `1h02m` — short enough for a progress line."""
+    s = max(int(round(seconds)), 0)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+@dataclass
+class _Stage:
+    started: float
+    done: int = 0
+    total: int | None = None
+    finished: bool = False
+    last_line: float = 0.0
+
+
+@dataclass
+class PlainProgress:
+    """Plain progress lines for a non-terminal stderr; `clock` is injectable for tests."""
+
+    stream: TextIO
+    every_s: float = 5.0
+    clock: Callable[[], float] = time.monotonic
+    stages: dict[str, _Stage] = field(default_factory=dict)
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        with _LOCK:
+            self._update(stage, done, total)
+
+    def tick(self) -> None:
+        """A line for a stage that reports nothing while it works (a model loading)."""
+        with _LOCK:
+            now = self.clock()
+            for name, st in self.stages.items():
+                if not st.finished and not st.total and now - st.last_line >= self.every_s:
+                    st.last_line = now
+                    self._line(f"{label(name)}: still working, {fmt_duration(now - st.started)}")
+
+    def _update(self, stage: str, done: int, total: int | None) -> None:
+        now = self.clock()
+        st = self.stages.get(stage)
+        if st is None:
+            st = self.stages[stage] = _Stage(started=now, last_line=now)
+            self._finish_others(stage, now)
+            self._line(f"{label(stage)} …")
+        if st.finished:
+            return
+        st.done, st.total = done, total
+        if total is not None and done >= total:
+            st.finished = True
+            self._line(self._summary(stage, st, now))
+        elif total and now - st.last_line >= self.every_s:
+            st.last_line = now
+            self._line(self._running(stage, st, now))
+
+    def close(self) -> None:
+        with _LOCK:
+            self._finish_others(None, self.clock())
+
+    def _finish_others(self, current: str | None, now: float) -> None:
+        """A stage that never said it finished is over once the next one starts."""
+        for name, st in self.stages.items():
+            if name != current and not st.finished:
+                st.finished = True
+                self._line(self._summary(name, st, now))
+
+    def _running(self, stage: str, st: _Stage, now: float) -> str:
+        total = st.total or 0
+        elapsed = max(now - st.started, 1e-9)
+        rate = st.done / elapsed
+        unit = UNITS.get(stage, "")
+        text = f"{label(stage)}: {st.done:,}/{total:,} ({100 * st.done / max(total, 1):.0f}%)"
+        if st.done:
+            text += f" · {rate:,.0f} {unit}/s".replace("  ", " ")
+            text += f" · eta {fmt_duration((total - st.done) / rate)}"
+        return text + f" · {fmt_duration(elapsed)} elapsed"
+
+    def _summary(self, stage: str, st: _Stage, now: float) -> str:
+        elapsed = now - st.started
+        if st.total and st.total > 1:
+            unit = UNITS.get(stage, "")
+            return f"{label(stage)}: done, {st.total:,} {unit} in {fmt_duration(elapsed)}".replace(
+                "  ", " "
+            )
+        return f"{label(stage)}: done in {fmt_duration(elapsed)}"
+
+    def _line(self, text: str) -> None:
+        self.stream.write(f"casper index: {text}\n")
+        self.stream.flush()
+
+
+def _rich_progress(console: Any) -> tuple[Any, Progress]:
+    from rich.progress import (
+        BarColumn,
+        ProgressColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.progress import (
+        Progress as RichProgress,
+    )
+    from rich.text import Text
+
+    class Count(ProgressColumn):
+        """`1,234/5,000` for countable stages; nothing for a model load."""
+
+        def render(self, task: Any) -> Text:
+            if not task.fields.get("countable"):
+                return Text("")
+            return Text(
+                f"{int(task.completed):,}/{int(task.total or 0):,}", style="progress.download"
+            )
+
+    class Rate(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            if not task.fields.get("countable") or not speed:
+                return Text("")
+            return Text(
+                f"{speed:,.0f} {task.fields.get('unit', '')}/s", style="progress.data.speed"
+            )
+
+    class Eta(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            if task.finished or not task.fields.get("countable"):
+                return Text("")
+            remaining = task.time_remaining
+            return Text("eta " + (fmt_duration(remaining) if remaining is not None else "…"),
+                        style="progress.remaining")  # fmt: skip
+
+    from rich.table import Column
+
+    # below 72 columns the rate gives its room to the bar (the ETA already says how fast)
+    wide = console.width >= 72
+    columns: list[Any] = [
+        SpinnerColumn(finished_text="[green]✓[/]"),
+        TextColumn("{task.description}", table_column=Column(no_wrap=True, width=16)),
+        BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=6)),
+        Count(table_column=Column(no_wrap=True)),
+    ]
+    if wide:
+        columns.append(Rate(table_column=Column(no_wrap=True)))
+    columns += [Eta(table_column=Column(no_wrap=True)), TimeElapsedColumn()]
+    progress = RichProgress(
+        *columns,
         console=console,
         transient=False,
+        expand=True,
+        speed_estimate_period=15.0,
     )
     tasks: dict[str, Any] = {}
 
     def update(stage: str, done: int, total: int | None) -> None:
         if stage not in tasks:
-            tasks[stage] = progress.add_task(LABELS.get(stage, stage), total=total)
-        progress.update(tasks[stage], completed=done, total=total)
+            for task in progress.tasks:  # the previous stage is over once the next starts
+                if not task.finished:
+                    progress.update(task.id, total=task.total or 1, completed=task.total or 1)
+            tasks[stage] = progress.add_task(
+                label(stage), total=total, countable=bool(total), unit=UNITS.get(stage, "")
+            )
+        tid = tasks[stage]
+        if total is not None and total > 0:
+            progress.update(tid, completed=done, total=total, countable=total > 1)
+        elif total == 0:
+            progress.update(tid, completed=1, total=1)
 
+    return progress, update
+
+
+def _tick(plain: PlainProgress, stop: threading.Event) -> None:
+    while not stop.wait(min(1.0, plain.every_s)):
+        plain.tick()
+
+
+@contextmanager
+def stage_bars(enabled: bool = True, *, stream: TextIO | None = None) -> Iterator[Progress]:
+    """Yield a `(stage, done, total)` callback: rich bars on a terminal, plain lines elsewhere."""
+    from rich.console import Console
+
+    if not enabled:
+        yield lambda stage, done, total: None
+        return
+    console = Console(stderr=True, highlight=False) if stream is None else Console(file=stream)
+    if not console.is_terminal:
+        plain = PlainProgress(stream or sys.stderr)
+        stop = threading.Event()
+        # stages that cannot count (loading a model) get no callbacks: a ticker speaks for them
+        ticker = threading.Thread(target=_tick, args=(plain, stop), daemon=True)
+        ticker.start()
+        try:
+            yield plain
+        finally:
+            stop.set()
+            ticker.join()
+            plain.close()
+        return
+    progress, update = _rich_progress(console)
     with progress:
         yield update

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from casper.commands.base import Home, Json, NoService, Verbose, app, config, guarded
+from casper.commands.base import Home, Json, NoService, Verbose, app, config, default_of, guarded
 
 
 @app.command()
@@ -19,7 +19,9 @@ def search(
     until: Annotated[
         str | None, typer.Option("--until", help="ISO date or phrase (whole day)")
     ] = None,
-    k: Annotated[int | None, typer.Option("-k", help="number of hits")] = None,
+    k: Annotated[
+        int | None, typer.Option("-k", help=f"number of hits {default_of('top_k')}")
+    ] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid | bm25 | vector")] = "hybrid",
     lexical: Annotated[str | None, typer.Option("--lexical", help="lancedb | rank-bm25")] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="skip the cross-encoder")] = False,
@@ -67,12 +69,13 @@ def search(
 
         print_json(doc)
         return
-    from rich.console import Console
+    from casper.render_text import console, hits_from_doc, hits_view
 
-    from casper.commands.views import hits_lines
-
-    console = Console()
+    out = console()
     if not doc["hits"]:
-        console.print("no matching messages")
-    for line in hits_lines(doc["hits"]):
-        console.print(line)
+        out.print("no matching messages")
+        return
+    from casper.timeutil import local_tz
+
+    tz = local_tz(config(home).timezone)  # the zone the document's timestamps were written in
+    out.print(hits_view(hits_from_doc(doc["hits"]), tz, query))

@@ -111,4 +111,6 @@ class DirectoryQueries:
 
     def find_chats(self, query: str) -> list[ChatInfo]:
         q = query.strip().lower()
-        return [c for c in self.chats() if q == str(c.id) or q in c.name.lower()]
+        chats = self.chats()
+        exact = [c for c in chats if q == str(c.id)]  # an id (as `casper chats` shows) wins
+        return exact or [c for c in chats if q in c.name.lower()]

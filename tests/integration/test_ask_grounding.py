@@ -104,7 +104,8 @@ def test_text_output_has_a_usage_footer_unless_quiet(indexed, fake_models) -> No
     fake_models["engine"] = CitingEngine()
     loud = run(home, "ask", "what's the climbing gym wifi password?")
     assert loud.exit_code == 0 and re.search(
-        r"1 steps · 100 prompt \+ 9 answer tokens", loud.stderr
+        r"1 model call\b.*100 prompt \+ 9 completion tokens",
+        loud.stderr,  # casper.live footer
     )
     fake_models["engine"] = CitingEngine()
     quiet = run(home, "ask", "what's the climbing gym wifi password?", "--quiet")

@@ -54,13 +54,13 @@ def test_similar_sentences_score_higher(minilm: SentenceTransformerEmbedder) -> 
 def test_input_order_kept_and_progress_reported(
     minilm: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(minilm, "batch_size", 2)  # slices of 16 texts
+    monkeypatch.setattr(minilm, "batch_size", 5)  # one model batch per progress step
     texts = [f"message {i} " + "ha" * (i % 7) for i in range(24)]
     seen: list[tuple[int, int]] = []
     vectors = minilm.embed_documents(
         texts, on_progress=lambda done, total: seen.append((done, total))
     )
-    assert seen == [(16, 24), (24, 24)]
+    assert seen == [(5, 24), (10, 24), (15, 24), (20, 24), (24, 24)]
     for i in (5, 23):
         np.testing.assert_allclose(vectors[i], minilm.embed_documents([texts[i]])[0], atol=1e-5)
 

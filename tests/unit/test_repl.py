@@ -1,0 +1,65 @@
+"""The chat loop: what reaches `ask`, what stays local, and how a session ends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from casper.config import Config
+from casper.repl import line_reader, run_repl
+
+
+def reader(lines: list[str]):  # noqa: ANN201
+    it: Iterator[str] = iter(lines)
+
+    def read(prompt: str) -> str:
+        try:
+            return next(it)
+        except StopIteration:
+            raise EOFError from None
+
+    return read
+
+
+def test_only_questions_reach_ask_and_follow_ups_are_rewritten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def ask(question: str, hints: tuple[str, ...]) -> dict:
+        asked.append((question, hints))
+        return {"answer": "she moved it", "citations": [{"sender": "Priya Natarajan", "rowid": 1,
+                "ts": "2023-06-12T11:20:00+00:00", "text": "dentist moved"}]}  # fmt: skip
+
+    lines = ["/help", "/nope", "", "what did Priya say about the dentist?",
+             "did she go?", "/CLEAR", "did she go?"]  # fmt: skip
+    run_repl(Config(data_dir=tmp_path), ask, read=reader(lines), names=["Priya Natarajan"])
+    questions = [q for q, _ in asked]
+    assert questions[0] == "what did Priya say about the dentist?"
+    assert questions[1] == "did she go? (about Priya Natarajan)"
+    assert asked[1][1] and "Earlier question: what did Priya say" in asked[1][1][-1]
+    assert questions[2] == "did she go?"  # after /clear nothing is carried over
+    assert len(asked) == 3
+    out = capsys.readouterr()
+    assert "unknown command /nope" in out.err
+    assert out.out.endswith("\n")
+
+
+def test_ctrl_c_stops_one_answer_not_the_session(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def ask(question: str, hints: tuple[str, ...]) -> dict:
+        calls.append(question)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return {"answer": "ok", "citations": []}
+
+    run_repl(Config(data_dir=tmp_path), ask, read=reader(["first", "second"]))
+    assert calls == ["first", "second"]
+
+
+def test_pipes_get_plain_input_and_terminals_a_private_history_file(tmp_path: Path) -> None:
+    assert line_reader(tmp_path / "h", interactive=False) is input
+    assert not (tmp_path / "h").exists()

@@ -21,7 +21,10 @@ from casper.store.index import ChunkIndex, IndexedChunk
 
 log = logging.getLogger(__name__)
 
-EMBED_BATCH = 512  # chunks per embed call: progress granularity vs padding savings
+# chunks per embed call, each committed on its own: the progress bar and a kill's loss move in
+# steps of this size. 128 rather than 512: encode speed measured the same (64 vs 512 per call:
+# 145.8 vs 145.1 passages per CPU-second, median of 3), and the bar no longer jumps by 512.
+EMBED_BATCH = 128
 WRITE_BATCH = 4096  # rows per LanceDB write: fewer, larger fragments
 PLAN_CHATS = 256  # chats whose indexed chunks are looked up in one scan
 

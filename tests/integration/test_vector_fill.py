@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from casper.indexing import ensure_vectors, update_index, update_lexical
+from casper.indexing import EMBED_BATCH, ensure_vectors, update_index, update_lexical
 from casper.pipeline import Indexer
 from casper.retrieve import Retriever
 from casper.store.db import Store
@@ -155,7 +155,7 @@ def test_kill_9_during_embedding_keeps_batches_and_resume_embeds_only_the_rest(
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         now = index.vectors.count()
-        assert now >= kept + wait_for * 512  # every reported batch survived the kill
+        assert now >= kept + wait_for * EMBED_BATCH  # every reported batch survived the kill
         assert now < total
         kept = now
     done, seen_total = vector_status_at(index.dir)

@@ -91,4 +91,4 @@ def test_chat_answers_a_greeting_with_the_real_model(smol_home: Path) -> None:
     assert "Traceback" not in result.output and "error:" not in result.output, result.output
     history = json.loads((smol_home / "chat_history.json").read_text())
     assert history["turns"][0][0] == "hi" and history["turns"][0][1].strip()
-    assert "steps" in result.stderr  # the usage footer
+    assert "model call" in result.stderr and "tokens" in result.stderr  # the usage footer

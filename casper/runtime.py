@@ -173,6 +173,7 @@ def make_index_fn(
 
         progress("load", 0, None)  # loading a model can take half a minute: say so
         embedder = factory.make_embedder(cfg)
+        index_fn.embedder = embedder  # type: ignore[attr-defined]  # fill_vectors reuses it
         progress("load", 1, 1)
         if rebuild and cfg.index_dir.exists() and not _reusable(cfg, embedder):
             from casper.store.index import discard
@@ -204,7 +205,10 @@ def make_index_fn(
 
 
 def fill_vectors(
-    cfg: Config, progress: Callable[..., None], announce: Callable[[str], None]
+    cfg: Config,
+    progress: Callable[..., None],
+    announce: Callable[[str], None],
+    embedder: Any | None = None,
 ) -> Any:
     """Embed the chunks that have no vector yet (all of a first index, or what a killed run left).
 
@@ -226,7 +230,8 @@ def fill_vectors(
 
     if done:
         announce(f"resuming: {done} of {total} chunks already embedded; embedding the rest")
-    embedder = factory.make_embedder(cfg)
+    # the lexical step of the same run already loaded the model: loading it twice costs seconds
+    embedder = embedder or factory.make_embedder(cfg)
     index = open_index(cfg, embedder)
     return ensure_vectors(index, embedder, lambda d, t: progress("embed", d, t))
 

@@ -39,7 +39,8 @@ def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed:
             bump_generation(cfg.data_dir)  # a running service reopens on its next request
         if embed:  # the lexical legs are searchable now; vectors follow, batch by batch
             # said even with --json (stderr): the user should know the run picked up old work
-            fill = fill_vectors(cfg, bars, lambda m: _stderr().print(m))
+            loaded = getattr(index_fn, "embedder", None)  # set when the lexical step ran
+            fill = fill_vectors(cfg, bars, lambda m: _stderr().print(m), embedder=loaded)
             if fill is not None and fill.embedded:
                 bump_generation(cfg.data_dir)  # new vectors: the service reloads its matrix
         return report

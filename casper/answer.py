@@ -160,8 +160,12 @@ def answer_question(
     unavailable_reason: str | None = None,
     on_event: Callable[[Event], None] = lambda e: None,
     locale: str = "en_US",
+    me_names: Sequence[str] = (),
 ) -> Asked:
-    """Run one question; with no engine, answer from retrieval alone (guard model_unavailable)."""
+    """Run one question; with no engine, answer from retrieval alone (guard model_unavailable).
+
+    `me_names` are the owner's own names: never a contact to filter by, and the model is told
+    that they mean the user."""
     started = time.perf_counter()
     now = now or datetime.now(tz)
     found, hints = build_hints(question, store, tz, now, history, locale=locale)
@@ -184,8 +188,8 @@ def answer_question(
             round(time.perf_counter() - started, 3),
             grounding="cited" if guids else ("stats" if figures else "abstained"),
         )
-    toolbox = Toolbox(store, search, tz, now=now)
-    system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)))
+    toolbox = Toolbox(store, search, tz, now=now, me_names=me_names)
+    system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)), owner=me_names)
     result = run_agent(
         question,
         engine,
@@ -194,7 +198,7 @@ def answer_question(
         on_event=on_event,
         hints=hints,
         system=system,
-        prefetch=prefetch_call(question, found, store),
+        prefetch=prefetch_call(question, found, store, me_names),
         grounding=grounding_facts(question, hints, coverage_sentence(store, tz)),
     )
     return Asked(

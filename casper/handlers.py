@@ -131,6 +131,9 @@ def contacts(rt: Runtime, *, emit: Emit = _ignore) -> list[dict[str, Any]]:
                 "id": p.id,
                 "name": p.name,
                 "handles": list(p.handles),
+                # the card's names (first, last, nickname, organization, full): what a
+                # question may call them; {} for a bare handle
+                "names": dict(p.names),
                 "sent": s.get("sent", 0),
                 "received": s.get("received", 0),
                 "first": iso(s.get("first"), tz),
@@ -240,6 +243,7 @@ def ask(
         unavailable_reason=why,
         on_event=EventAdapter(emit),
         locale=rt.cfg.locale,
+        me_names=rt.cfg.me_names,
     )
     _say_new(retriever, said, emit)
     asked = dataclasses.replace(

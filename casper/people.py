@@ -33,6 +33,7 @@ def build_directory(handles: Sequence[Handle], matches: Mapping[int, Contact]) -
     """One person per card (all its handles), else one per normalised address."""
     handle_person: dict[int, str] = {}
     names: dict[str, str] = {}
+    forms: dict[str, tuple[tuple[str, str], ...]] = {}
     addresses: dict[str, set[str]] = {}
     keys: dict[str, str] = {}
     for h in handles:
@@ -43,13 +44,14 @@ def build_directory(handles: Sequence[Handle], matches: Mapping[int, Contact]) -
         addresses.setdefault(pid, set()).add(h.address)
         if card:
             names[pid] = card.display_name or h.address
+            forms[pid] = card.names
             addresses[pid].update(card.phones)
             addresses[pid].update(card.emails)
             keys[pid] = card.key
         else:
             names.setdefault(pid, h.address)
     people = tuple(
-        Person(pid, names[pid], tuple(sorted(addresses[pid])))
+        Person(pid, names[pid], tuple(sorted(addresses[pid])), forms.get(pid, ()))
         for pid in sorted(names, key=lambda p: (names[p].lower(), p))
     )
     return Directory(people, handle_person, keys)

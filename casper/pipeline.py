@@ -204,6 +204,7 @@ class Indexer:
                 and int(self.store.meta_float("deleted_rowid")) == state.max_deleted_rowid
                 and int(self.store.meta_float("recoverable_count")) == state.recoverable_count
                 and self.store.get_meta("contacts_sig") == contacts_sig
+                and not self.store.names_pending()  # a migrated store: read the cards' names
                 and self.store.get_meta("local_tz") == zone_id(self.tz)
                 # dirty chats only matter when this run also maintains the search index
                 and not (index_fn is not None and self.store.dirty_chats())

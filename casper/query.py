@@ -13,7 +13,7 @@ Imports: stdlib, casper.agent.enrich (dates in words, through its public `enrich
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -52,7 +52,8 @@ _DATEISH = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class PersonMention:
-    """A contact named in the question (a card's full, first or last name)."""
+    """A contact named in the question: any name on their card (full, first, last, nickname,
+    organization)."""
 
     person_id: str
     name: str  # display name
@@ -140,13 +141,14 @@ class Reader:
         locale: str = "en_US",
         tz: ZoneInfo | None = None,
         coverage: tuple[date, date] | None = None,
+        aliases: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.coverage = coverage  # first and last indexed day: "in January" means one inside
         self.people = list(people)
         self.me_names = tuple(me_names)
         self.locale = locale
         self.tz = tz or ZoneInfo("UTC")
-        self.names = NameIndex(self.people, self.me_names)
+        self.names = NameIndex(self.people, self.me_names, aliases)
 
     def read(self, question: str, now: datetime, *, literal: bool = False) -> Understood:
         return understand(
@@ -162,13 +164,25 @@ class Reader:
 
 
 class NameIndex:
-    """Contacts' name forms ("Paola Rossi", "Paola", "Rossi") → person ids, for quick lookup."""
+    """Contacts' name forms ("Paola Rossi", "Paola", "Rossi", the card's nickname "Pao" or
+    organization) → person ids, for quick lookup.
 
-    def __init__(self, people: Iterable[tuple[str, str]], me_names: Sequence[str] = ()) -> None:
+    `aliases` maps a person id to the other names on their card (AddressBook first, last,
+    nickname, organization, full): each is matched whole, as written on the card.
+    """
+
+    def __init__(
+        self,
+        people: Iterable[tuple[str, str]],
+        me_names: Sequence[str] = (),
+        aliases: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         self.display = dict(people)
         self.forms: dict[str, list[str]] = {}
-        for form, pid in _name_forms(self.display.items(), me_names):
-            self.forms.setdefault(form, []).append(pid)
+        found = _name_forms(self.display.items(), me_names) + _alias_forms(aliases, me_names)
+        for form, pid in sorted(dict.fromkeys(found), key=lambda f: -len(f[0])):
+            if pid not in self.forms.setdefault(form, []):
+                self.forms[form].append(pid)
         self.longest = max((len(f.split()) for f in self.forms), default=0)
 
     def strip(self, text: str) -> tuple[str, list[tuple[str, str]]]:
@@ -331,6 +345,24 @@ def _name_forms(
             if named and not any(ch.isdigit() for ch in form) and "@" not in form:
                 forms[(form, pid)] = None
     return sorted(forms, key=lambda f: -len(f[0]))
+
+
+def _alias_forms(
+    aliases: Mapping[str, Sequence[str]] | None, me_names: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(name form, person id) for the card's other names; two letters are enough for a
+    nickname the owner chose ("Jo"), but not a lower-case word or the owner's own name."""
+    mine = {n.lower() for n in me_names}
+    out = []
+    for pid, names in (aliases or {}).items():
+        for name in names:
+            form = " ".join(name.split())
+            if len(form) < 2 or not form[:1].isupper() or "@" in form:
+                continue
+            if form.lower() in mine | SCAFFOLDING or any(ch.isdigit() for ch in form):
+                continue
+            out.append((form, pid))
+    return out
 
 
 def _strip_names(text: str, forms: Sequence[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:

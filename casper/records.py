@@ -17,6 +17,15 @@ class Person:
     id: str  # stable: "p_" + 8 hex chars derived from the card key or the handle
     name: str  # display name; the handle itself when there is no card
     handles: tuple[str, ...] = ()
+    # every name the card gives, as (kind, name): kind is full | first | last | nickname |
+    # organization. A question may use any of them ("Sammy", "Rivera"), not just `name`.
+    names: tuple[tuple[str, str], ...] = ()
+
+    def name_forms(self, *kinds: str) -> tuple[str, ...]:
+        """The card's names of these kinds (all kinds when none given), display name first."""
+        forms = [self.name] if not kinds else []
+        forms += [n for k, n in self.names if not kinds or k in kinds]
+        return tuple(dict.fromkeys(forms))
 
 
 @dataclass(frozen=True, slots=True)

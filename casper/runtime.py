@@ -122,6 +122,7 @@ def make_retriever(
         embedder = embedder if embedder is not None else factory.make_embedder(cfg)
         index = open_index(cfg, embedder)
     _same_history(index, store)
+    people = store.people()
     if reranker is None and rerank:
         reranker = load_reranker(cfg, say)
     return Retriever(
@@ -134,7 +135,8 @@ def make_retriever(
         lexical=lexical or cfg.lexical,
         fuse=fuse,
         reader=Reader(
-            people=[(p.id, p.name) for p in store.people()],
+            people=[(p.id, p.name) for p in people],
+            aliases={p.id: p.name_forms() for p in people if p.names},
             me_names=cfg.me_names,
             locale=cfg.locale,
             tz=local_tz(cfg.timezone),

@@ -133,6 +133,19 @@ class Contact:
         name = " ".join(p for p in (self.first, self.last) if p)
         return name or self.nickname or self.organization or None
 
+    @property
+    def names(self) -> tuple[tuple[str, str], ...]:
+        """Every name on the card as (kind, name): a question may use any of them."""
+        full = " ".join(p for p in (self.first, self.last) if p)
+        kinds = (
+            ("full", full if self.first and self.last else None),
+            ("first", self.first),
+            ("last", self.last),
+            ("nickname", self.nickname),
+            ("organization", self.organization),
+        )
+        return tuple((kind, name) for kind, name in kinds if name)
+
 
 @dataclass(frozen=True, slots=True)
 class ReadBatch:

@@ -16,7 +16,6 @@ from casper.agent.enrich import Enrichment
 from casper.agent.grounding import needs_messages
 from casper.agent.loop import Grounding
 from casper.protocols import ToolCall
-from casper.records import ME
 from casper.store.db import Store
 from casper.timeutil import iso
 
@@ -34,18 +33,32 @@ def coverage_sentence(store: Store, tz: ZoneInfo) -> str:
     return f"Your messages here run from {start} to {end}."
 
 
-def named_person(question: str, store: Store) -> str | None:
-    """The one contact whose first name the question mentions as a word, if exactly one does."""
-    words = {w.lower() for w in _WORD.findall(question)}
+def named_person(question: str, store: Store, me_names: Sequence[str] = ()) -> str | None:
+    """The one contact the question names, if exactly one: by the first word of their name or
+    any name on their card (nickname, last name, organization, full name), as whole words.
+
+    A longer name wins over a shorter one inside it ("Sam Rivera" over another contact's
+    "Sam"); the owner's own names (`me_names`) are never a contact.
+    """
+    text = f" {' '.join(_WORD.findall(question.lower()))} "
+    mine = {" ".join(_WORD.findall(n.lower())) for n in me_names}
+    hits: list[tuple[str, str]] = []
+    for p in store.people():
+        forms = [p.name.split()[0], *p.name_forms()] if p.name else list(p.name_forms())
+        for form in {" ".join(_WORD.findall(f.lower())) for f in forms}:
+            if len(form) >= 3 and form not in mine and f" {form} " in text:
+                hits.append((form, p.id))
     found = {
         pid
-        for pid, name in store.names().items()
-        if pid != ME and name and len(first := name.split()[0].lower()) >= 3 and first in words
+        for form, pid in hits
+        if not any(other != pid and f" {form} " in f" {longer} " for longer, other in hits)
     }
     return found.pop() if len(found) == 1 else None
 
 
-def prefetch_call(question: str, found: Enrichment, store: Store) -> ToolCall | None:
+def prefetch_call(
+    question: str, found: Enrichment, store: Store, me_names: Sequence[str] = ()
+) -> ToolCall | None:
     """The search the question implies, or None when it needs no messages."""
     if not needs_messages(question):
         return None
@@ -53,7 +66,7 @@ def prefetch_call(question: str, found: Enrichment, store: Store) -> ToolCall | 
     if found.date_range:
         args["start_date"] = found.date_range[0].isoformat()
         args["end_date"] = found.date_range[1].isoformat()
-    person = named_person(question, store)
+    person = named_person(question, store, me_names)
     if person:
         args["person"] = person
     return ToolCall("search_messages", args)

@@ -37,9 +37,19 @@ def cite_tag(rowid: int) -> str:
     return f"[#{rowid}]"
 
 
-def system_prompt(today: date, tz_name: str, tools_text: str = "") -> str:
-    """The system prompt; `tools_text` is `toolcalls.tools_as_text(...)` for plain templates."""
+OWNER_LINE = 'The user\'s own name is {names}: "{first}" in a question means the user (me).'
+
+
+def system_prompt(
+    today: date, tz_name: str, tools_text: str = "", owner: Sequence[str] = ()
+) -> str:
+    """The system prompt; `tools_text` is `toolcalls.tools_as_text(...)` for plain templates;
+    `owner` the user's own names (the `me_names` setting)."""
     text = SYSTEM_TEMPLATE.format(weekday=today.strftime("%A"), today=today.isoformat(), tz=tz_name)
+    if owner:
+        names = " / ".join(owner)
+        mean = '"I" and "me" mean the user.'
+        text = text.replace(mean, f"{mean}\n{OWNER_LINE.format(names=names, first=owner[0])}", 1)
     return f"{text}\n\n{tools_text}" if tools_text else text
 
 

@@ -229,11 +229,13 @@ class Toolbox:
         tz: tzinfo,
         *,
         now: datetime | None = None,
+        me_names: Sequence[str] = (),
     ) -> None:
         self.store = store
         self.search = search
         self.tz = tz
         self.now = now
+        self.me_names = {n.strip().lower() for n in me_names if n.strip()}
 
     def call(self, call: ToolCall) -> ToolResult:
         """Run one tool; unknown tools, bad arguments and failures come back as `error: …`."""
@@ -260,7 +262,13 @@ class Toolbox:
 
     # ---- helpers -----------------------------------------------------------------------
     def _person(self, ref: str) -> Person:
+        if self._is_owner(ref):
+            raise CasperError(f"{ref} is the user (me), not a contact; name the other person")
         return self.store.resolve_person(ref)
+
+    def _is_owner(self, ref: str) -> bool:
+        """The owner's own name (`me_names`) or "me": they are in every chat, so not a filter."""
+        return ref.strip().lower() in self.me_names | {"me", "myself", "i"}
 
     def _range(self, start: str | None, end: str | None) -> tuple[float | None, float | None]:
         return day_bounds(start, end, self.tz, self.now)
@@ -272,7 +280,8 @@ class Toolbox:
 
     # ---- the tools ---------------------------------------------------------------------
     def _search_messages(self, a: SearchArgs) -> tuple[str, list[str]]:
-        person_id = self._person(a.person).id if a.person else None
+        owner = a.person is not None and self._is_owner(a.person)
+        person_id = self._person(a.person).id if a.person and not owner else None
         start, end = self._range(a.start_date, a.end_date)
         hits = self.search(a.query, person_id=person_id, since=start, until=end, k=a.limit)
         if not hits:
@@ -300,8 +309,8 @@ class Toolbox:
         if not rows:
             return "no contacts match", []
         out = [
-            f"{p.name} (id {p.id}): {s.get('sent', 0)} sent, {s.get('received', 0)} received, "
-            f"last {(iso(s.get('last'), self.tz) or '-')[:10]}"
+            f"{p.name}{_also(p)} (id {p.id}): {s.get('sent', 0)} sent, "
+            f"{s.get('received', 0)} received, last {(iso(s.get('last'), self.tz) or '-')[:10]}"
             for _, p, s in rows[: a.limit]
         ]
         return "\n".join(out), []
@@ -355,3 +364,10 @@ class Toolbox:
             top = top_people(self.store, self.tz, start, end, a.top_n)
         summary = "whole range: " + ", ".join(f"{names.get(p, p)} {n}" for p, n in top)
         return "\n".join([summary, *lines]), []
+
+
+def _also(p: Person) -> str:
+    """ ", also Sammy, Rivera Design": the card's names a question may use besides the display
+    name (first and last names are part of it already)."""
+    other = [n for n in p.name_forms("nickname", "organization") if n != p.name]
+    return f", also {', '.join(other)}" if other else ""

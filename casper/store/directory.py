@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from casper.errors import AmbiguousPerson, PersonNotFound
 from casper.records import ME, ChatInfo, Person
 
+NAME_KINDS = ("full", "first", "last", "nickname", "organization")  # the order they are listed
+
 
 class DirectoryQueries:
     """People and chats; expects `self.conn` and `self._names` from `Store`."""
@@ -32,7 +34,18 @@ class DirectoryQueries:
             "INSERT OR REPLACE INTO handles(address, person_id) VALUES (?, ?)",
             [(h, p.id) for p in people for h in p.handles],
         )
+        self.conn.execute("DELETE FROM person_names")
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO person_names(person_id, kind, name) VALUES (?, ?, ?)",
+            [(p.id, kind, name) for p in people for kind, name in p.names],
+        )
+        self.conn.execute("DELETE FROM meta WHERE key = 'names_pending'")
         self._names = None
+
+    def names_pending(self) -> bool:
+        """True until the people are re-read after the migration that added their names."""
+        row = self.conn.execute("SELECT 1 FROM meta WHERE key = 'names_pending'").fetchone()
+        return row is not None
 
     def named_people(self) -> int:
         """How many people have their name from an AddressBook card."""
@@ -44,8 +57,17 @@ class DirectoryQueries:
         handles: dict[str, list[str]] = {}
         for address, pid in self.conn.execute("SELECT address, person_id FROM handles"):
             handles.setdefault(pid, []).append(address)
+        forms: dict[str, list[tuple[str, str]]] = {}
+        order = "CASE kind " + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(NAME_KINDS))
+        for pid, kind, name in self.conn.execute(
+            f"SELECT person_id, kind, name FROM person_names ORDER BY person_id, {order} END, name"
+        ):
+            forms.setdefault(pid, []).append((kind, name))
         rows = self.conn.execute("SELECT id, name FROM people ORDER BY name COLLATE NOCASE")
-        return [Person(pid, name, tuple(sorted(handles.get(pid, [])))) for pid, name in rows]
+        return [
+            Person(pid, name, tuple(sorted(handles.get(pid, []))), tuple(forms.get(pid, ())))
+            for pid, name in rows
+        ]
 
     def person(self, person_id: str) -> Person | None:
         return next((p for p in self.people() if p.id == person_id), None)
@@ -68,7 +90,7 @@ class DirectoryQueries:
             p
             for p in people
             if q == p.id.lower()
-            or q == p.name.lower()
+            or q in (n.lower() for n in p.name_forms())  # "Sam Rivera", "Sammy", "Rivera"
             or q in (h.lower() for h in p.handles)
             or (len(digits) >= 7 and any(h.endswith(digits[-10:]) for h in p.handles))
         ]
@@ -78,8 +100,10 @@ class DirectoryQueries:
         return [
             p
             for p in people
-            if all(any(part.startswith(w) for part in p.name.lower().split()) for w in words)
-            or q in p.name.lower()
+            if any(
+                all(any(part.startswith(w) for part in form.split()) for w in words) or q in form
+                for form in (n.lower() for n in p.name_forms())
+            )
         ]
 
     def resolve_person(self, query: str) -> Person:

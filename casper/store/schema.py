@@ -77,7 +77,31 @@ def _m002_sender_chat_index(conn: sqlite3.Connection) -> None:
     _script(conn, "CREATE INDEX messages_sender_chat ON messages(sender, chat_id, ts);")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_initial, _m002_sender_chat_index]
+def _m003_person_names(conn: sqlite3.Connection) -> None:
+    """Every name on a person's AddressBook card (first, last, nickname, organization, full),
+    so a question that says "Sammy" or "Rivera" finds Sam Rivera's chats.
+
+    A store from before this migration keeps its data; `names_pending` makes the next
+    `casper index` re-read the people even when chat.db has nothing new (that run would
+    otherwise be a no-op and the table would stay empty until the AddressBook changed).
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE person_names (
+            person_id TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
+            PRIMARY KEY (person_id, kind, name)
+        );
+        INSERT OR REPLACE INTO meta(key, value) VALUES ('names_pending', '1');
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _m001_initial,
+    _m002_sender_chat_index,
+    _m003_person_names,
+]
 
 
 def migrate(conn: sqlite3.Connection) -> None:

@@ -104,12 +104,9 @@ def make_retriever(
     imports torch. A reranker that can't be loaded is said once through `say` (remembered in
     the data dir) and then only by `casper doctor`.
     """
-    from casper.answer import covered_days
     from casper.backends import factory
     from casper.backends.optional import load_reranker
-    from casper.query import Reader
     from casper.retrieve import Retriever
-    from casper.timeutil import local_tz
 
     if embedder is None and mode == "bm25":
         from casper.backends.lazy import LazyEmbedder
@@ -122,7 +119,6 @@ def make_retriever(
         embedder = embedder if embedder is not None else factory.make_embedder(cfg)
         index = open_index(cfg, embedder)
     _same_history(index, store)
-    people = store.people()
     if reranker is None and rerank:
         reranker = load_reranker(cfg, say)
     return Retriever(
@@ -134,14 +130,26 @@ def make_retriever(
         top_k=cfg.top_k,
         lexical=lexical or cfg.lexical,
         fuse=fuse,
-        reader=Reader(
-            people=[(p.id, p.name) for p in people],
-            aliases={p.id: p.name_forms() for p in people if p.names},
-            me_names=cfg.me_names,
-            locale=cfg.locale,
-            tz=local_tz(cfg.timezone),
-            coverage=covered_days(store, local_tz(cfg.timezone)),
-        ),
+        reader=make_reader(cfg, store),
+    )
+
+
+def make_reader(cfg: Config, store: Store, *, aliases: bool = True) -> Any:
+    """The query reader over the store's people: every name on their cards (`aliases`), the
+    owner's own names, the locale's date order and the indexed days."""
+    from casper.answer import covered_days
+    from casper.query import Reader
+    from casper.timeutil import local_tz
+
+    people = store.people()
+    tz = local_tz(cfg.timezone)
+    return Reader(
+        people=[(p.id, p.name) for p in people],
+        aliases={p.id: p.name_forms() for p in people if p.names} if aliases else None,
+        me_names=cfg.me_names,
+        locale=cfg.locale,
+        tz=tz,
+        coverage=covered_days(store, tz),
     )
 
 

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from casper.query import day_first, numeric_date, understand
+from casper.query import NameIndex, day_first, numeric_date, understand
 
 NOW = datetime(2024, 6, 1, 12, tzinfo=UTC)
 TZ = ZoneInfo("Europe/Berlin")
@@ -140,3 +140,29 @@ def test_a_month_without_a_year_means_one_the_index_covers() -> None:
     covered = (date(2023, 1, 5), date(2023, 12, 20))
     u = read("where did we go hiking in October?", coverage=covered)
     assert u.date_range == (date(2023, 10, 1), date(2023, 10, 31))
+
+
+def names(**aliases: tuple[str, ...]) -> NameIndex:
+    return NameIndex(PEOPLE, (), {f"p_{k}": v for k, v in aliases.items()})
+
+
+def test_a_cards_nickname_and_organization_name_the_person() -> None:
+    index = names(paola=("Paola Rossi", "Pao", "Rossi Dental"), fahim=("Fa",))
+    u = read("What did Pao say about the filling at Rossi Dental?", people=index)
+    assert u.person_id == "p_paola"
+    assert [p.said for p in u.people] == ["Pao", "Rossi Dental"]
+    assert u.lexical == "say about the filling at"  # both names left out of BM25
+    assert read("did Fa call", people=index).person_id == "p_fahim"  # a chosen two-letter name
+
+
+def test_card_names_match_whole_and_capitalised_only() -> None:
+    index = names(paola=("Rossi Dental",), fahim=("Bear",))
+    assert read("the dental bill", people=index).people == ()  # an organization word alone
+    assert read("a bear at the zoo", people=index).people == ()  # a lower-case word
+    assert read("what did Bear send", people=index).person_id == "p_fahim"
+
+
+def test_the_owners_own_name_is_never_a_contact_alias() -> None:
+    index = NameIndex(PEOPLE, ("Kev",), {"p_kevin": ("Kev",), "p_paola": ("Pao",)})
+    u = read("what did Kev tell Pao", people=index, me_names=("Kev",))
+    assert u.me == ("Kev",) and u.person_id == "p_paola"

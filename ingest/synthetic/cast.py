@@ -51,14 +51,20 @@ class ChatSpec:
 PEOPLE: tuple[PersonSpec, ...] = (
     PersonSpec(
         "sam",
-        Card("Sam", "Rivera", phones=("(415) 555-0132",), emails=("Sam.Rivera@Example.com",)),
+        Card(
+            "Sam",
+            "Rivera",
+            nickname="Sammy",  # a question may say "Sammy": the card's nickname must match
+            phones=("(415) 555-0132",),
+            emails=("Sam.Rivera@Example.com",),
+        ),
         (("+14155550132", "iMessage", "us"), ("sam.rivera@example.com", "iMessage", "us")),
         style="lower",
         chattiness=3.0,
     ),
     PersonSpec(
         "priya",
-        Card("Priya", "Natarajan", phones=("+44 20 7946 0958",)),
+        Card("Priya", "Natarajan", nickname="Pri", phones=("+44 20 7946 0958",)),
         (("+442079460958", "iMessage", "gb"),),
         style="plain",
         chattiness=1.5,
@@ -86,7 +92,7 @@ PEOPLE: tuple[PersonSpec, ...] = (
     ),
     PersonSpec(
         "dana",
-        Card("Dana", "Okafor", emails=("dana.okafor@example.org",)),
+        Card("Dana", "Okafor", organization="Okafor Design", emails=("dana.okafor@example.org",)),
         (("dana.okafor@example.org", "iMessage", "us"),),
         style="emoji",
         chattiness=2.0,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,8 @@ class DemoCorpus:
     contacts: Path  # the AddressBook folder (holds Sources/<uuid>/AddressBook-v22.abcddb)
     gold: Path  # JSONL, CLI.md gold format
     facts: dict[str, Any]
+    # every row the generator wrote (who, when, text, guid): what other gold files are made from
+    ledger: Ledger | None = field(default=None, compare=False, repr=False)
 
 
 def build_demo_corpus(
@@ -118,7 +120,7 @@ def _build(
     facts = ledger.facts(seed, on)
     gold = write_gold(dest / "gold.jsonl", gold_lines(ledger, scene_mod.QUESTIONS, facts))
     (dest / "facts.json").write_text(json.dumps(facts, ensure_ascii=False, indent=1), "utf-8")
-    return DemoCorpus(chat_db=chat_db, contacts=contacts, gold=gold, facts=facts)
+    return DemoCorpus(chat_db=chat_db, contacts=contacts, gold=gold, facts=facts, ledger=ledger)
 
 
 def _label(chat: ChatSpec, people: dict[str, PersonSpec]) -> str:

@@ -111,6 +111,8 @@ def migrate(conn: sqlite3.Connection) -> None:
     """
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY)")
     done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    if done:  # refuse an early layout before later migrations try to build on it
+        _refuse_early_layout(conn)
     for fn in MIGRATIONS:
         if fn.__name__ in done:
             continue
@@ -122,6 +124,10 @@ def migrate(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+    _refuse_early_layout(conn)
+
+
+def _refuse_early_layout(conn: sqlite3.Connection) -> None:
     columns = {row[1] for row in conn.execute("PRAGMA table_info(messages)")}
     if "lday" not in columns:
         raise StoreOutdated("this store was written by an early development build of Casper")

@@ -17,7 +17,8 @@ card's nickname ("Sammy", "Pri", "Mom") must find the person as well as their fi
 Nothing is typed by hand but the question templates: who, when, which messages answer (the
 relevant guids) and the answer strings come from the generator's ledger (every row it wrote).
 The events are the small-talk slot values (`ingest.synthetic.smalltalk.SLOTS`) found in the
-1:1 chats' messages. Regenerate with `python -m eval.gold_style [OUT]` (deterministic).
+1:1 chats' messages. Regenerate with `python -m eval.gold_style [OUT]` (deterministic);
+measure with `python -m eval.gold_style --run HOME` (index + `casper eval` per locale).
 """
 
 from __future__ import annotations
@@ -171,6 +172,49 @@ def generate(out: Path = DEFAULT_OUT, work: Path | None = None) -> list[dict[str
     return items
 
 
+LOCALES = ("en_US", "en_GB", "de_DE")
+KS = (5, 10, 25)
+
+
+def run(home: Path, locales: Iterable[str] = LOCALES) -> list[str]:
+    """The whole measurement through the CLI, as a user would: build the demo corpus into
+    `home`, `casper index` it (UTC, no rerank), then `casper eval --dataset` this file once per
+    locale. Returns the table rows (message recall@5/10/25 in %, per run and locale)."""
+    import subprocess
+
+    from ingest.synthetic import build_demo_corpus
+
+    home = Path(home)
+    corpus = build_demo_corpus(home / "src")
+    settings = {
+        "chat_db": str(corpus.chat_db),
+        "contacts": str(corpus.contacts),
+        "timezone": "UTC",  # the ledger's days are UTC days
+        "rerank": False,
+    }
+    casper = [sys.executable, "-m", "casper"]
+    rows = []
+    for i, locale in enumerate(locales):
+        toml = "".join(
+            f"{k} = {json.dumps(v)}\n" for k, v in {**settings, "locale": locale}.items()
+        )
+        (home / "config.toml").write_text(toml)  # JSON scalars are TOML scalars here
+        if i == 0:
+            subprocess.run([*casper, "index", "--home", str(home), "--json"], check=True,
+                           stdout=subprocess.DEVNULL)  # fmt: skip
+        ks = [a for k in KS for a in ("-k", str(k))]
+        args = ["eval", "--home", str(home), "--dataset", str(DEFAULT_OUT), "--no-rerank", *ks]
+        args += ["--out", str(home / "runs" / locale), "--json"]
+        done = subprocess.run([*casper, *args], check=True, capture_output=True, text=True)
+        for r in json.loads(done.stdout)["runs"]:
+            recall = " | ".join(f"{100 * r['metrics'][f'message_recall@{k}']:.1f}" for k in KS)
+            rows.append(f"| {locale} | {r['label']} | {recall} |")
+    return rows
+
+
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
-    print(f"{len(generate(target))} questions → {target}")
+    if sys.argv[1:2] == ["--run"]:  # python -m eval.gold_style --run HOME
+        print("\n".join(run(Path(sys.argv[2]))))
+    else:  # python -m eval.gold_style [OUT]
+        target = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
+        print(f"{len(generate(target))} questions → {target}")

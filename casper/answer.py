@@ -170,7 +170,7 @@ def answer_question(
     now = now or datetime.now(tz)
     found, hints = build_hints(question, store, tz, now, history, locale=locale)
     if engine is None:
-        figures = stats_answer(question, found, store, tz)
+        figures = stats_answer(question, found, store, tz, me_names)
         if figures is not None:
             text, guids = figures, []
         else:

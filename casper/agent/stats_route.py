@@ -7,6 +7,7 @@ Search hits cannot answer a count; the stats tools can, so such questions are ro
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -33,8 +34,11 @@ def is_stats_question(question: str) -> bool:
     return bool(_RANKING.search(question) or _COUNT.search(question))
 
 
-def stats_answer(question: str, found: Enrichment, store: Store, tz: ZoneInfo) -> str | None:
-    """The figures that answer a counting question, or None when it is not one."""
+def stats_answer(
+    question: str, found: Enrichment, store: Store, tz: ZoneInfo, me_names: Sequence[str] = ()
+) -> str | None:
+    """The figures that answer a counting question, or None when it is not one; the owner's
+    own names (`me_names`) are not the contact it counts."""
     if not is_stats_question(question):
         return None
     start = end = None
@@ -45,7 +49,7 @@ def stats_answer(question: str, found: Enrichment, store: Store, tz: ZoneInfo) -
         end = datetime.combine(last + timedelta(days=1), datetime.min.time(), tz).timestamp()
         span = f"between {first} and {last}"
     names = store.names()
-    person = named_person(question, store)
+    person = named_person(question, store, me_names)
     if person is not None and not _RANKING.search(question):
         s = person_stats(store, person, tz, start, end)
         return (

@@ -196,3 +196,14 @@ def test_ask_tells_the_model_who_the_owner_is(home: Path, monkeypatch: pytest.Mo
     assert 'own name is Kevin: "Kevin" in a question means the user' in system
     evidence = engine.calls[0].messages[1].content.split("\n\n")[1]  # the prefetch search
     assert evidence.splitlines()[1].startswith("Sam Rivera (") and "Dolores Park" in evidence
+
+
+def test_a_count_question_counts_the_contact_not_the_owner(store: Store) -> None:
+    from casper.agent.enrich import enrich
+    from casper.agent.stats_route import stats_answer
+
+    question = f"How many messages did Sam send {CARDS['Priya Natarajan'].nickname}?"
+    found = enrich(question, NOW, UTC)
+    assert "Priya" not in (stats_answer(question, found, store, UTC) or "")  # Sam or Pri?
+    answer = stats_answer(question, found, store, UTC, me_names=("Sam",))  # the owner is Sam
+    assert answer is not None and answer.startswith("With Priya Natarajan")

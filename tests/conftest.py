@@ -10,8 +10,9 @@ import pytest
 
 from tests.paths import CHATDB_FIXTURES
 
-# fixtures of the service tests (an indexed demo home, services that always stop)
-pytest_plugins = ["tests.service_helpers"]
+# fixtures of the service tests (an indexed demo home, services that always stop); import-time
+# network probes run before sockets are blocked (see tests/network_guard.py)
+pytest_plugins = ["tests.service_helpers", "tests.network_guard"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -8,44 +8,31 @@ service is), a child runs `casper index` with the fake embedder.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from casper.cli import app
 from casper.config import load_config
 from casper.retrieve import Retriever
 from casper.runtime import open_index
 from casper.store.db import Store
 from ingest.synthetic import ChatDbWriter, build_demo_corpus
 from tests.fakes_search import HashEmbedder, OverlapReranker
-
-REPO = Path(__file__).resolve().parents[2]
-WRITER = """
-import json, sys
-import casper.backends.factory as factory
-from tests.fakes_search import HashEmbedder
-factory.make_embedder = lambda cfg: HashEmbedder(64)
-from casper.cli import app
-sys.argv = ["casper", *json.loads(sys.argv[1])]
-app()
-"""
+from tests.helpers import (
+    CLI_WITH_HASH_EMBEDDER,
+    child_env,
+    index_args,
+    index_json,
+    run_child,
+    use_fake_embedder,
+)
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     return build_demo_corpus(tmp_path_factory.mktemp("gen") / "src", scale=0.3)
-
-
-def _args(home: Path, src: Path) -> list[str]:
-    return ["index", "--home", str(home), "--chat-db", str(src / "chat.db"),
-            "--contacts", str(src / "AddressBook"), "--json"]  # fmt: skip
 
 
 def _sam_chat(w: ChatDbWriter) -> tuple[int, int]:
@@ -58,13 +45,19 @@ def _ids(hits: list) -> tuple[str, ...]:  # noqa: ANN001
     return tuple(sorted(h.chunk_id for h in hits))
 
 
+def index_in_a_child(home: Path, src: Path, *extra: str) -> dict:
+    """`casper index --json` in another process (the writer), while this one reads."""
+    args = index_args(home, src, "--json", *extra)
+    writer = run_child(CLI_WITH_HASH_EMBEDDER, args, child_env())
+    assert writer.returncode == 0, writer.stderr
+    return json.loads(writer.stdout)
+
+
 def test_a_reader_moves_to_the_new_generation_without_errors(
     template,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
-    import casper.backends.factory as factory
-
     src = tmp_path / "src"
     shutil.copytree(template.chat_db.parent, src)
     with ChatDbWriter(src / "chat.db") as w:
@@ -73,9 +66,8 @@ def test_a_reader_moves_to_the_new_generation_without_errors(
         victim, _ = w.add_message(chat, "the zeppelin tickets are in the drawer", from_me=False,
                                   handle=handle, ts=978307200 + last + 86400)  # fmt: skip
     home = tmp_path / "home"
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-    first = CliRunner().invoke(app, _args(home, src))
-    assert first.exit_code == 0, first.output
+    use_fake_embedder(monkeypatch)
+    index_json(home, src)
 
     # the reader: opened once, kept for the whole test (as the service keeps it)
     cfg = load_config(home)
@@ -107,15 +99,12 @@ def test_a_reader_moves_to_the_new_generation_without_errors(
 
     thread = threading.Thread(target=read_while_writing)
     thread.start()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "CASPER_SERVICE": "0"}
-    writer = subprocess.run(
-        [sys.executable, "-c", WRITER, json.dumps(_args(home, src))],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
-    stop.set()
-    thread.join(timeout=60)
-    assert writer.returncode == 0, writer.stderr
-    assert json.loads(writer.stdout)["chunks_new"] > 0
+    try:
+        written = index_in_a_child(home, src)
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert written["chunks_new"] > 0
     assert not errors, errors
 
     new = _ids(reader.search(probe, mode="bm25"))
@@ -140,12 +129,10 @@ def test_a_reader_survives_a_full_rebuild_of_the_index(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
-    import casper.backends.factory as factory
-
     home = tmp_path / "home"
     src = template.chat_db.parent
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-    assert CliRunner().invoke(app, _args(home, src)).exit_code == 0
+    use_fake_embedder(monkeypatch)
+    index_json(home, src)
     cfg = load_config(home)
     store = Store.open(cfg.store_path)
     reader = Retriever(open_index(cfg, HashEmbedder(64)), HashEmbedder(64), store=store)
@@ -165,14 +152,11 @@ def test_a_reader_survives_a_full_rebuild_of_the_index(
 
     thread = threading.Thread(target=read_while_rebuilding)
     thread.start()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "CASPER_SERVICE": "0"}
-    writer = subprocess.run(
-        [sys.executable, "-c", WRITER, json.dumps([*_args(home, src), "--rebuild"])],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
-    stop.set()
-    thread.join(timeout=60)
-    assert writer.returncode == 0, writer.stderr
+    try:
+        index_in_a_child(home, src, "--rebuild")
+    finally:
+        stop.set()
+        thread.join(timeout=60)
     assert not errors, errors
     assert set(seen) == {hits}  # the same history, never a half-rebuilt index
     assert _ids(reader.search("sushi", mode="bm25")) == hits  # same data, rebuilt files

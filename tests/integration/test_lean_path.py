@@ -8,10 +8,7 @@ that can't be loaded is said in one line, once, remembered in the data dir, and 
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +17,8 @@ from typer.testing import CliRunner
 from casper.cli import app
 from ingest.synthetic import build_demo_corpus
 from tests.fakes_search import HashEmbedder
+from tests.helpers import child_env, index_home, run_child, use_fake_embedder
 
-REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "sentence_transformers", "transformers", "mlx", "mlx_lm")
 CHILD = """
 import json, sys
@@ -43,34 +40,27 @@ def demo_src(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     return build_demo_corpus(tmp_path_factory.mktemp("lean") / "src", scale=0.3)
 
 
-def _index(home: Path, src, monkeypatch: pytest.MonkeyPatch, rerank_model: str) -> None:  # noqa: ANN001
-    import casper.backends.factory as factory
+@pytest.fixture
+def indexed_with(demo_src, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
+    """`indexed_with(rerank_model)`: a home indexed with the fake embedder whose config names
+    that reranker (a missing one, a hub id, a folder that appears later)."""
 
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-    home.mkdir(parents=True)
-    (home / "config.toml").write_text(f'rerank_model = "{rerank_model}"\n')
-    result = CliRunner().invoke(
-        app,
-        ["index", "--home", str(home), "--chat-db", str(src.chat_db),
-         "--contacts", str(src.contacts), "--json"],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    def index(rerank_model: str) -> Path:
+        home = tmp_path / "home"
+        use_fake_embedder(monkeypatch)
+        home.mkdir(parents=True)
+        (home / "config.toml").write_text(f'rerank_model = "{rerank_model}"\n')
+        index_home(home, demo_src, "--json")
+        return home
+
+    return index
 
 
 def _child(home: Path, *args: str) -> tuple[int, str, list[str], list[str]]:
     """(exit code, stdout, stderr lines without the report, heavy modules imported)."""
-    env = {
-        **os.environ,
-        "CASPER_HOME": str(home),
-        "CASPER_SERVICE": "0",
-        "PYTHONPATH": str(REPO),
-        "HF_HUB_OFFLINE": "1",
-        "COLUMNS": "80",  # a narrow terminal: the notice must still be one line
-    }
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(list(args))],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+    # a narrow terminal (COLUMNS): the notice must still be one line
+    env = child_env(CASPER_HOME=str(home), HF_HUB_OFFLINE="1", COLUMNS="80")
+    proc = run_child(CHILD, list(args), env)
     lines = proc.stderr.splitlines()
     report = [ln for ln in lines if ln.startswith("HEAVY=")]
     assert report, proc.stderr
@@ -79,13 +69,11 @@ def _child(home: Path, *args: str) -> tuple[int, str, list[str], list[str]]:
 
 
 def test_bm25_search_imports_no_model_library_and_says_a_missing_reranker_once(
-    demo_src,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+    indexed_with,
+    tmp_path: Path,  # noqa: ANN001
 ) -> None:
-    home = tmp_path / "home"
     missing = tmp_path / "no-such-reranker"
-    _index(home, demo_src, monkeypatch, str(missing))
+    home = indexed_with(str(missing))
 
     code, out, err, heavy = _child(home, "search", "--mode", "bm25", "sushi", "--json")
     assert code == 0, err
@@ -106,7 +94,7 @@ def test_bm25_search_imports_no_model_library_and_says_a_missing_reranker_once(
 
 
 def test_a_reranker_that_appears_is_tried_again(
-    demo_src,
+    indexed_with,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
@@ -114,9 +102,8 @@ def test_a_reranker_that_appears_is_tried_again(
     from casper.backends.optional import load_reranker
     from casper.config import load_config
 
-    home = tmp_path / "home"
     model = tmp_path / "reranker-later"
-    _index(home, demo_src, monkeypatch, str(model))
+    home = indexed_with(str(model))
     cfg = load_config(home)
     said: list[str] = []
     assert load_reranker(cfg, said.append) is None and len(said) == 1
@@ -135,12 +122,11 @@ def test_a_reranker_that_appears_is_tried_again(
 
 @pytest.mark.slow
 def test_a_hub_reranker_missing_offline_is_one_line_without_library_noise(
-    demo_src,
+    indexed_with,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
-    home = tmp_path / "home"
-    _index(home, demo_src, monkeypatch, "cross-encoder/ms-marco-MiniLM-L6-v2")
+    home = indexed_with("cross-encoder/ms-marco-MiniLM-L6-v2")
     monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))  # no model cache at all
     code, _, err, _ = _child(home, "search", "--mode", "bm25", "sushi", "--json")
     assert code == 0 and len(err) == 1 and err[0].startswith("rerank off:"), err
@@ -149,7 +135,7 @@ def test_a_hub_reranker_missing_offline_is_one_line_without_library_noise(
 
 
 def test_a_bm25_retriever_loads_the_embedder_only_for_a_vector_and_checks_it(
-    demo_src,
+    indexed_with,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
@@ -159,8 +145,7 @@ def test_a_bm25_retriever_loads_the_embedder_only_for_a_vector_and_checks_it(
     from casper.runtime import make_retriever
     from casper.store.db import Store
 
-    home = tmp_path / "home"
-    _index(home, demo_src, monkeypatch, str(tmp_path / "no-reranker"))
+    home = indexed_with(str(tmp_path / "no-reranker"))
     built: list[int] = []
 
     def make(dim: int):  # noqa: ANN202

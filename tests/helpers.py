@@ -1,0 +1,107 @@
+"""Setup shared by the tests that index a corpus through the CLI.
+
+Only the models are fakes (the backend factory is pointed at tests/fakes_search.py); the CLI,
+SQLite and LanceDB are real. A "source" is a DemoCorpus or the folder that holds its `chat.db`
+and `AddressBook` (a copy of one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from casper.cli import app
+from ingest.synthetic.demo import DemoCorpus
+from tests.fakes_search import HashEmbedder, OverlapReranker
+
+REPO = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+# `casper ARGS...` in a fresh interpreter, with the hash embedder for every model it would load
+# (a child process is out of reach of the test's monkeypatching)
+CLI_WITH_HASH_EMBEDDER = """
+import json, sys
+import casper.backends.factory as factory
+from tests.fakes_search import HashEmbedder
+factory.make_embedder = lambda cfg: HashEmbedder(64)
+from casper.cli import app
+sys.argv = ["casper", *json.loads(sys.argv[1])]
+app()
+"""
+
+Source = DemoCorpus | Path
+
+
+def source_paths(source: Source) -> tuple[Path, Path]:
+    """(chat.db, AddressBook) of a corpus or of the folder that holds them."""
+    if isinstance(source, Path):
+        return source / "chat.db", source / "AddressBook"
+    return source.chat_db, source.contacts
+
+
+def index_args(home: Path, source: Source, *extra: str) -> list[str]:
+    """`casper index` on `source` into `home`, contacts included, with `extra` options."""
+    chat_db, contacts = source_paths(source)
+    return ["index", "--home", str(home), "--chat-db", str(chat_db),
+            "--contacts", str(contacts), *extra]  # fmt: skip
+
+
+def use_fake_embedder(
+    monkeypatch: pytest.MonkeyPatch, embedder: HashEmbedder | None = None
+) -> None:
+    """Every embedder the CLI builds is `embedder`, or a fresh HashEmbedder(64) each time."""
+    import casper.backends.factory as factory
+
+    monkeypatch.setattr(factory, "make_embedder", lambda cfg: embedder or HashEmbedder(64))
+
+
+def use_fake_search_models(
+    monkeypatch: pytest.MonkeyPatch, embedder: HashEmbedder | None = None
+) -> None:
+    """The fake embedder and the word-overlap reranker."""
+    import casper.backends.factory as factory
+
+    use_fake_embedder(monkeypatch, embedder)
+    monkeypatch.setattr(factory, "make_reranker", lambda cfg: (OverlapReranker(), None))
+
+
+def index_home(home: Path, source: Source, *extra: str) -> Result:
+    """Run `casper index` in this process (models as the caller set them); it must succeed."""
+    result = runner.invoke(app, index_args(home, source, *extra))
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def index_json(home: Path, source: Source, *extra: str) -> dict:
+    """`casper index --json`: its report."""
+    return json.loads(index_home(home, source, "--json", *extra).stdout)
+
+
+def private_copy(corpus: DemoCorpus, dest: Path) -> DemoCorpus:
+    """A copy of a module-wide corpus in `dest`, so a test may add rows to its chat.db."""
+    shutil.copytree(corpus.chat_db.parent, dest)
+    return dataclasses.replace(
+        corpus, chat_db=dest / "chat.db", contacts=dest / "AddressBook", gold=dest / "gold.jsonl"
+    )
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for `casper` in a child interpreter: this checkout, in-process."""
+    return {**os.environ, "PYTHONPATH": str(REPO), "CASPER_SERVICE": "0", **extra}
+
+
+def run_child(script: str, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`python -c script json(args)` (see CLI_WITH_HASH_EMBEDDER), output captured."""
+    return subprocess.run(
+        [sys.executable, "-c", script, json.dumps(args)],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip

@@ -19,14 +19,10 @@ from typer.testing import CliRunner
 from casper.cli import app
 from ingest.synthetic import build_demo_corpus
 from tests.fakes import ScriptedEngine
-from tests.fakes_search import HashEmbedder, OverlapReranker
+from tests.fakes_search import HashEmbedder
+from tests.helpers import index_home, index_json, use_fake_search_models
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def demo_src(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    return build_demo_corpus(tmp_path_factory.mktemp("demo") / "src")
 
 
 @pytest.fixture
@@ -35,8 +31,7 @@ def fake_models(monkeypatch: pytest.MonkeyPatch) -> dict:
     import casper.backends.factory as factory
 
     engine_box: dict = {"engine": None}
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-    monkeypatch.setattr(factory, "make_reranker", lambda cfg: (OverlapReranker(), None))
+    use_fake_search_models(monkeypatch)
 
     def make_engine(cfg):  # noqa: ANN001, ANN202
         from casper.errors import ModelUnavailable
@@ -50,23 +45,9 @@ def fake_models(monkeypatch: pytest.MonkeyPatch) -> dict:
 
 
 @pytest.fixture
-def indexed(demo_src, fake_models, tmp_path: Path):  # noqa: ANN001, ANN201
+def indexed(demo_corpus, fake_models, tmp_path: Path):  # noqa: ANN001, ANN201
     home = tmp_path / "home"
-    result = runner.invoke(
-        app,
-        [
-            "index",
-            "--home",
-            str(home),
-            "--chat-db",
-            str(demo_src.chat_db),
-            "--contacts",
-            str(demo_src.contacts),
-            "--json",
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return home, json.loads(result.stdout)
+    return home, index_json(home, demo_corpus)
 
 
 def run(home: Path, *args: str):  # noqa: ANN201
@@ -83,7 +64,7 @@ def is_ts(value: object) -> bool:
     return isinstance(value, str) and datetime.fromisoformat(value).tzinfo is not None
 
 
-def test_index_json_shape_and_incremental_noop(indexed, demo_src) -> None:  # noqa: ANN001
+def test_index_json_shape_and_incremental_noop(indexed, demo_corpus) -> None:  # noqa: ANN001
     home, data = indexed
     for key in (
         "messages_total",
@@ -98,7 +79,7 @@ def test_index_json_shape_and_incremental_noop(indexed, demo_src) -> None:  # no
         "elapsed_s",
     ):
         assert key in data
-    facts, rows = demo_src.facts, demo_src.facts["rows"]
+    facts, rows = demo_corpus.facts, demo_corpus.facts["rows"]
     assert data["messages_total"] == data["messages_new"] == facts["messages_visible"]
     assert data["chunks_new"] == data["chunks_total"] > 0
     assert data["decode_failures"] == 0  # the generator writes only decodable bodies
@@ -112,29 +93,16 @@ def test_index_json_shape_and_incremental_noop(indexed, demo_src) -> None:  # no
         assert is_ts(data["coverage"][end])
         assert instant(data["coverage"][end]) == instant(facts["coverage"][end])
     assert isinstance(data["elapsed_s"], float) and data["elapsed_s"] >= 0
-    again = runner.invoke(
-        app,
-        [
-            "index",
-            "--home",
-            str(home),
-            "--chat-db",
-            str(demo_src.chat_db),
-            "--contacts",
-            str(demo_src.contacts),
-            "--json",
-        ],
-    )
-    second = json.loads(again.stdout)
+    second = index_json(home, demo_corpus)
     assert second["messages_new"] == 0 and second["chunks_new"] == 0
     assert second["messages_total"] == data["messages_total"] and second["noop"] is True
 
 
-def test_contacts_and_stats_json(indexed, demo_src) -> None:  # noqa: ANN001
+def test_contacts_and_stats_json(indexed, demo_corpus) -> None:  # noqa: ANN001
     home, _ = indexed
     people = json.loads(run(home, "contacts", "--json").stdout)
     priya = next(p for p in people if p["name"] == "Priya Natarajan")
-    expected = demo_src.facts["people"]["Priya Natarajan"]
+    expected = demo_corpus.facts["people"]["Priya Natarajan"]
     assert priya["received"] == expected["received"]
     assert (priya["sent"], priya["handles"]) == (expected["sent"], expected["handles"])
     assert instant(priya["first"]) == instant(expected["first"])
@@ -192,15 +160,15 @@ def test_contacts_and_stats_json(indexed, demo_src) -> None:  # noqa: ANN001
     )
     assert (
         ranged["received"]
-        == demo_src.facts["people"]["Priya Natarajan"]["by_year"]["2024"]["received"]
+        == demo_corpus.facts["people"]["Priya Natarajan"]["by_year"]["2024"]["received"]
     )
     assert ranged["sent"] == expected["by_year"]["2024"]["sent"]
     assert set(ranged["by_month"]) == {m for m in stats["by_month"] if m.startswith("2024-")}
 
 
-def test_search_finds_planted_messages_with_filters(indexed, demo_src) -> None:  # noqa: ANN001
+def test_search_finds_planted_messages_with_filters(indexed, demo_corpus) -> None:  # noqa: ANN001
     home, _ = indexed
-    keys = demo_src.facts["keys"]
+    keys = demo_corpus.facts["keys"]
     out = json.loads(run(home, "search", "wifi password climbing gym", "--json", "-k", "3").stdout)
     guids = [m["guid"] for h in out["hits"] for m in h["messages"]]
     assert keys["wifi"] in guids
@@ -259,9 +227,9 @@ def test_search_reports_how_it_read_the_question(indexed) -> None:  # noqa: ANN0
     assert "read as:" in said and "chats with Priya" in said
 
 
-def test_show_prints_the_conversation_around_a_message(indexed, demo_src) -> None:  # noqa: ANN001
+def test_show_prints_the_conversation_around_a_message(indexed, demo_corpus) -> None:  # noqa: ANN001
     home, _ = indexed
-    guid = demo_src.facts["keys"]["dentist_moved"]
+    guid = demo_corpus.facts["keys"]["dentist_moved"]
     data = json.loads(run(home, "show", guid, "--before", "2", "--after", "2", "--json").stdout)
     assert data["message"]["guid"] == guid
     assert [m["guid"] for m in data["context"]].index(guid) == 2
@@ -295,7 +263,7 @@ def test_ask_without_a_model_answers_from_search(indexed) -> None:  # noqa: ANN0
     assert "Traceback" not in result.output
 
 
-def test_ask_runs_the_agent_and_cites(indexed, fake_models, demo_src) -> None:  # noqa: ANN001
+def test_ask_runs_the_agent_and_cites(indexed, fake_models, demo_corpus) -> None:  # noqa: ANN001
     home, _ = indexed
     fake_models["engine"] = ScriptedEngine(
         '<tool_call>{"name": "search_messages", '
@@ -308,7 +276,7 @@ def test_ask_runs_the_agent_and_cites(indexed, fake_models, demo_src) -> None:  
     assert data["tool_calls"][0]["ok"] is True
     # two uncited answers: one nudge, then the deterministic summary of what the tools showed
     assert data["guards"] == ["ungrounded_answer"] and data["grounding"] == "cited"
-    assert demo_src.facts["keys"]["wifi"] in [c["guid"] for c in data["citations"]]
+    assert demo_corpus.facts["keys"]["wifi"] in [c["guid"] for c in data["citations"]]
 
 
 def test_ambiguous_person_is_an_error_with_candidates(tmp_path: Path, fake_models) -> None:  # noqa: ANN001
@@ -316,21 +284,7 @@ def test_ambiguous_person_is_an_error_with_candidates(tmp_path: Path, fake_model
 
     src = build_demo_corpus(tmp_path / "src", toggles=DemoToggles(ambiguous_sam=True))
     home = tmp_path / "home"
-    assert (
-        runner.invoke(
-            app,
-            [
-                "index",
-                "--home",
-                str(home),
-                "--chat-db",
-                str(src.chat_db),
-                "--contacts",
-                str(src.contacts),
-            ],
-        ).exit_code
-        == 0
-    )
+    index_home(home, src)
     result = run(home, "stats", "Sam")
     assert result.exit_code == 1
     assert "error:" in result.output and "p_" in result.output and "hint:" in result.output
@@ -365,7 +319,7 @@ def test_commands_before_indexing_say_run_index(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "casper index" in result.output
 
 
-def test_no_message_text_in_logs(demo_src, fake_models, tmp_path: Path, caplog) -> None:  # noqa: ANN001
+def test_no_message_text_in_logs(demo_corpus, fake_models, tmp_path: Path, caplog) -> None:  # noqa: ANN001
     import logging
 
     caplog.set_level(logging.WARNING)
@@ -376,9 +330,9 @@ def test_no_message_text_in_logs(demo_src, fake_models, tmp_path: Path, caplog) 
             "--home",
             str(tmp_path / "h"),
             "--chat-db",
-            str(demo_src.chat_db),
+            str(demo_corpus.chat_db),
             "--contacts",
-            str(demo_src.contacts),
+            str(demo_corpus.contacts),
         ],
     )
     assert result.exit_code == 0
@@ -461,13 +415,13 @@ class _FailingEmbedder(HashEmbedder):
 
 
 def test_interrupted_embedding_is_searchable_reported_and_resumed(
-    demo_src, fake_models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    demo_corpus, fake_models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # noqa: ANN001
     import casper.backends.factory as factory
 
     home = tmp_path / "home"
-    args = ["index", "--home", str(home), "--chat-db", str(demo_src.chat_db),
-            "--contacts", str(demo_src.contacts)]  # fmt: skip
+    args = ["index", "--home", str(home), "--chat-db", str(demo_corpus.chat_db),
+            "--contacts", str(demo_corpus.contacts)]  # fmt: skip
     monkeypatch.setattr(factory, "make_embedder", lambda cfg: _FailingEmbedder(1))
     interrupted = runner.invoke(app, args)
     assert interrupted.exit_code != 0

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from casper.cli import app
 from ingest.synthetic import build_demo_corpus
-from tests.fakes_search import HashEmbedder, OverlapReranker
+from tests.helpers import index_home, use_fake_embedder, use_fake_search_models
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 runner = CliRunner()
@@ -26,20 +26,13 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import casper.backends.factory as factory
-
     src = build_demo_corpus(tmp_path_factory.mktemp("demo") / "src")
     home = tmp_path_factory.mktemp("ux") / "home"
     home.mkdir()
     (home / "config.toml").write_text('timezone = "America/Los_Angeles"\n')
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-        result = runner.invoke(
-            app,
-            ["index", "--home", str(home), "--chat-db", str(src.chat_db),
-             "--contacts", str(src.contacts), "--json"],
-        )  # fmt: skip
-    assert result.exit_code == 0, result.output
+        use_fake_embedder(mp)
+        result = index_home(home, src, "--json")
     json.loads(result.stdout)  # stdout holds the JSON document and nothing else
     # progress went to stderr as plain lines (CliRunner's stderr is not a terminal)
     assert "casper index: loading embedder" in result.stderr
@@ -55,8 +48,7 @@ def models(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_engine(cfg):  # noqa: ANN001, ANN202
         raise ModelUnavailable("cannot load language model (test)")
 
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-    monkeypatch.setattr(factory, "make_reranker", lambda cfg: (OverlapReranker(), None))
+    use_fake_search_models(monkeypatch)
     monkeypatch.setattr(factory, "make_engine", no_engine)
 
 

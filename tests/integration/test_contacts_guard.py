@@ -12,32 +12,14 @@ from typer.testing import CliRunner
 
 from casper.cli import app
 from casper.store.db import Store
-from ingest.synthetic import build_demo_corpus
-from tests.fakes_search import HashEmbedder, OverlapReranker
 
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    return build_demo_corpus(tmp_path_factory.mktemp("demo") / "src")
-
-
 @pytest.fixture
-def home(demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: ANN001
-    """A home indexed once with explicit --chat-db and --contacts."""
-    import casper.backends.factory as factory
-
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-    monkeypatch.setattr(factory, "make_reranker", lambda cfg: (OverlapReranker(), None))
-    home = tmp_path / "home"
-    result = runner.invoke(
-        app,
-        ["index", "--home", str(home), "--chat-db", str(demo.chat_db),
-         "--contacts", str(demo.contacts), "--json"],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    return home
+def home(demo_home: Path) -> Path:
+    """A home indexed once with explicit --chat-db and --contacts (tests/integration/conftest)."""
+    return demo_home
 
 
 def people(home: Path) -> dict[str, str]:
@@ -48,11 +30,11 @@ def people(home: Path) -> dict[str, str]:
         store.close()
 
 
-def test_paths_are_remembered_for_a_plain_index_and_doctor(home: Path, demo) -> None:  # noqa: ANN001
+def test_paths_are_remembered_for_a_plain_index_and_doctor(home: Path, demo_corpus) -> None:  # noqa: ANN001
     saved = tomllib.loads((home / "config.toml").read_text())
     assert saved == {
-        "chat_db": str(demo.chat_db.resolve()),
-        "contacts": str(demo.contacts.resolve()),
+        "chat_db": str(demo_corpus.chat_db.resolve()),
+        "contacts": str(demo_corpus.contacts.resolve()),
     }
     assert (home / "config.toml").stat().st_mode & 0o777 == 0o600
     before = people(home)
@@ -85,11 +67,11 @@ def test_an_unreadable_addressbook_stops_with_a_hint(home: Path, tmp_path: Path)
     assert contacts["status"] == "fail" and "names" in contacts["detail"]
 
 
-def test_no_contacts_indexes_without_names_on_purpose(home: Path, demo) -> None:  # noqa: ANN001
+def test_no_contacts_indexes_without_names_on_purpose(home: Path, demo_corpus) -> None:  # noqa: ANN001
     result = runner.invoke(app, ["index", "--home", str(home), "--no-contacts", "--json"])
     assert result.exit_code == 0, result.output
     names = set(people(home).values())
     assert "Sam Rivera" not in names and "+14155550132" in names
     # --no-contacts is for this run: the AddressBook path stays remembered
     saved = tomllib.loads((home / "config.toml").read_text())
-    assert saved["contacts"] == str(demo.contacts.resolve())
+    assert saved["contacts"] == str(demo_corpus.contacts.resolve())

@@ -10,28 +10,14 @@ import pytest
 from typer.testing import CliRunner
 
 from casper.cli import app
-from ingest.synthetic import build_demo_corpus
-from tests.fakes_search import HashEmbedder, OverlapReranker
 
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    return build_demo_corpus(tmp_path_factory.mktemp("demo") / "src")
-
-
 @pytest.fixture
-def home(demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: ANN001
-    import casper.backends.factory as factory
-
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-    monkeypatch.setattr(factory, "make_reranker", lambda cfg: (OverlapReranker(), None))
-    home = tmp_path / "home"
-    args = ["index", "--home", str(home), "--chat-db", str(demo.chat_db)]
-    result = runner.invoke(app, [*args, "--contacts", str(demo.contacts), "--json"])
-    assert result.exit_code == 0, result.output
-    return home
+def home(demo_home: Path) -> Path:
+    """The demo corpus indexed with the fake models (tests/integration/conftest)."""
+    return demo_home
 
 
 def test_ask_in_january_looks_in_a_january_that_has_messages(home: Path) -> None:

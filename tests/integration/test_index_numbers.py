@@ -6,7 +6,6 @@ The CLI through typer's CliRunner with the fake embedder; real SQLite and LanceD
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -15,46 +14,25 @@ import pytest
 from typer.testing import CliRunner
 
 from casper.cli import app
-from ingest.synthetic import ChatDbWriter, build_demo_corpus
-from tests.fakes_search import HashEmbedder, OverlapReranker
+from ingest.synthetic import ChatDbWriter
+from tests.fakes_search import HashEmbedder
+from tests.helpers import index_json, private_copy, use_fake_search_models
 
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    return build_demo_corpus(tmp_path_factory.mktemp("demo") / "src")
-
-
 @pytest.fixture
-def demo(demo_template, tmp_path: Path):  # noqa: ANN001, ANN201
+def demo(demo_corpus, tmp_path: Path):  # noqa: ANN001, ANN201
     """A private copy of the demo chat.db, so a test may add rows to it."""
-    src = tmp_path / "src"
-    shutil.copytree(demo_template.chat_db.parent, src)
-    return demo_template.__class__(
-        chat_db=src / "chat.db",
-        contacts=src / "AddressBook",
-        gold=src / "gold.jsonl",
-        facts=demo_template.facts,
-    )
+    return private_copy(demo_corpus, tmp_path / "src")
 
 
 @pytest.fixture
 def embedder(monkeypatch: pytest.MonkeyPatch) -> HashEmbedder:
     """One fake embedder for every run, so a test can count what each run embedded."""
-    import casper.backends.factory as factory
-
     shared = HashEmbedder(64)
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: shared)
-    monkeypatch.setattr(factory, "make_reranker", lambda cfg: (OverlapReranker(), None))
+    use_fake_search_models(monkeypatch, shared)
     return shared
-
-
-def index(home: Path, demo) -> dict:  # noqa: ANN001
-    args = ["index", "--home", str(home), "--chat-db", str(demo.chat_db)]
-    result = runner.invoke(app, [*args, "--contacts", str(demo.contacts), "--json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 def cli_json(home: Path, *args: str) -> dict:
@@ -71,9 +49,9 @@ def sam_chat(w: ChatDbWriter) -> tuple[int, int]:
 
 def test_nothing_new_reports_the_real_chunks_total(demo, embedder, tmp_path: Path) -> None:  # noqa: ANN001
     home = tmp_path / "home"
-    first = index(home, demo)
+    first = index_json(home, demo)
     assert first["chunks_total"] > 0
-    again = index(home, demo)
+    again = index_json(home, demo)
     assert again["noop"] is True
     assert again["chunks_total"] == first["chunks_total"]
     assert again["chunks_new"] == 0
@@ -81,13 +59,13 @@ def test_nothing_new_reports_the_real_chunks_total(demo, embedder, tmp_path: Pat
 
 def test_chunks_new_counts_what_was_re_embedded(demo, embedder, tmp_path: Path) -> None:  # noqa: ANN001
     home = tmp_path / "home"
-    first = index(home, demo)
+    first = index_json(home, demo)
     assert first["chunks_new"] == sum(embedder.calls) == first["chunks_total"]
     book = next(demo.contacts.glob("**/*.abcddb"))
     with sqlite3.connect(book) as conn:  # Sam is renamed in the AddressBook
         assert conn.execute("UPDATE ZABCDRECORD SET ZFIRSTNAME='Samuel' WHERE ZFIRSTNAME='Sam'")
     embedder.calls.clear()
-    second = index(home, demo)
+    second = index_json(home, demo)
     # the chunks that name Sam keep their ids but not their text: re-embedded, and counted
     assert second["chunks_total"] == first["chunks_total"]
     assert second["chunks_new"] == sum(embedder.calls) > 0
@@ -95,7 +73,7 @@ def test_chunks_new_counts_what_was_re_embedded(demo, embedder, tmp_path: Path) 
 
 def test_doctor_counts_messages_as_index_does(demo, embedder, tmp_path: Path) -> None:  # noqa: ANN001
     home = tmp_path / "home"
-    report = index(home, demo)
+    report = index_json(home, demo)
     assert report["events"] > 0  # the demo has system rows: the old off-by-events case
     doctor = runner.invoke(
         app,
@@ -109,14 +87,14 @@ def test_doctor_counts_messages_as_index_does(demo, embedder, tmp_path: Path) ->
 
 def test_an_unset_date_is_counted_and_kept_out_of_dates(demo, embedder, tmp_path: Path) -> None:  # noqa: ANN001
     home = tmp_path / "home"
-    before = index(home, demo)
+    before = index_json(home, demo)
     assert before["undated"] == 0
     sam_before = cli_json(home, "stats", "Sam Rivera")
     with ChatDbWriter(demo.chat_db) as w:
         chat, handle = sam_chat(w)
         rowid, _ = w.add_message(chat, "a message with no date", from_me=False, handle=handle,
                                  ts=datetime(2024, 1, 1), date=0)  # fmt: skip
-    after = index(home, demo)
+    after = index_json(home, demo)
     assert after["undated"] == 1
     assert after["messages_total"] == before["messages_total"] + 1
     assert after["coverage"] == before["coverage"]  # not 1970
@@ -133,10 +111,5 @@ def test_an_unset_date_is_counted_and_kept_out_of_dates(demo, embedder, tmp_path
     hit = next(h for h in hits if any(m["rowid"] == rowid for m in h["messages"]))
     assert hit["start"] is None  # still searchable, shown without a made-up day
     # a full recompute from the store agrees with the incremental fold
-    rebuilt = runner.invoke(
-        app,
-        ["index", "--home", str(home), "--chat-db", str(demo.chat_db),
-         "--contacts", str(demo.contacts), "--rebuild", "--json"],
-    )  # fmt: skip
-    assert json.loads(rebuilt.stdout)["undated"] == 1
+    assert index_json(home, demo, "--rebuild")["undated"] == 1
     assert cli_json(home, "stats", "Sam Rivera") == sam

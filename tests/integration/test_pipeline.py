@@ -19,29 +19,16 @@ from casper.lock import exclusive
 from casper.pipeline import Indexer
 from casper.records import ME
 from casper.store.db import Store
-from ingest.synthetic import ChatDbWriter, build_demo_corpus
+from ingest.synthetic import ChatDbWriter
+from tests.helpers import private_copy
 
 UTC = ZoneInfo("UTC")
 
 
-@pytest.fixture(scope="module")
-def corpus_template(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    return build_demo_corpus(tmp_path_factory.mktemp("demo") / "src")
-
-
 @pytest.fixture
-def corpus(corpus_template, tmp_path: Path):  # noqa: ANN001, ANN201
+def corpus(demo_corpus, tmp_path: Path):  # noqa: ANN001, ANN201
     """A private copy, so tests may add rows to the source chat.db."""
-    import shutil
-
-    src = tmp_path / "src"
-    shutil.copytree(corpus_template.chat_db.parent, src)
-    return corpus_template.__class__(
-        chat_db=src / "chat.db",
-        contacts=src / "AddressBook",
-        gold=src / "gold.jsonl",
-        facts=corpus_template.facts,
-    )
+    return private_copy(demo_corpus, tmp_path / "src")
 
 
 def _index(store: Store, corpus) -> object:  # noqa: ANN001

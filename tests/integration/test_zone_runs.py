@@ -14,16 +14,10 @@ import casper.timeutil as timeutil
 from casper.pipeline import Indexer
 from casper.store.db import Store
 from casper.timeutil import local_tz
-from ingest.synthetic import build_demo_corpus
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    return build_demo_corpus(tmp_path_factory.mktemp("demo") / "src")
 
 
 def test_fallback_zone_stats_match_the_named_zone_and_stay_valid(
-    demo,
+    demo_corpus,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
@@ -37,15 +31,15 @@ def test_fallback_zone_stats_match_the_named_zone_and_stay_valid(
     monkeypatch.setattr(timeutil, "LOCALTIME", localtime)
 
     fallback = Store.open(tmp_path / "a" / "casper.sqlite")
-    Indexer(fallback, demo.chat_db, demo.contacts, local_tz()).run()
+    Indexer(fallback, demo_corpus.chat_db, demo_corpus.contacts, local_tz()).run()
     named = Store.open(tmp_path / "b" / "casper.sqlite")
-    Indexer(named, demo.chat_db, demo.contacts, ZoneInfo("Europe/Paris")).run()
+    Indexer(named, demo_corpus.chat_db, demo_corpus.contacts, ZoneInfo("Europe/Paris")).run()
     people = fallback.people()
     assert people
     for person in people:
         assert fallback.stats(person.id) == named.stats(person.id), person.name
     # a later run (the zone resolved again, whatever the season) finds nothing to recompute
     changes = fallback.conn.total_changes
-    again = Indexer(fallback, demo.chat_db, demo.contacts, local_tz()).run()
+    again = Indexer(fallback, demo_corpus.chat_db, demo_corpus.contacts, local_tz()).run()
     assert again.noop
     assert fallback.conn.total_changes == changes

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from casper.cli import app
 from ingest.synthetic import build_tiny_corpus
-from tests.fakes_search import HashEmbedder
+from tests.helpers import index_home, use_fake_embedder
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -22,24 +22,9 @@ runner = CliRunner()
 
 @pytest.fixture
 def tiny_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    import casper.backends.factory as factory
-
-    monkeypatch.setattr(factory, "make_embedder", lambda cfg: HashEmbedder(64))
-    src = build_tiny_corpus(tmp_path / "src")
+    use_fake_embedder(monkeypatch)
     home = tmp_path / "home"
-    result = runner.invoke(
-        app,
-        [
-            "index",
-            "--home",
-            str(home),
-            "--chat-db",
-            str(src.chat_db),
-            "--contacts",
-            str(src.contacts),
-        ],
-    )
-    assert result.exit_code == 0, result.output
+    index_home(home, build_tiny_corpus(tmp_path / "src"))
     return home
 
 

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from casper.cli import app
+from casper.errors import ModelUnavailable
 from ingest.synthetic.demo import DemoCorpus
 from tests.fakes_search import HashEmbedder, OverlapReranker
 
@@ -34,6 +36,7 @@ import casper.backends.factory as factory
 from tests.fakes_search import HashEmbedder
 factory.make_embedder = lambda cfg: HashEmbedder(64)
 from casper.cli import app
+from casper.errors import ModelUnavailable
 sys.argv = ["casper", *json.loads(sys.argv[1])]
 app()
 """
@@ -105,3 +108,18 @@ def run_child(script: str, args: list[str], env: dict[str, str]) -> subprocess.C
         [sys.executable, "-c", script, json.dumps(args)],
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip
+
+
+def assert_unloadable_models_raise(
+    load: Callable[[str], object], tmp_path: Path, uncached_hub_id: str, kind: str
+) -> None:
+    """A model adapter's `load(name)` refuses, with ModelUnavailable, a folder that does not
+    exist, a hub id that is not cached (hinting `casper pull`) and an empty folder."""
+    with pytest.raises(ModelUnavailable, match="does not exist"):
+        load(str(tmp_path / "no-such-model"))
+    with pytest.raises(ModelUnavailable) as info:
+        load(uncached_hub_id)
+    assert info.value.hint and "casper pull" in info.value.hint
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelUnavailable, match=f"cannot load {kind} model"):
+        load(str(tmp_path / "empty"))

@@ -172,9 +172,9 @@ def test_rerank_skipped_with_reason_when_no_cross_encoder(
     assert doc["skipped"][0]["rerank"] and doc["skipped"][0]["reason"] == "offline (test)"
 
 
-def test_answers_with_a_scripted_engine(fakes: None) -> None:
-    engine = ScriptedEngine(*["That is not mentioned in your messages."] * 100)
-    doc = harness.run_eval(
+def eval_answers(engine: object, **options: object) -> dict:
+    """`casper eval --answers` on the synthetic set at one unit (hybrid, no rerank)."""
+    return harness.run_eval(
         load_config(),
         "synthetic",
         modes=["hybrid"],
@@ -182,7 +182,13 @@ def test_answers_with_a_scripted_engine(fakes: None) -> None:
         rerank=False,
         answers=True,
         engine=engine,
+        **options,
     )
+
+
+def test_answers_with_a_scripted_engine(fakes: None) -> None:
+    engine = ScriptedEngine(*["That is not mentioned in your messages."] * 100)
+    doc = eval_answers(engine)
     ans = doc["answers"]
     assert ans["model"] == "scripted" and ans["run"].startswith("hybrid/")
     assert ans["abstention"] == 1.0 and ans["false_abstention"] == 1.0
@@ -193,16 +199,7 @@ def test_answers_with_a_scripted_engine(fakes: None) -> None:
 
 
 def test_answers_retrieval_only_any_engine_and_a_limit(fakes: None) -> None:
-    doc = harness.run_eval(
-        load_config(),
-        "synthetic",
-        modes=["hybrid"],
-        units=[(8, 4)],
-        rerank=False,
-        answers=True,
-        engine=answers.RETRIEVAL_ONLY,
-        answers_limit=4,
-    )
+    doc = eval_answers(answers.RETRIEVAL_ONLY, answers_limit=4)
     ans = doc["answers"]
     assert ans["model"] == answers.RETRIEVAL_ONLY and ans["questions"] == 4
     assert ans["guards"] == {"model_unavailable": 4} and ans["iterations"] == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,12 +46,34 @@ def _ids(hits: list) -> tuple[str, ...]:  # noqa: ANN001
     return tuple(sorted(h.chunk_id for h in hits))
 
 
-def index_in_a_child(home: Path, src: Path, *extra: str) -> dict:
-    """`casper index --json` in another process (the writer), while this one reads."""
-    args = index_args(home, src, "--json", *extra)
-    writer = run_child(CLI_WITH_HASH_EMBEDDER, args, child_env())
+def index_in_a_child_while(
+    read: Callable[[], tuple[str, ...]], home: Path, src: Path, *extra: str
+) -> tuple[dict, list[tuple[str, ...]]]:
+    """`casper index --json` in another process (the writer) while a thread here calls `read`
+    in a loop (the reader); (the writer's report, what each read returned). Both must succeed."""
+    seen: list[tuple[str, ...]] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def read_until_stopped() -> None:
+        while not stop.is_set():
+            try:
+                seen.append(read())
+            except BaseException as exc:  # noqa: BLE001 - any error fails the test below
+                errors.append(exc)
+                return
+
+    thread = threading.Thread(target=read_until_stopped)
+    thread.start()
+    try:
+        args = index_args(home, src, "--json", *extra)
+        writer = run_child(CLI_WITH_HASH_EMBEDDER, args, child_env())
+    finally:
+        stop.set()
+        thread.join(timeout=60)
     assert writer.returncode == 0, writer.stderr
-    return json.loads(writer.stdout)
+    assert not errors, errors
+    return json.loads(writer.stdout), seen
 
 
 def test_a_reader_moves_to_the_new_generation_without_errors(
@@ -84,28 +107,13 @@ def test_a_reader_moves_to_the_new_generation_without_errors(
         w.add_message(chat, "look at this quokka photo", from_me=False, handle=handle,
                       ts=978307200 + last + 2 * 86400)  # fmt: skip
 
-    seen: list[tuple[str, ...]] = []
-    errors: list[BaseException] = []
-    stop = threading.Event()
+    def read() -> tuple[str, ...]:
+        seen = _ids(reader.search(probe, mode="bm25"))
+        reader.search("sushi", mode="hybrid")  # vector leg + rerank (index.get)
+        return seen
 
-    def read_while_writing() -> None:
-        while not stop.is_set():
-            try:
-                seen.append(_ids(reader.search(probe, mode="bm25")))
-                reader.search("sushi", mode="hybrid")  # vector leg + rerank (index.get)
-            except BaseException as exc:  # noqa: BLE001 - any error fails the test below
-                errors.append(exc)
-                return
-
-    thread = threading.Thread(target=read_while_writing)
-    thread.start()
-    try:
-        written = index_in_a_child(home, src)
-    finally:
-        stop.set()
-        thread.join(timeout=60)
+    written, seen = index_in_a_child_while(read, home, src)
     assert written["chunks_new"] > 0
-    assert not errors, errors
 
     new = _ids(reader.search(probe, mode="bm25"))
     assert index.generation() != before
@@ -138,26 +146,9 @@ def test_a_reader_survives_a_full_rebuild_of_the_index(
     reader = Retriever(open_index(cfg, HashEmbedder(64)), HashEmbedder(64), store=store)
     hits = _ids(reader.search("sushi", mode="bm25"))
     assert hits
-    seen: list[tuple[str, ...]] = []
-    errors: list[BaseException] = []
-    stop = threading.Event()
-
-    def read_while_rebuilding() -> None:
-        while not stop.is_set():
-            try:
-                seen.append(_ids(reader.search("sushi", mode="bm25")))
-            except BaseException as exc:  # noqa: BLE001 - any error fails the test below
-                errors.append(exc)
-                return
-
-    thread = threading.Thread(target=read_while_rebuilding)
-    thread.start()
-    try:
-        index_in_a_child(home, src, "--rebuild")
-    finally:
-        stop.set()
-        thread.join(timeout=60)
-    assert not errors, errors
+    _, seen = index_in_a_child_while(
+        lambda: _ids(reader.search("sushi", mode="bm25")), home, src, "--rebuild"
+    )
     assert set(seen) == {hits}  # the same history, never a half-rebuilt index
     assert _ids(reader.search("sushi", mode="bm25")) == hits  # same data, rebuilt files
     assert reader.search("sushi", mode="hybrid")

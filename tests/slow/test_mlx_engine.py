@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from casper.backends.mlx_engine import MlxEngine, VisibleStream
-from casper.errors import ModelUnavailable
 from casper.protocols import ChatMessage, ToolCall, ToolSpec
+from tests.helpers import assert_unloadable_models_raise
 from tests.models import PLAIN_CHATML_TEMPLATE, build_tiny_qwen3
 
 SEARCH = ToolSpec(
@@ -90,14 +90,9 @@ def test_template_without_tools_gets_them_in_the_system_prompt(tmp_path: Path) -
 
 @pytest.mark.slow
 def test_unloadable_models_raise_model_unavailable(tmp_path: Path) -> None:
-    with pytest.raises(ModelUnavailable, match="does not exist"):
-        MlxEngine(str(tmp_path / "no-such-model"))
-    with pytest.raises(ModelUnavailable) as info:
-        MlxEngine("mlx-community/not-a-cached-model")
-    assert info.value.hint and "casper pull" in info.value.hint
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(ModelUnavailable, match="cannot load language model"):
-        MlxEngine(str(tmp_path / "empty"))
+    assert_unloadable_models_raise(
+        MlxEngine, tmp_path, "mlx-community/not-a-cached-model", "language"
+    )
 
 
 def _stream(pieces: list[str], thinking: bool = False) -> str:

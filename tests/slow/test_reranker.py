@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from casper.backends.reranker import CrossEncoderReranker
-from casper.errors import ModelUnavailable
+from tests.helpers import assert_unloadable_models_raise
 
 pytestmark = pytest.mark.slow
 
@@ -43,11 +43,6 @@ def test_name_is_the_model_id(
 
 
 def test_unloadable_models_raise_model_unavailable(tmp_path: Path) -> None:
-    with pytest.raises(ModelUnavailable, match="does not exist"):
-        CrossEncoderReranker(str(tmp_path / "missing"))
-    with pytest.raises(ModelUnavailable) as info:
-        CrossEncoderReranker("cross-encoder/not-a-cached-model")
-    assert info.value.hint and "casper pull" in info.value.hint
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(ModelUnavailable, match="cannot load rerank model"):
-        CrossEncoderReranker(str(tmp_path / "empty"))
+    assert_unloadable_models_raise(
+        CrossEncoderReranker, tmp_path, "cross-encoder/not-a-cached-model", "rerank"
+    )

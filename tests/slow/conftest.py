@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.fast_blas import route_mlx_sgemm_to_torch
 from tests.models import build_tiny_cross_encoder, build_tiny_qwen3
+
+# before any MLX matmul runs: the Linux mlx-cpu wheel's reference BLAS made the SmolLM2 tests
+# take minutes (see tests/fast_blas.py)
+route_mlx_sgemm_to_torch()
 
 
 @contextmanager

@@ -36,7 +36,6 @@ import casper.backends.factory as factory
 from tests.fakes_search import HashEmbedder
 factory.make_embedder = lambda cfg: HashEmbedder(64)
 from casper.cli import app
-from casper.errors import ModelUnavailable
 sys.argv = ["casper", *json.loads(sys.argv[1])]
 app()
 """

@@ -14,7 +14,7 @@ from casper.agent import prompts
 from casper.backends.factory import make_engine as real_make_engine
 from casper.protocols import ChatMessage, Reply, ToolSpec
 from tests.fakes import ScriptedEngine
-from tests.integration.test_cli import demo_src, fake_models, indexed, run  # noqa: F401
+from tests.integration.test_cli import fake_models, indexed, run  # noqa: F401
 
 USAGE_KEYS = {
     "prompt_tokens",

@@ -216,7 +216,10 @@ class Retriever:
     def _rerank(self, query: str, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
         assert self.reranker is not None
         started = time.perf_counter()
-        pool = self.index.get([cid for cid, _ in ranked[: self.candidates]])
+        fused = {cid: i for i, (cid, _) in enumerate(ranked[: self.candidates])}
+        # In fused order whatever order the fetch returns, so equal reranker scores (a stable
+        # sort) keep the fused order rather than the table's row order.
+        pool = sorted(self.index.get(list(fused)), key=lambda c: fused[c.id])
         scores = self.reranker.score(query, [c.embed_text for c in pool])
         reranked = fusion.order_by_scores([c.id for c in pool], scores)
         self.timings["rerank"] = _ms(started)

@@ -176,6 +176,27 @@ def test_rerank_reorders_fused_candidates(index: ChunkIndex, store: Store) -> No
     assert all(0.0 <= h.score <= 1.0 for h in plain)  # fused scores: a weighted sum of [0, 1]s
 
 
+class TiedReranker:
+    """Gives every candidate the same score: the reranker has no opinion."""
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        return [0.5] * len(texts)
+
+
+@pytest.mark.parametrize("get_order", ["as asked", "reversed"])
+def test_reranker_ties_keep_the_fused_order(
+    index: ChunkIndex, store: Store, monkeypatch: pytest.MonkeyPatch, get_order: str
+) -> None:
+    r = Retriever(index, HashEmbedder(), TiedReranker(), store=store)  # type: ignore[arg-type]
+    fused = [h.chunk_id for h in r.search("hotel Lisbon booked", rerank=False)]
+    table = [row["id"] for row in index.scan(["id"]).to_pylist()]
+    assert len(fused) > 1 and fused != [c for c in table if c in fused]  # orders differ
+    if get_order == "reversed":  # a fetch that returns rows in its own order, not the asked one
+        get = index.get
+        monkeypatch.setattr(index, "get", lambda ids: list(reversed(get(ids))))
+    assert [h.chunk_id for h in r.search("hotel Lisbon booked")] == fused
+
+
 def add_messages(store: Store, chat_id: int, start_rowid: int, texts: list[str], t0: float) -> None:
     store.upsert_messages(
         StoredMessage(start_rowid + i, f"guid-{start_rowid + i}", chat_id, SAM, t0 + 60 * i, text)

@@ -157,7 +157,7 @@ def first_person(question: str, owner: str) -> str:
     "me"; rewriting the owner's name keeps question and text referring to them the same way.
     """
     name = re.escape(owner)
-    q = re.sub(rf"\b{name}['’]s\b", "my", question)
+    q = re.sub(rf"\b{name}['’](s\b|(?=\s))", "my", question)  # Ana's, James' → my
     q = re.sub(
         rf"\b({'|'.join(_AUX)})\s+{name}\b",
         lambda m: f"{_cased(_AUX[m[1].lower()], m[1])} I",

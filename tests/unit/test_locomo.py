@@ -252,6 +252,11 @@ def test_first_person_questions(question: str, expected: str) -> None:
     assert locomo.first_person(question, "Ana") == expected
 
 
+def test_a_possessive_without_s_becomes_my() -> None:
+    asked = "When did James' mother and her friend visit him?"
+    assert locomo.first_person(asked, "James") == "When did my mother and her friend visit him?"
+
+
 def test_questions_are_first_person_unless_verbatim() -> None:
     raw = _sample()
     raw["qa"][0]["question"] = "What class did Ana take?"

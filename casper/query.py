@@ -74,6 +74,7 @@ class Understood:
     me: tuple[str, ...] = ()  # the owner's own names found in the question
     dropped: tuple[str, ...] = ()  # scaffolding words left out of the lexical query
     literal: bool = False
+    expansion: tuple[str, ...] = ()  # words the best first-pass hits added (casper.feedback)
 
     @property
     def person_id(self) -> str | None:
@@ -100,6 +101,8 @@ class Understood:
             parts.append(f"chats with {self.people[0].name}")
         if self.me:
             parts.append(f"{', '.join(self.me)} = me")
+        if self.expansion:
+            parts.append(f"+ {' '.join(self.expansion)} from the best hits")
         return " · ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -125,6 +128,8 @@ class Understood:
             doc["me"] = list(self.me)
         if self.dropped:
             doc["dropped"] = list(self.dropped)
+        if self.expansion:
+            doc["feedback_words"] = list(self.expansion)
         return doc
 
 

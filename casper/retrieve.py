@@ -1,21 +1,24 @@
 """Retriever.search: read the query → vector + lexical legs (filters inside each) → fuse →
-dedupe → rerank → top-k. A date or person the question names ranks its chunks first.
+dedupe → feedback (hybrid: BM25 again with the best hits' words added, as one more leg; fuse
+again) → rerank → top-k. A date or person the question names ranks its chunks first.
 
-Imports: casper.fusion, casper.query, casper.store.index, casper.store.lexical (lazily),
-protocols, records.
+Imports: casper.feedback, casper.fusion, casper.query, casper.store.chunk_table, casper.store.index,
+casper.store.lexical (lazily), protocols, records.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from casper import fusion
+from casper import feedback, fusion
 from casper.protocols import Embedder, Hit, HitMessage, Reranker
 from casper.query import Reader, Understood
 from casper.records import ME, StoredMessage
+from casper.store.chunk_table import quote
 from casper.store.index import ChunkIndex, Filter
 from casper.store.vectors import ChunkMeta
 
@@ -48,6 +51,7 @@ class Retriever:
         vector_weight: float = fusion.VECTOR_WEIGHT,
         fuse: str = "convex",
         reader: Reader | None = None,
+        feedback_terms: int = feedback.FEEDBACK_TERMS,
     ) -> None:
         if lexical not in LEXICAL:
             raise ValueError(f"lexical must be one of {LEXICAL}, not {lexical!r}")
@@ -66,10 +70,12 @@ class Retriever:
         self.vector_weight = vector_weight
         self.fuse = fuse
         self.reader = reader
+        self.feedback_terms = feedback_terms  # 0: no second pass
         self.understood: Understood | None = None  # how the last query was read
         self.timings: dict[str, float] = {}
         self._bm25: RankBM25Index | None = None
         self._last_vec: tuple[str, Any] | None = None
+        self._leg_cache: dict[tuple[str, str, Filter], Any] = {}  # one search's legs
         self.notices: list[str] = []  # said once per process: the caller shows them
 
     def search(
@@ -110,16 +116,15 @@ class Retriever:
         started = time.perf_counter()
         self.timings = {}
         self._last_vec = None
+        self._leg_cache = {}
         self.index.refresh_if_stale()  # a `casper index` in another process may have published
         epoch = self.index.epoch
         where = Filter(person_id=person_id, chat_id=chat_id, since=since, until=until)
         u = self._read(query, literal, now)
+        ranked = self._pass(u, where, mode)
+        if mode == "hybrid" and not u.literal and self.feedback_terms > 0 and ranked:
+            u, ranked = self._feedback(u, where, ranked)
         self.understood = u
-        ranked = self._ranked(u, where, mode)
-        scope = self._scope(u, where)
-        if scope is not None:  # what the question names is boosted, not a hard filter
-            ranked = fusion.boost(ranked, self._ranked(u, scope, mode))
-        ranked = self._dedupe(ranked)
         if rerank and self.reranker is not None and ranked:
             ranked = self._rerank(query, ranked)
         final = fusion.top_k(ranked, k if k is not None else self.top_k)
@@ -151,6 +156,31 @@ class Retriever:
         scope = Filter(person_id=person, chat_id=where.chat_id, since=since, until=until)
         return None if scope == where else scope
 
+    # ---- passes ----------------------------------------------------------------------------
+    def _pass(self, u: Understood, where: Filter, mode: str) -> list[tuple[str, float]]:
+        """Legs → fused ranking, boosted toward what the question names, deduplicated."""
+        ranked = self._ranked(u, where, mode)
+        scope = self._scope(u, where)
+        if scope is not None:  # what the question names is boosted, not a hard filter
+            ranked = fusion.boost(ranked, self._ranked(u, scope, mode))
+        return self._dedupe(ranked)
+
+    def _feedback(
+        self, u: Understood, where: Filter, ranked: list[tuple[str, float]]
+    ) -> tuple[Understood, list[tuple[str, float]]]:
+        """Second pass: BM25 searched again with the best hits' distinctive words added, as one
+        more lexical leg (the first pass's legs are reused, not searched again); the whole
+        first-pass candidate list stands in for document frequency."""
+        started = time.perf_counter()
+        texts = chunk_texts(self.index, [cid for cid, _ in ranked[: self.candidates]])
+        words = feedback.expansion(u.lexical, texts[: feedback.FEEDBACK_DOCS], texts,
+                                   self.feedback_terms)  # fmt: skip
+        self.timings["feedback"] = _ms(started)
+        if not words:
+            return u, ranked
+        read = dataclasses.replace(u, expansion=tuple(words))
+        return read, self._pass(read, where, "hybrid")
+
     # ---- legs ----------------------------------------------------------------------------
     def _ranked(self, u: Understood, where: Filter, mode: str) -> list[tuple[str, float]]:
         legs = self._legs(u, where, mode)
@@ -160,11 +190,23 @@ class Retriever:
         n = self.candidates
         legs: list[list[tuple[str, float]]] = []
         if mode in ("hybrid", "vector"):
-            vec = self._clock("embed", lambda: self._embed(u.semantic))
-            legs.append(self._clock("vector", lambda: self.index.vector_search(vec, n, where)))
-            self._note_coverage()
+            key = ("vector", u.semantic, where)
+            if key not in self._leg_cache:  # the feedback pass reuses the first pass's legs
+                vec = self._clock("embed", lambda: self._embed(u.semantic))
+                leg = self._clock("vector", lambda: self.index.vector_search(vec, n, where))
+                self._leg_cache[key] = leg
+                self._note_coverage()
+            legs.append(self._leg_cache[key])
         if mode in ("hybrid", "bm25"):
-            legs.extend(self._clock("lexical", lambda: self._lexical(u.lexical, where)))
+            queries = [u.lexical]
+            if u.expansion:  # one more leg: words + n-grams of the question, then with feedback
+                queries.append(f"{u.lexical} {' '.join(u.expansion)}")
+            for i, query in enumerate(queries):
+                key = ("lexical", query, where)
+                if key not in self._leg_cache:
+                    found = self._clock("lexical", lambda q=query: self._lexical(q, where))
+                    self._leg_cache[key] = found if i == 0 else found[:1]
+                legs.extend(self._leg_cache[key])
         return legs
 
     def _embed(self, text: str) -> Any:
@@ -260,6 +302,18 @@ class Retriever:
             return fn()
         finally:
             self.timings[key] = self.timings.get(key, 0.0) + _ms(started)
+
+
+def chunk_texts(index: ChunkIndex, ids: Sequence[str]) -> list[str]:
+    """The `text` of chunks by id, in the order asked (unknown ids skipped). Two columns, not
+    whole chunks: 2-3x cheaper than `index.get` at 100k chunks (6 vs 14 ms for 50 ids)."""
+    if not ids:
+        return []
+    found = {
+        row["id"]: row["text"] or ""
+        for row in index.scan(["id", "text"], f"id IN ({', '.join(map(quote, ids))})").to_pylist()
+    }
+    return [found[i] for i in ids if i in found]
 
 
 def semantic_notice(done: int, total: int) -> str | None:

@@ -52,8 +52,8 @@ def plan_runs(
     """The ablation grid: bm25 (both backends, once per unit), vector, hybrid, hybrid+rerank.
 
     `ablate` adds, when hybrid is compared with another mode, for the last unit (the
-    default), each mode without query understanding (`literal`) and hybrid fused with RRF:
-    the fusion ablation of the report.
+    default), hybrid without the feedback pass, each mode without query understanding
+    (`literal`) and hybrid fused with RRF: the fusion ablation of the report.
     """
     ablate = ablate and "hybrid" in modes and len(set(modes)) > 1
     unknown = sorted(set(modes) - set(MODES))
@@ -72,6 +72,8 @@ def plan_runs(
                 if rerank:
                     specs.append(dataclasses.replace(base, rerank=True))
             if ablate and i == 0 and (size, stride) == units[-1]:
+                if "hybrid" in modes:
+                    specs.append(dataclasses.replace(base, feedback=False))
                 lit = dataclasses.replace(base, literal=True)
                 specs += [dataclasses.replace(lit, mode=m) for m in modes]
                 if "hybrid" in modes:
@@ -233,6 +235,7 @@ def _describe(spec: RunSpec) -> dict[str, Any]:
         "unit": spec.unit,
         "literal": spec.literal,
         "fuse": spec.fuse,
+        "feedback": spec.feedback,
     }
 
 

@@ -176,7 +176,11 @@ def _category_tables(doc: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) 
     lines: list[str] = []
     ks = list(doc.get("ks", []))
     for run in runs:
-        ablation = run.get("literal") or run.get("fuse", "convex") != "convex"
+        ablation = (
+            run.get("literal")
+            or run.get("fuse", "convex") != "convex"
+            or not run.get("feedback", True)
+        )
         if run["mode"] != "hybrid" or ablation:
             continue
         cats = sorted(run["by_category"])

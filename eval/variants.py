@@ -29,6 +29,7 @@ class RunSpec:
     embed_model: str = BUNDLED_EMBEDDER
     literal: bool = False  # no query understanding (dates, people, scaffolding)
     fuse: str = "convex"  # hybrid fusion: convex (default) | rrf (the former default)
+    feedback: bool = True  # hybrid's second pass with the best hits' words (casper.feedback)
 
     @property
     def unit(self) -> str:
@@ -45,6 +46,8 @@ class RunSpec:
             parts.append(self.lexical)
         if self.mode == "hybrid" and self.fuse != "convex":
             parts.append(self.fuse)
+        if self.mode == "hybrid" and not self.feedback and not self.literal:
+            parts.append("no-feedback")
         if self.literal:
             parts.append("literal")
         if self.rerank:
@@ -127,7 +130,7 @@ def make_search(
     """A Retriever over one variant's index, sharing the loaded models across runs."""
     from casper.runtime import make_retriever
 
-    return make_retriever(
+    retriever = make_retriever(
         vcfg,
         store,
         rerank=reranker is not None,
@@ -136,3 +139,6 @@ def make_search(
         candidates=max(vcfg.candidates, max_k),
         fuse=spec.fuse if spec else "convex",
     )
+    if spec is not None and not spec.feedback:
+        retriever.feedback_terms = 0
+    return retriever

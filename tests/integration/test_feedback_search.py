@@ -1,0 +1,95 @@
+"""The feedback pass of hybrid search: the best hits' words find the answer the question's
+words miss; shown under `understood`, off with literal and with feedback_terms=0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from casper.indexing import update_index
+from casper.records import ME, ChatInfo, Person, StoredMessage
+from casper.retrieve import Retriever
+from casper.store.db import Store
+from casper.store.index import ChunkIndex
+from tests.fakes_search import HashEmbedder
+from tests.integration.test_index_search import UNIT, open_index, reader_for
+
+T0 = 1_700_000_000.0
+TALK = [
+    ["we move on friday", "the new place has a backyard, a real backyard for the dogs"],
+    ["the backyard is enormous", "room for a vegetable garden at last"],  # the answer
+    *(
+        [f"{topic} tonight", f"{topic} was {adj}"]
+        for topic, adj in [
+            ("pizza", "cheap"), ("football", "loud"), ("concert", "sold out"),
+            ("homework", "endless"), ("laundry", "piling up"), ("traffic", "awful"),
+            ("rain", "heavy"), ("podcast", "funny"), ("bakery", "closed"),
+            ("printer", "broken"), ("marathon", "brutal"), ("chess", "tense"),
+        ]
+    ),
+]  # fmt: skip
+
+
+@pytest.fixture()
+def index(tmp_path: Path) -> tuple[ChunkIndex, Store]:
+    store = Store.open(tmp_path / "casper.sqlite")
+    store.replace_people([Person("p_sam", "Sam", ("+15550001",))], {})
+    chats = [ChatInfo(i, f"c{i}", f"chat {i}", False, ("p_sam",)) for i in range(len(TALK))]
+    store.upsert_chats(chats)
+    rows, rowid = [], 0
+    for chat, lines in enumerate(TALK):
+        for j, text in enumerate(lines):
+            rowid += 1
+            who = ME if j % 2 else "p_sam"
+            rows.append(StoredMessage(rowid, f"g{rowid}", chat, who, T0 + chat * 86400 + j, text))
+    store.upsert_messages(rows)
+    embedder = HashEmbedder()
+    idx = open_index(tmp_path / "index.lance", embedder)
+    update_index(store, idx, embedder, dirty={c.id: True for c in chats}, **UNIT)
+    return idx, store
+
+
+def rank_of_answer(r: Retriever, **kw: object) -> int:
+    hits = r.search("when did I move", k=20, **kw)  # type: ignore[arg-type]
+    return [h.chat for h in hits].index("chat 1")
+
+
+def test_the_best_hits_words_join_the_bm25_query_of_a_second_pass(
+    index: tuple[ChunkIndex, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idx, store = index
+    calls: dict[str, list[object]] = {"fts": [], "vector": []}
+    fts, vec = idx.fts_search, idx.vector_search
+    monkeypatch.setattr(idx, "fts_search", lambda q, *a: calls["fts"].append(q) or fts(q, *a))
+    monkeypatch.setattr(idx, "vector_search", lambda v, *a: calls["vector"].append(v) or vec(v, *a))
+    r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
+    hits = r.search("when did I move", k=20)
+    u = r.understood
+    assert u is not None and u.expansion[0] == "backyard"  # twice in the best hit, rare elsewhere
+    expanded = f"move {' '.join(u.expansion)}"
+    assert u.lexical == "move" and calls["fts"] == ["move", expanded]  # the first leg is reused
+    assert len(calls["vector"]) == 1  # so is the vector leg
+    assert u.to_json()["feedback_words"] == list(u.expansion) and "feedback" in r.timings
+    answer = next(h for h in hits if h.chat == "chat 1")  # shares no word with the question
+    bm25 = dict(fts(expanded, 20))
+    assert answer.chunk_id in bm25 and answer.chunk_id not in dict(fts("move", 20))
+
+
+def test_feedback_terms_zero_is_the_single_pass(index: tuple[ChunkIndex, Store]) -> None:
+    idx, store = index
+    plain = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store), feedback_terms=0)
+    hits = plain.search("when did I move", k=20)
+    assert plain.understood is not None and plain.understood.expansion == ()
+    assert "feedback" not in plain.timings and hits[0].chat == "chat 0"
+
+
+def test_literal_and_single_leg_searches_have_no_feedback_pass(
+    index: tuple[ChunkIndex, Store],
+) -> None:
+    idx, store = index
+    r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
+    for kw in ({"literal": True}, {"mode": "bm25"}, {"mode": "vector"}):
+        rank_of_answer(r, **kw) if kw != {"mode": "bm25"} else r.search("when did I move", **kw)
+        assert r.understood is not None and r.understood.expansion == ()
+        assert "feedback" not in r.timings

@@ -14,10 +14,12 @@ RRF_K = 60
 # Hybrid fusion: the convex combination of min-max normalised leg scores (Bruch et al. 2023,
 # "An Analysis of Fusion Functions for Hybrid Retrieval"); the weight is the vector leg's.
 # Tuned on LoCoMo conversations 26-43 + the synthetic set (3x1 and 8x4), reported on 44-50
-# (README): with the feedback leg (casper.feedback) 0.35 is at or above the best single leg
-# at k = 5, 10, 25 on every set; 0.4 without feedback lost the synthetic set at 8x4 (R@5),
-# more vector weight lost LoCoMo, less lost the synthetic set; RRF (k = 60) lost LoCoMo.
-VECTOR_WEIGHT = 0.35
+# (README): 0.4 with the feedback leg (casper.feedback) taking 0.3 of the lexical side is at
+# or above the best single leg at k = 5, 10, 25 on every set; without it the synthetic set at
+# 8x4 lost (R@5), a larger feedback share or vector weight 0.35 cost LoCoMo R@5 (-0.7), more
+# vector weight lost LoCoMo, less lost the synthetic set; RRF (k = 60) lost LoCoMo.
+VECTOR_WEIGHT = 0.4
+FEEDBACK_SHARE = 0.3
 FUSIONS = ("convex", "rrf")
 SCOPE_BOOST = 1.0  # what a question names (a date, a person) adds its own fused score again
 Scored = Sequence[tuple[str, float]]
@@ -44,17 +46,27 @@ def convex(legs: Sequence[Scored], weights: Sequence[float]) -> list[tuple[str, 
 
 
 def hybrid(
-    vector: Scored, lexical: Sequence[Scored], *, vector_weight: float = VECTOR_WEIGHT
+    vector: Scored,
+    lexical: Sequence[Scored],
+    *,
+    vector_weight: float = VECTOR_WEIGHT,
+    feedback: Scored | None = None,
+    feedback_share: float = FEEDBACK_SHARE,
 ) -> list[tuple[str, float]]:
     """The vector leg and the lexical legs (words, and n-grams when the query has CJK/emoji).
 
-    The lexical side's weight is shared by its legs, so an n-gram leg does not outvote words.
+    The lexical side's weight is shared by its legs, so an n-gram leg does not outvote words;
+    a `feedback` leg (BM25 with the best hits' words added) takes `feedback_share` of it.
     """
     present = [leg for leg in lexical if leg]
+    side = 1.0 - vector_weight
+    if feedback is not None:
+        words = side * (1.0 - feedback_share) / max(1, len(present))
+        weights = [vector_weight] + [words] * len(present) + [side * feedback_share]
+        return convex([vector, *present, feedback], weights)
     if not present:
         return convex([vector], [1.0])
-    share = (1.0 - vector_weight) / len(present)
-    return convex([vector, *present], [vector_weight] + [share] * len(present))
+    return convex([vector, *present], [vector_weight] + [side / len(present)] * len(present))
 
 
 def boost(

@@ -184,7 +184,8 @@ class Retriever:
     # ---- legs ----------------------------------------------------------------------------
     def _ranked(self, u: Understood, where: Filter, mode: str) -> list[tuple[str, float]]:
         legs = self._legs(u, where, mode)
-        return self._clock("fuse", lambda: self._fuse(legs, mode))
+        extra = legs.pop() if u.expansion and mode == "hybrid" else None  # the feedback leg
+        return self._clock("fuse", lambda: self._fuse(legs, mode, extra))
 
     def _legs(self, u: Understood, where: Filter, mode: str) -> list[list[tuple[str, float]]]:
         n = self.candidates
@@ -239,11 +240,18 @@ class Retriever:
         return self._bm25
 
     # ---- fusion, rerank, hits ------------------------------------------------------------
-    def _fuse(self, legs: list[list[tuple[str, float]]], mode: str) -> list[tuple[str, float]]:
+    def _fuse(
+        self,
+        legs: list[list[tuple[str, float]]],
+        mode: str,
+        feedback: list[tuple[str, float]] | None = None,
+    ) -> list[tuple[str, float]]:
         if self.fuse == "rrf" and len(legs) > 1:  # the former default, kept for the ablation
-            return fusion.rrf([[cid for cid, _ in leg] for leg in legs])
+            every = legs if feedback is None else [*legs, feedback]
+            return fusion.rrf([[cid for cid, _ in leg] for leg in every])
         if mode == "hybrid" and legs:
-            return fusion.hybrid(legs[0], legs[1:], vector_weight=self.vector_weight)
+            return fusion.hybrid(legs[0], legs[1:], vector_weight=self.vector_weight,
+                                 feedback=feedback)  # fmt: skip
         if len(legs) > 1:  # words + n-grams
             return fusion.convex(legs, [1.0 / len(legs)] * len(legs))
         return legs[0] if legs else []

@@ -125,6 +125,18 @@ def test_hybrid_shares_the_lexical_weight_between_words_and_ngrams() -> None:
     assert hybrid(vector, [[], []]) == convex([vector], [1.0])  # no lexical hits: vector only
 
 
+def test_the_feedback_leg_takes_its_share_of_the_lexical_side_only() -> None:
+    vector = [("v", 0.8), ("w", 0.2)]
+    words = [("x", 5.0), ("v", 1.0)]
+    feedback = [("f", 9.0), ("x", 1.0)]
+    got = dict(hybrid(vector, [words], vector_weight=0.4, feedback=feedback, feedback_share=0.3))
+    assert got["v"] == pytest.approx(0.4)  # the vector leg keeps its weight
+    assert got["x"] == pytest.approx(0.6 * 0.7)  # words keep 70 % of the lexical side
+    assert got["f"] == pytest.approx(0.6 * 0.3)  # found only through the best hits' words
+    empty = dict(hybrid(vector, [[]], vector_weight=0.4, feedback=feedback, feedback_share=0.3))
+    assert empty["f"] == pytest.approx(0.18) and empty["v"] == pytest.approx(0.4)
+
+
 def test_boost_lifts_what_the_question_names_without_dropping_the_rest() -> None:
     ranked = [("a", 0.9), ("b", 0.6), ("c", 0.3)]
     in_scope = [("c", 0.5), ("z", 0.4)]  # z: only the scoped search found it

@@ -52,7 +52,7 @@ def plan_runs(
     """The ablation grid: bm25 (both backends, once per unit), vector, hybrid, hybrid+rerank.
 
     `ablate` adds, when hybrid is compared with another mode, for the last unit (the
-    default), hybrid without the feedback pass, each mode without query understanding
+    default), hybrid with the feedback pass, each mode without query understanding
     (`literal`) and hybrid fused with RRF: the fusion ablation of the report.
     """
     ablate = ablate and "hybrid" in modes and len(set(modes)) > 1
@@ -73,7 +73,7 @@ def plan_runs(
                     specs.append(dataclasses.replace(base, rerank=True))
             if ablate and i == 0 and (size, stride) == units[-1]:
                 if "hybrid" in modes:
-                    specs.append(dataclasses.replace(base, feedback=False))
+                    specs.append(dataclasses.replace(base, feedback=True))
                 lit = dataclasses.replace(base, literal=True)
                 specs += [dataclasses.replace(lit, mode=m) for m in modes]
                 if "hybrid" in modes:

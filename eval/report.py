@@ -179,7 +179,7 @@ def _category_tables(doc: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) 
         ablation = (
             run.get("literal")
             or run.get("fuse", "convex") != "convex"
-            or not run.get("feedback", True)
+            or run.get("feedback", False)
         )
         if run["mode"] != "hybrid" or ablation:
             continue

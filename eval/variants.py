@@ -29,7 +29,7 @@ class RunSpec:
     embed_model: str = BUNDLED_EMBEDDER
     literal: bool = False  # no query understanding (dates, people, scaffolding)
     fuse: str = "convex"  # hybrid fusion: convex (default) | rrf (the former default)
-    feedback: bool = True  # hybrid's second pass with the best hits' words (casper.feedback)
+    feedback: bool = False  # hybrid's second pass with the best hits' words (casper.feedback)
 
     @property
     def unit(self) -> str:
@@ -46,8 +46,8 @@ class RunSpec:
             parts.append(self.lexical)
         if self.mode == "hybrid" and self.fuse != "convex":
             parts.append(self.fuse)
-        if self.mode == "hybrid" and not self.feedback and not self.literal:
-            parts.append("no-feedback")
+        if self.mode == "hybrid" and self.feedback and not self.literal:
+            parts.append("feedback")
         if self.literal:
             parts.append("literal")
         if self.rerank:
@@ -139,6 +139,8 @@ def make_search(
         candidates=max(vcfg.candidates, max_k),
         fuse=spec.fuse if spec else "convex",
     )
-    if spec is not None and not spec.feedback:
-        retriever.feedback_terms = 0
+    if spec is not None and spec.feedback:
+        from casper.feedback import FEEDBACK_TERMS
+
+        retriever.feedback_terms = FEEDBACK_TERMS
     return retriever

@@ -64,14 +64,14 @@ def test_synthetic_run_shape_files_and_index_reuse(fakes: None, tmp_path: Path) 
     assert doc["scored_questions"] == sum(1 for g in gold if g.answerable)
     labels = [r["label"] for r in doc["runs"]]
     assert len(labels) == 15 and len(set(labels)) == 15
-    # the ablation on the default unit: hybrid without feedback, each leg and hybrid read
+    # the ablation on the default unit: hybrid with feedback, each leg and hybrid read
     # literally, and RRF fusion
     assert {
         "bm25/lancedb/literal/3x1/all-minilm-l6-v2",
         "vector/literal/3x1/all-minilm-l6-v2",
         "hybrid/lancedb/literal/3x1/all-minilm-l6-v2",
         "hybrid/lancedb/rrf/literal/3x1/all-minilm-l6-v2",
-        "hybrid/lancedb/no-feedback/3x1/all-minilm-l6-v2",
+        "hybrid/lancedb/feedback/3x1/all-minilm-l6-v2",
     } <= set(labels)
     assert {(r["mode"], r["lexical"], r["rerank"], r["unit"]) for r in doc["runs"]} >= {
         ("bm25", "lancedb", False, "8x4"),

@@ -1,5 +1,5 @@
-"""The feedback pass of hybrid search: the best hits' words find the answer the question's
-words miss; shown under `understood`, off with literal and with feedback_terms=0."""
+"""The opt-in feedback pass of hybrid search: the best hits' words find the answer the
+question's words miss; shown under `understood`, off with literal and by default."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_the_best_hits_words_join_the_bm25_query_of_a_second_pass(
     fts, vec = idx.fts_search, idx.vector_search
     monkeypatch.setattr(idx, "fts_search", lambda q, *a: calls["fts"].append(q) or fts(q, *a))
     monkeypatch.setattr(idx, "vector_search", lambda v, *a: calls["vector"].append(v) or vec(v, *a))
-    r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
+    r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store), feedback_terms=4)
     hits = r.search("when did I move", k=20)
     u = r.understood
     assert u is not None and u.expansion[0] == "backyard"  # twice in the best hit, rare elsewhere
@@ -76,9 +76,9 @@ def test_the_best_hits_words_join_the_bm25_query_of_a_second_pass(
     assert answer.chunk_id in bm25 and answer.chunk_id not in dict(fts("move", 20))
 
 
-def test_feedback_terms_zero_is_the_single_pass(index: tuple[ChunkIndex, Store]) -> None:
+def test_the_default_is_the_single_pass(index: tuple[ChunkIndex, Store]) -> None:
     idx, store = index
-    plain = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store), feedback_terms=0)
+    plain = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
     hits = plain.search("when did I move", k=20)
     assert plain.understood is not None and plain.understood.expansion == ()
     assert "feedback" not in plain.timings and hits[0].chat == "chat 0"
@@ -88,7 +88,7 @@ def test_literal_and_single_leg_searches_have_no_feedback_pass(
     index: tuple[ChunkIndex, Store],
 ) -> None:
     idx, store = index
-    r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
+    r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store), feedback_terms=4)
     for kw in ({"literal": True}, {"mode": "bm25"}, {"mode": "vector"}):
         rank_of_answer(r, **kw) if kw != {"mode": "bm25"} else r.search("when did I move", **kw)
         assert r.understood is not None and r.understood.expansion == ()

@@ -119,14 +119,17 @@ def plain_select(caps: Capabilities) -> str:
         f"SELECT m.ROWID AS rowid, m.guid AS guid, {chat} AS chat_id, "
         f"{col['handle_id']} AS handle_id, {col['is_from_me']} AS is_from_me, {ts} AS ts, "
         f"nullif({col['thread_originator_guid']}, '') AS reply_to, "
-        f"{text} AS text, {blob} AS blob FROM message m WHERE {' AND '.join(tests)} "
+        # `text` only where there is no attributedBody (as the page query reads it)
+        f"CASE WHEN ifnull(length({blob}), 0) = 0 THEN {text} END AS text, {blob} AS blob "
+        f"FROM message m WHERE {' AND '.join(tests)} "
         "ORDER BY m.ROWID LIMIT -1 OFFSET 0"
     )
-    text_if_no_blob = "CASE WHEN ifnull(length(blob), 0) = 0 THEN text END"
-    body = f"{BODY_FN}(rowid, chat_id, guid, blob, {text_if_no_blob})"
+    body = f"{BODY_FN}(rowid, chat_id, guid, blob, text)"
+    # the blob stops at the level that decodes it: every level copies the values it passes on
+    cols = ", ".join(PLAIN_COLUMNS[:-1])
     return (
-        f"SELECT {', '.join(PLAIN_COLUMNS[:-1])}, body FROM "
-        f"(SELECT *, {body} AS body FROM ({inner}) LIMIT -1 OFFSET 0) WHERE body IS NOT NULL"
+        f"SELECT * FROM (SELECT {cols}, {body} AS body FROM ({inner}) LIMIT -1 OFFSET 0) "
+        "WHERE body IS NOT NULL"
     )
 
 

@@ -34,7 +34,7 @@ from casper.people import UNKNOWN_CHAT, Directory, build_directory, label_chats
 from casper.records import ME, ChatInfo
 from casper.stats import LocalClock, StatsState, zone_id
 from casper.store.db import Store
-from ingest.bulk import iter_bulk_pages
+from ingest.bulk import BULK_PAGE_ROWS, iter_bulk_pages
 from ingest.connect import ro_uri
 from ingest.dates import APPLE_EPOCH_OFFSET
 from ingest.errors import IngestError
@@ -157,6 +157,7 @@ class Indexer:
         # plain rows copied inside SQLite (chat.db attached read-only); False: every row
         # through Python, the reference the bulk read is tested against
         self.bulk = bulk
+        self._attached = False  # this run's chat.db is attached to the store's connection
 
     def run(self, *, rebuild: bool = False, index_fn: IndexFn | None = None) -> IngestReport:
         """Bring the store (and, with `index_fn`, the search index) up to date."""
@@ -224,9 +225,14 @@ class Indexer:
             attached = (
                 self.store.source_attached(ro_uri(self.chat_db))
                 if self.bulk
-                else contextlib.nullcontext()
+                else contextlib.nullcontext(False)
             )
-            with _stage(report, "ingest"), attached, self.store.transaction(), _gc_paused():
+            with (
+                _stage(report, "ingest"),
+                attached as self._attached,
+                self.store.transaction(),
+                _gc_paused(),
+            ):
                 if rebuild:
                     self._reset()
                 if self.store.get_meta("store_id") is None:
@@ -341,7 +347,7 @@ class Indexer:
 
         total = max(src.state.max_rowid - src.watermark, 0)
         # a first run (or one with a large backlog) loads faster without live secondary indexes
-        read = self._read_bulk if self.bulk else self._read_rows
+        read = self._read_bulk if self._attached else self._read_rows
         if total > 50_000:  # index build and in-memory stats run side by side
             with (
                 _stage(report, "read+store+indexes"),
@@ -462,7 +468,7 @@ class Indexer:
         pages = iter_bulk_pages(
             store.conn,
             src.caps,
-            lambda sql, params: store.insert_plain(sql, params),
+            store.insert_plain,
             done_table="main.messages",
             after_rowid=watermark,
             upto_rowid=upto,
@@ -475,7 +481,7 @@ class Indexer:
             noted.file_page()
             store.put_messages(full, plain)
             store.add_reactions(reaction_rows(reacts, handle_person))
-            done = min(done + 100_000, max(upto - watermark, 0))
+            done = min(done + BULK_PAGE_ROWS, max(upto - watermark, 0))
             self.progress("read", done, total)
         latest, chats = store.new_rows_summary(watermark)
         acc.max_rowid = max(acc.max_rowid, upto)

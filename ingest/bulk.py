@@ -23,6 +23,7 @@ from ingest.connect import map_sqlite_error
 from ingest.dates import APPLE_EPOCH_OFFSET, NS_THRESHOLD, apple_to_unix
 from ingest.messages import _SEED_ROWS, ROWID, Page, ReadCounters, _converted, _Converter
 from ingest.queries import _from, _needs_extra, _select_list, page_sql
+from ingest.reactions import RecentTexts
 from ingest.schema import Capabilities
 
 _ORC, _REPL = "\ufffc", "\ufffd"
@@ -31,6 +32,7 @@ _QUOTE_ENDS = ("\u201d", '"')
 BODY_FN = "casper_plain_body"
 TS_FN = "casper_apple_ts"
 
+BULK_PAGE_ROWS = 100_000  # ROWIDs per INSERT … SELECT (and per progress step)
 # Columns of `plain_select`, in order: what the store needs of a plain message.
 PLAIN_COLUMNS = ("rowid", "guid", "chat_id", "handle_id", "is_from_me", "ts", "reply_to", "body")
 
@@ -151,7 +153,7 @@ def iter_bulk_pages(
     after_rowid: int,
     upto_rowid: int,
     stats: ReadCounters,
-    page_rows: int = 100_000,
+    page_rows: int = BULK_PAGE_ROWS,
 ) -> Iterator[Page]:
     """ROWID ranges of `page_rows`: plain rows stored by `insert_plain(sql, (lo, hi))`, the
     rest yielded as converted pages (MessageRow / ReactionRow lists) for the caller to store.
@@ -178,7 +180,8 @@ def iter_bulk_pages(
         lo = hi
 
 
-def _seed(conn: sqlite3.Connection, caps: Capabilities, after_rowid: int):  # noqa: ANN202
+def _seed(conn: sqlite3.Connection, caps: Capabilities, after_rowid: int) -> RecentTexts:
+    """What legacy reactions may quote from before the watermark (as `iter_pages` seeds)."""
     seed = _Converter(conn, caps, ReadCounters())
     rows = conn.execute(page_sql(caps), (max(0, after_rowid - _SEED_ROWS), _SEED_ROWS)).fetchall()
     _converted(seed, [r for r in rows if r[ROWID] <= after_rowid], True)

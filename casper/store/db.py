@@ -236,15 +236,22 @@ class Store(DirectoryQueries, StatsQueries):
 
     # ---- the bulk read: chat.db attached, plain rows copied inside SQLite ---------------------
     @contextmanager
-    def source_attached(self, ro_uri: str) -> Iterator[None]:
+    def source_attached(self, ro_uri: str) -> Iterator[bool]:
         """chat.db ATTACHed as `chatdb` through a read-only URI: SQLite opens it read-only
         and refuses any write to it. ATTACH is not allowed inside a transaction, so enter
-        this before `transaction()`; chat.db's read snapshot then lasts until that ends."""
+        this before `transaction()`; chat.db's read snapshot then lasts until that ends.
+
+        Yields False when SQLite will not attach it (e.g. a UTF-16 chat.db; the caller then
+        reads it row by row through its own connection)."""
         if "mode=ro" not in ro_uri:
             raise ValueError("chat.db must be attached read-only")
-        self.conn.execute("ATTACH DATABASE ? AS chatdb", (ro_uri,))
         try:
-            yield
+            self.conn.execute("ATTACH DATABASE ? AS chatdb", (ro_uri,))
+        except sqlite3.Error:
+            yield False
+            return
+        try:
+            yield True
         finally:
             self.conn.execute("DETACH DATABASE chatdb")
 

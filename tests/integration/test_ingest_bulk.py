@@ -130,3 +130,21 @@ def test_chat_db_is_attached_read_only(tmp_path: Path) -> None:
     assert not [r for r in store.conn.execute("PRAGMA database_list") if r[1] == "chatdb"]
     store.close()
     assert _digest(db) == before
+
+
+def test_a_chat_db_sqlite_will_not_attach_is_read_row_by_row(tmp_path: Path) -> None:
+    """A UTF-16 database cannot be attached to the (UTF-8) store: same store, row reader."""
+    src = tmp_path / "bulk.db"
+    build_bulk_chat_db(src, n_messages=300, n_people=3)
+    db = tmp_path / "utf16.db"
+    out = sqlite3.connect(db)
+    out.execute("PRAGMA encoding = 'UTF-16le'")
+    with sqlite3.connect(src) as conn:
+        out.executescript("\n".join(conn.iterdump()))
+    out.close()
+    store = Store.open(tmp_path / "home" / "casper.sqlite")
+    with store.source_attached(ro_uri(db)) as attached:
+        assert attached is False
+    store.close()
+    snap = _both_ways(db, tmp_path / "utf16")
+    assert len(snap["messages"]) > 200

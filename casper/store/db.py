@@ -250,6 +250,9 @@ class Store(DirectoryQueries, StatsQueries):
         except sqlite3.Error:
             yield False
             return
+        # an attached database gets SQLite's default 2 MB page cache: too small to keep
+        # chat.db's join indexes while a range of the message table streams past
+        self.conn.execute(f"PRAGMA chatdb.cache_size=-{_CACHE_KIB}")
         try:
             yield True
         finally:

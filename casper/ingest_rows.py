@@ -39,15 +39,9 @@ _TS = itemgetter(1)  # of a StatRow
 
 
 def store_rows(
-    msgs: list[MessageRow],
-    handle_person: dict[int, str],
-    clock: LocalClock,
-    acc: Accumulator,
-    *,
-    collect: bool = True,
+    msgs: list[MessageRow], handle_person: dict[int, str], clock: LocalClock, acc: Accumulator
 ) -> tuple[list[tuple], list[tuple]]:
-    """Message tuples → store rows (FULL_COLS, PLAIN_COLS), noting what they touch in `acc`
-    (without `collect`, not their StatRows: the caller reads those back from the store)."""
+    """Message tuples → store rows (FULL_COLS, PLAIN_COLS), noting what they touch in `acc`."""
     full: list[tuple] = []
     plain: list[tuple] = []
     add_full, add_plain, person = full.append, plain.append, handle_person.get
@@ -74,8 +68,6 @@ def store_rows(
             max_edit = max(max_edit, t.date_edited or 0.0, t.date_retracted or 0.0)
             if t.kind == "system":
                 continue  # not counted in stats
-        if not collect:
-            continue
         row = (sender, ts, day, hour, emoji)  # a StatRow, filed under who it counts for
         if sender is not ME:
             rows = authored.get(sender)
@@ -99,67 +91,6 @@ def reaction_rows(reacts: list[ReactionRow], handle_person: dict[int, str]) -> l
          r.kind, r.emoji, r.ts)
         for r in reacts
     ]  # fmt: skip
-
-
-class PlainStats:
-    """StatRows of the bulk read's rows, filed in ROWID order as `store_rows` files them.
-
-    `local` is the store's per-row SQL function for plain rows: it returns the local
-    YYYYMMDD * 100 + hour and notes the row's StatRow; `add_stored` notes the store rows
-    `store_rows` built for the rest of the page; `file_page` files both, merged by ROWID
-    (ties in time keep ROWID order, as the row reader and the store's `ORDER BY ts, rowid`).
-    """
-
-    def __init__(self, clock: LocalClock, new: NewRows) -> None:
-        self.key, self.new = clock.key, new
-        self.page: list[tuple[int, str, int, StatRow]] = []
-        self._plain_only = True
-        self._emoji: tuple[int, str | None] = (-1, None)  # (rowid, emoji) noted last
-
-    def local(self, rowid: int, ts: float, sender: str, chat: int, text: str) -> int:
-        k = self.key(ts)
-        emoji = None if text.isascii() else emoji_field(text)
-        if emoji is not None:
-            self._emoji = (rowid, emoji)
-        self.page.append((rowid, sender, chat, (sender, ts, k // 100, k % 100, emoji)))
-        return k
-
-    def emoji(self, rowid: int, text: str) -> str | None:
-        """The emoji field of the row `local` just saw (not searched for twice)."""
-        noted_rowid, emoji = self._emoji
-        if noted_rowid == rowid:
-            return emoji
-        return None if text.isascii() else emoji_field(text)
-
-    def add_stored(self, full: list[tuple], plain: list[tuple]) -> None:
-        """Rows laid out as FULL_COLS / PLAIN_COLS (system rows are not counted)."""
-        add = self.page.append
-        for r in full:
-            if r[6] != "system":
-                add((r[0], r[3], r[2], (r[3], r[4], r[11], r[12], r[13])))
-        for r in plain:
-            add((r[0], r[3], r[2], (r[3], r[4], r[6], r[7], None)))
-        self._plain_only = self._plain_only and not (full or plain)
-
-    def file_page(self) -> None:
-        page = self.page
-        if not self._plain_only:
-            page.sort(key=_FIRST)  # two runs in ROWID order: one merge
-        owner, timelines, authored = self.new.owner.get, self.new.timelines, self.new.authored
-        for _, sender, chat, row in page:
-            if sender != ME:
-                rows = authored.get(sender)
-                if rows is None:
-                    rows = authored[sender] = []
-                rows.append(row)
-            pid = owner(chat)
-            if pid is not None:
-                timelines[pid].append(row)
-        page.clear()
-        self._plain_only = True
-
-
-_FIRST = itemgetter(0)
 
 
 @dataclass(slots=True)

@@ -25,7 +25,6 @@ from casper.ingest_rows import (
     UNKNOWN_SENDER,
     Accumulator,
     NewRows,
-    PlainStats,
     reaction_rows,
     store_rows,
     to_stored,
@@ -34,8 +33,6 @@ from casper.people import UNKNOWN_CHAT, Directory, build_directory, label_chats
 from casper.records import ME, ChatInfo
 from casper.stats import LocalClock, StatsState, zone_id
 from casper.store.db import Store
-from ingest.bulk import BULK_PAGE_ROWS, iter_bulk_pages
-from ingest.connect import ro_uri
 from ingest.dates import APPLE_EPOCH_OFFSET
 from ingest.errors import IngestError
 from ingest.messages import iter_pages
@@ -146,7 +143,6 @@ class Indexer:
         *,
         on_progress: Progress | None = None,
         batch_size: int = 20_000,
-        bulk: bool = True,
     ) -> None:
         self.store = store
         self.chat_db = chat_db
@@ -154,10 +150,6 @@ class Indexer:
         self.tz = tz
         self.progress: Progress = on_progress or (lambda stage, done, total: None)
         self.batch_size = batch_size
-        # plain rows copied inside SQLite (chat.db attached read-only); False: every row
-        # through Python, the reference the bulk read is tested against
-        self.bulk = bulk
-        self._attached = False  # this run's chat.db is attached to the store's connection
 
     def run(self, *, rebuild: bool = False, index_fn: IndexFn | None = None) -> IngestReport:
         """Bring the store (and, with `index_fn`, the search index) up to date."""
@@ -222,17 +214,7 @@ class Indexer:
                 report.noop = True
                 return
             # one transaction: a crash anywhere in it leaves the previous store as it was
-            attached = (
-                self.store.source_attached(ro_uri(self.chat_db))
-                if self.bulk
-                else contextlib.nullcontext(False)
-            )
-            with (
-                _stage(report, "ingest"),
-                attached as self._attached,
-                self.store.transaction(),
-                _gc_paused(),
-            ):
+            with _stage(report, "ingest"), self.store.transaction(), _gc_paused():
                 if rebuild:
                     self._reset()
                 if self.store.get_meta("store_id") is None:
@@ -347,17 +329,16 @@ class Indexer:
 
         total = max(src.state.max_rowid - src.watermark, 0)
         # a first run (or one with a large backlog) loads faster without live secondary indexes
-        read = self._read_bulk if self._attached else self._read_rows
         if total > 50_000:  # index build and in-memory stats run side by side
             with (
                 _stage(report, "read+store+indexes"),
                 self.store.bulk_load(alongside=fresh_stats),
                 _stage(report, "read+store"),
             ):
-                read(src, counters, handle_person, total, acc)
+                self._read_rows(src, counters, handle_person, total, acc)
         else:
             with _stage(report, "read+store"):
-                read(src, counters, handle_person, total, acc)
+                self._read_rows(src, counters, handle_person, total, acc)
             fresh_stats()
         return fresh
 
@@ -447,46 +428,6 @@ class Indexer:
                 self.progress("read", acc.max_rowid - watermark, total)
         self.store.put_messages(full, plain)
         self.store.add_reactions(reactions)
-        self.progress("read", total, total)
-
-    def _read_bulk(
-        self,
-        src: _Source,
-        counters: ingest.ReadCounters,
-        handle_person: dict[int, str],
-        total: int,
-        acc: Accumulator,
-    ) -> None:
-        """`_read_rows` with chat.db attached: plain rows go from chat.db to the store inside
-        SQLite, page by page; the rest comes back converted and is stored from here."""
-        store, watermark = self.store, src.watermark
-        clock = LocalClock(self.tz)
-        noted = PlainStats(clock, acc.new)
-        store.prepare_plain(handle_person, noted.local, noted.emoji, UNKNOWN_SENDER)
-        upto = store.source_max_rowid()  # this transaction's snapshot of chat.db
-        self.progress("read", 0, total)
-        pages = iter_bulk_pages(
-            store.conn,
-            src.caps,
-            store.insert_plain,
-            done_table="main.messages",
-            after_rowid=watermark,
-            upto_rowid=upto,
-            stats=counters,
-        )
-        done = 0
-        for msgs, reacts in pages:
-            full, plain = store_rows(msgs, handle_person, clock, acc, collect=False)
-            noted.add_stored(full, plain)
-            noted.file_page()
-            store.put_messages(full, plain)
-            store.add_reactions(reaction_rows(reacts, handle_person))
-            done = min(done + BULK_PAGE_ROWS, max(upto - watermark, 0))
-            self.progress("read", done, total)
-        latest, chats = store.new_rows_summary(watermark)
-        acc.max_rowid = max(acc.max_rowid, upto)
-        acc.max_date = max(acc.max_date, latest or 0.0)
-        acc.dirty |= chats
         self.progress("read", total, total)
 
     def _update_stats(

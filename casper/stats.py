@@ -116,27 +116,12 @@ class LocalClock:
     and the last half microsecond of an hour (which fromtimestamp rounds up), go the slow way.
     """
 
-    __slots__ = ("tz", "_offsets", "_days", "_last")
+    __slots__ = ("tz", "_offsets", "_days")
 
     def __init__(self, tz: tzinfo) -> None:
         self.tz = tz
         self._offsets: dict[float, float] = {}  # UTC day number → offset s (NaN: it changes)
         self._days: dict[float, int] = {}  # local day number → YYYYMMDD
-        self._last: tuple[float, float, int] = _NO_SPAN  # the span `key` saw last
-
-    def key(self, ts: float) -> int:
-        """`self(ts)` packed as YYYYMMDD * 100 + hour: the store's SQL function, called once
-        per message in time-ish order, so the last local day is kept."""
-        start, end, day = self._last
-        if not start <= ts < end:
-            start, end, day = self._last = self._span(ts)
-        if start <= ts < end:
-            since = ts - start
-            hour = int(since // 3600)
-            if since - hour * 3600 < _LAST_US:
-                return day * 100 + hour
-        day, hour = self(ts)
-        return day * 100 + hour
 
     def day_hours(self, stamps: Iterable[float]) -> tuple[list[int], list[int]]:
         """`self(ts)` for many timestamps, as (days, hours) lists: the ingest hot path."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -154,27 +153,6 @@ class _Converter:
         self.reactions: list[ReactionRow] = []
         self._addresses: dict[int, str] | None = None
         self.recoverable = load_recently_deleted_rowids(conn, caps)
-        # the bulk reader's plain rows (chat, text, guid, rowid), in ROWID order: they join
-        # `recent` just before the first row after them (see bulk.iter_bulk_pages)
-        self.noted: list[tuple[int | None, str, str, int]] = []
-        self._noted_pos = 0
-
-    def sync_noted(self, before_rowid: int | None) -> None:
-        """Bring `recent` up to (not including) `before_rowid`; None: the whole page, which
-        is then dropped. This row's own predecessors (pending) precede those plain rows."""
-        self.sync_recent()
-        noted, start = self.noted, self._noted_pos
-        end = (
-            len(noted)
-            if before_rowid is None
-            else bisect_left(noted, before_rowid, lo=start, key=_noted_rowid)
-        )
-        if end > start:
-            self.recent.extend(noted[start:end])
-        if before_rowid is None:
-            noted.clear()
-            end = 0
-        self._noted_pos = end
 
     def sync_recent(self) -> None:
         if self.pending:
@@ -345,14 +323,11 @@ def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
     add, note, new = msgs.append, pending.append, _row
     no_atts: list[AttachmentRow] = []
     previous, fast, orphans = None, 0, 0
-    noted = conv.noted
     for row in rows:
         rowid = row[ROWID]
         if rowid == previous:
             continue  # the same message filed in a second chat
         previous = rowid
-        if noted and conv._noted_pos < len(noted) and noted[conv._noted_pos][3] < rowid:
-            conv.sync_noted(rowid)
         # The common row (plain text, nothing attached, no extras) is handled inline, with the
         # same result as convert(); anything else takes the general path.
         if (
@@ -388,8 +363,6 @@ def _converted(conv: _Converter, rows: list[tuple], contiguous: bool) -> Page:
     stats.rows += fast
     stats.messages += fast
     stats.orphans += orphans
-    if noted:
-        conv.sync_noted(None)
     conv.sync_recent()
     return msgs, conv.reactions
 
@@ -441,10 +414,6 @@ def iter_rows(
             records += [Reaction(*t) for t in reacts]
             records.sort(key=_rowid_of)
         yield from records
-
-
-def _noted_rowid(item: tuple[int | None, str, str, int]) -> int:
-    return item[3]
 
 
 def _rowid_of(record: Message | Reaction) -> int:

@@ -104,12 +104,12 @@ class RecentTexts:
     def __init__(self, per_chat: int = 256) -> None:
         self._per_chat = per_chat
         # items are kept as given, (chat, text, guid): no new tuple per message
-        self._chats: dict[int | None, deque[tuple]] = {}
+        self._chats: dict[int | None, deque[tuple[int | None, str, str]]] = {}
 
     def add(self, chat: int | None, text: str, guid: str) -> None:
         self.extend(((chat, text, guid),))
 
-    def extend(self, items: Iterable[tuple]) -> None:
+    def extend(self, items: Iterable[tuple[int | None, str, str]]) -> None:
         """`add` for many (chat, text, guid) items in order: one loop, no call per item."""
         chats, size = self._chats, self._per_chat
         for item in items:
@@ -127,8 +127,7 @@ class RecentTexts:
         for ell in _ELLIPSES:
             if quote.endswith(ell):
                 prefix = quote[: -len(ell)].rstrip()
-        for item in reversed(buf):  # (chat, text, guid), or with the bulk reader's rowid after
-            text = item[1]
+        for _, text, guid in reversed(buf):
             if text == quote or (prefix and text.startswith(prefix)):
-                return item[2]
+                return guid
         return None

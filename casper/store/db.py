@@ -15,10 +15,9 @@ from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from casper.errors import IndexMissing
-from casper.records import ME, StoredMessage
+from casper.records import StoredMessage
 from casper.stats import emoji_field
 from casper.store.directory import DirectoryQueries
 from casper.store.schema import migrate
@@ -58,10 +57,6 @@ _ROWS_PER_INSERT = 50
 _CACHE_KIB = 64 * 1024
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def ensure_private_dir(path: Path) -> None:
     """Create the data dir readable by the owner only (0700)."""
     path.mkdir(parents=True, exist_ok=True)
@@ -82,7 +77,6 @@ class Store(DirectoryQueries, StatsQueries):
         self.conn = conn
         self.path = path
         self._names: dict[str, str] | None = None
-        self._unknown = "unknown"
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -95,13 +89,8 @@ class Store(DirectoryQueries, StatsQueries):
         try:
             # not bound to one thread: bulk_load builds indexes on a helper thread (never
             # while this one uses the connection)
-            # a URI, so that chat.db can be ATTACHed read-only (`?mode=ro`) for the bulk read
             conn = sqlite3.connect(
-                f"file:{quote(str(path.absolute()), safe='/')}",
-                uri=True,
-                timeout=30.0,
-                isolation_level=None,
-                check_same_thread=False,
+                path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -233,93 +222,6 @@ class Store(DirectoryQueries, StatsQueries):
             worker.join()
         if failed:
             raise failed[0]
-
-    # ---- the bulk read: chat.db attached, plain rows copied inside SQLite ---------------------
-    @contextmanager
-    def source_attached(self, ro_uri: str) -> Iterator[bool]:
-        """chat.db ATTACHed as `chatdb` through a read-only URI: SQLite opens it read-only
-        and refuses any write to it. ATTACH is not allowed inside a transaction, so enter
-        this before `transaction()`; chat.db's read snapshot then lasts until that ends.
-
-        Yields False when SQLite will not attach it (e.g. a UTF-16 chat.db; the caller then
-        reads it row by row through its own connection)."""
-        if "mode=ro" not in ro_uri:
-            raise ValueError("chat.db must be attached read-only")
-        try:
-            self.conn.execute("ATTACH DATABASE ? AS chatdb", (ro_uri,))
-        except sqlite3.Error:
-            yield False
-            return
-        # an attached database gets SQLite's default 2 MB page cache: too small to keep
-        # chat.db's join indexes while a range of the message table streams past
-        self.conn.execute(f"PRAGMA chatdb.cache_size=-{_CACHE_KIB}")
-        try:
-            yield True
-        finally:
-            self.conn.execute("DETACH DATABASE chatdb")
-
-    def prepare_plain(
-        self,
-        handle_person: dict[int, str],
-        local: Callable[[int, float, str, int, str], int],
-        emoji: Callable[[int, str], str | None],
-        unknown: str,
-    ) -> None:
-        """What `insert_plain` needs: the handle → person map (a temp table), the sender id
-        of unknown handles, and `local(rowid, ts, sender, chat_id, text)` → local
-        YYYYMMDD * 100 + hour (an SQL function; it may note the row for the stats), then
-        `emoji(rowid, text)` → the store's emoji field of the same row."""
-        self.conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS casper_handle_person "
-            "(handle INTEGER PRIMARY KEY, person_id TEXT NOT NULL)"
-        )
-        self.conn.execute("DELETE FROM temp.casper_handle_person")
-        self.conn.executemany(
-            "INSERT INTO temp.casper_handle_person VALUES (?, ?)", handle_person.items()
-        )
-        self.conn.create_function("casper_local", 5, local)
-        self.conn.create_function("casper_emoji", 2, emoji)
-        self._unknown = unknown
-
-    def source_max_rowid(self) -> int:
-        return self.conn.execute("SELECT ifnull(max(ROWID), 0) FROM chatdb.message").fetchone()[0]
-
-    def insert_plain(self, select: str, params: Sequence[Any]) -> None:
-        """Store the rows of `select` (columns rowid, guid, chat_id, handle_id, is_from_me, ts,
-        reply_to, body: plain text messages) without them passing through Python: sender from the
-        handle map, local day/hour and emoji as `store_rows` computes them."""
-        # each level a subquery SQLite keeps (OFFSET 0): every function runs once per row
-        rows = (
-            "SELECT rowid, guid, ifnull(chat_id, 0) AS chat, "
-            f"CASE WHEN is_from_me THEN {_literal(ME)} ELSE ifnull((SELECT h.person_id FROM "
-            "temp.casper_handle_person h WHERE h.handle = p.handle_id), "
-            f"{_literal(self._unknown)}) END AS sender, ts, reply_to, body "
-            f"FROM ({select}) p LIMIT -1 OFFSET 0"
-        )
-        sql = (
-            "INSERT OR REPLACE INTO messages(rowid, guid, chat_id, sender, ts, text, kind, "
-            "edited, reply_to, lday, lhour, emoji) "
-            "SELECT rowid, guid, chat, sender, ts, body, 'text', 0, reply_to, k / 100, k % 100, "
-            # ASCII (as many bytes as characters) has no emoji: skip the function
-            "CASE WHEN length(body) = length(CAST(body AS BLOB)) THEN NULL "
-            "ELSE casper_emoji(rowid, body) END FROM "
-            f"(SELECT *, casper_local(rowid, ts, sender, chat, body) AS k FROM ({rows}) "
-            "LIMIT -1 OFFSET 0)"
-        )
-        self.conn.execute(sql, params)
-
-    def new_rows_summary(self, after_rowid: int) -> tuple[float | None, set[int]]:
-        """Latest ts and the chats of the messages after a ROWID (this run's new rows)."""
-        latest = self.conn.execute(
-            "SELECT max(ts) FROM messages WHERE rowid > ?", (after_rowid,)
-        ).fetchone()[0]
-        chats = {
-            r[0]
-            for r in self.conn.execute(
-                "SELECT DISTINCT chat_id FROM messages WHERE rowid > ?", (after_rowid,)
-            )
-        }
-        return latest, chats
 
     def add_reactions(self, rows: Iterable[tuple[str, str, str, int, str | None, float]]) -> None:
         """(guid, target_guid, sender, kind, emoji, ts) rows; the final state is derived on read."""

@@ -87,14 +87,14 @@ def test_a_database_failing_mid_read_leaves_the_previous_store_intact(
     first, second = sources
     home = tmp_path / "home"
     before = _index(home, first)
-    real_pages = pipeline.iter_bulk_pages
+    real_pages = pipeline.iter_pages
 
     def failing_pages(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         pages = real_pages(*args, **kwargs)
         yield next(pages)
         raise ChatDbCorrupt("database disk image is malformed")
 
-    monkeypatch.setattr(pipeline, "iter_bulk_pages", failing_pages)
+    monkeypatch.setattr(pipeline, "iter_pages", failing_pages)
     failed = runner.invoke(app, ["index", "--home", str(home), "--chat-db",
                                  str(second / "chat.db"), "--json"])  # fmt: skip
     assert failed.exit_code == 1 and "error:" in failed.output

@@ -7,6 +7,7 @@ from bench import agent, cli, cold_path, ingest, models, retrieval, scale
 
 def main() -> None:
     ingest.main([])
+    ingest.main(["--messages", "1000000"])  # issue 11's size; reads the cached scale chat.db
     retrieval.main([])
     models.main()
     agent.main()

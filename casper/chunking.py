@@ -5,6 +5,7 @@ Imports: stdlib (datetime, zoneinfo, hashlib, re), casper.records and casper.con
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -142,9 +143,9 @@ def _zone(tz_name: str | tzinfo | None) -> tzinfo:
 class _DayNames:
     """`YYYY-MM-DD` of a timestamp in a zone, as `datetime.fromtimestamp(ts, zone).strftime`
     gives it, without a datetime per chunk (a million chunks spent seconds in it): the zone's
-    offset is looked up once per hour of history, the name once per day. An hour holding an
-    offset change, and the last millisecond before a local midnight (where fromtimestamp's
-    rounding to microseconds could tip the day), take the exact path."""
+    offset is looked up once per UTC day of history, the name once per local day. A UTC day
+    holding an offset change, and the last millisecond before a local midnight (where
+    fromtimestamp's rounding to microseconds could tip the day), take the exact path."""
 
     def __init__(self, zone: tzinfo) -> None:
         self.zone = zone
@@ -154,10 +155,10 @@ class _DayNames:
     def __call__(self, ts: float) -> str:
         if ts <= 0:
             return "date unknown"  # an unset chat.db date (0) is no day: not "1970-01-01"
-        hour = int(ts // 3600)
-        offset = self.offsets.get(hour, _UNSET)
+        utc_day = int(ts // 86400)
+        offset = self.offsets.get(utc_day, _UNSET)
         if offset is _UNSET:
-            offset = self.offsets[hour] = self._steady_offset(hour)
+            offset = self.offsets[utc_day] = self._steady_offset(utc_day)
         if offset is None:
             return self._exact(ts)
         local = ts + offset
@@ -169,13 +170,21 @@ class _DayNames:
             name = self.names[day] = date.fromordinal(_EPOCH_ORDINAL + day).strftime("%Y-%m-%d")
         return name
 
-    def _steady_offset(self, hour: int) -> float | None:
-        first = datetime.fromtimestamp(hour * 3600, self.zone).utcoffset()
-        last = datetime.fromtimestamp(hour * 3600 + 3599, self.zone).utcoffset()
+    def _steady_offset(self, utc_day: int) -> float | None:
+        """The zone's offset all through this UTC day; None when it changes during it."""
+        first = datetime.fromtimestamp(utc_day * 86400, self.zone).utcoffset()
+        last = datetime.fromtimestamp(utc_day * 86400 + 86399, self.zone).utcoffset()
         return first.total_seconds() if first is not None and first == last else None
 
     def _exact(self, ts: float) -> str:
         return datetime.fromtimestamp(ts, self.zone).strftime("%Y-%m-%d")
+
+
+@functools.lru_cache(maxsize=8)
+def _day_names(zone: tzinfo) -> _DayNames:
+    """One cache per zone for the whole run: chats are chunked one by one, and each covers
+    only a few of the days another already looked up."""
+    return _DayNames(zone)
 
 
 _UNSET: Any = object()
@@ -183,19 +192,23 @@ _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
 class Piece(NamedTuple):
-    """One chunk as plain fields (what the index writes); `Chunk` adds the chat's own fields.
-    A tuple, not a `Chunk`: a first index makes a million of them."""
+    """One chunk as a plain row, its fields in the index table's column order: the index
+    writes these straight into Arrow columns. A tuple, not a `Chunk`: a first index makes a
+    million of them, and a frozen dataclass costs ~4 µs each to build."""
 
     id: str
+    chat_id: int
+    chat_name: str
+    participants: tuple[str, ...]
+    person_ids: tuple[str, ...]
     start: float
     end: float
+    segment_start: float
     rowids: tuple[int, ...]
     guids: tuple[str, ...]
-    participants: tuple[str, ...]
     text: str
     embed_text: str
     content_hash: str
-    segment_start: float
 
 
 # A searchable message as the chunker reads it: (ts, rowid, sender, text, guid).
@@ -235,11 +248,12 @@ def chunk_pieces(
     `searchable_rows`); ids are stable when later messages are appended."""
     size, stride, max_chars = options.size, options.stride, options.max_chars
     unit = unit_name(size, stride)
-    day_name = _DayNames(_zone(options.tz_name))
+    day_name = _day_names(_zone(options.tz_name))
     head = f"{chat.name} — "
     # Members are hashed too: a membership change must rewrite the row's filter columns.
     salt = f"\n{','.join(chat.members)}"
     prefix, suffix = f"{chat.id}:", f":{unit}"
+    chat_id, chat_name, members = chat.id, chat.name, tuple(chat.members)
     labels: dict[str, str] = {}
     sha1 = hashlib.sha1
     out: dict[str, Piece] = {}
@@ -257,6 +271,8 @@ def chunk_pieces(
             senders.append(label)
             lines.append(line)
         seg_start = seg[0][0]
+        rowids = [row[1] for row in seg]
+        guids = [row[4] for row in seg]
         for lo, hi in window_bounds(len(seg), size, stride):
             window = lines[lo:hi]
             if sum(map(len, window)) + (hi - lo - 1) <= max_chars:
@@ -272,9 +288,9 @@ def chunk_pieces(
                 embed_text = f"{head}{day_name(msgs[0][0])}\n{text}"
                 digest = sha1(f"{CHUNKER_VERSION}\n{embed_text}{salt}".encode()).hexdigest()
                 out[cid] = Piece(
-                    cid, msgs[0][0], msgs[-1][0], tuple(m[1] for m in msgs),
-                    tuple(m[4] for m in msgs), tuple(dict.fromkeys(senders[lo + a : lo + b])),
-                    text, embed_text, digest, seg_start,
+                    cid, chat_id, chat_name, tuple(dict.fromkeys(senders[lo + a : lo + b])),
+                    members, msgs[0][0], msgs[-1][0], seg_start, tuple(rowids[lo + a : lo + b]),
+                    tuple(guids[lo + a : lo + b]), text, embed_text, digest,
                 )  # fmt: skip
     return sorted(out.values(), key=_piece_order)
 
@@ -283,12 +299,18 @@ def _piece_order(p: Piece) -> tuple[float, int, float, int]:
     return p.start, p.rowids[0], p.end, p.rowids[-1]
 
 
-def to_chunk(piece: Piece, chat: ChatInfo) -> Chunk:
-    return Chunk(
-        id=piece.id, chat_id=chat.id, chat_name=chat.name, participants=piece.participants,
-        person_ids=tuple(chat.members), start=piece.start, end=piece.end, rowids=piece.rowids,
-        guids=piece.guids, text=piece.text, embed_text=piece.embed_text,
-        content_hash=piece.content_hash, extra={SEGMENT_KEY: repr(piece.segment_start)},
+def to_chunk(piece: Piece) -> Chunk:
+    fields = piece._asdict()
+    start = fields.pop("segment_start")
+    return Chunk(**fields, extra={SEGMENT_KEY: repr(start)})
+
+
+def to_piece(chunk: Chunk) -> Piece:
+    return Piece(
+        chunk.id, chunk.chat_id, chunk.chat_name, tuple(chunk.participants),
+        tuple(chunk.person_ids), float(chunk.start), float(chunk.end), segment_start(chunk),
+        tuple(chunk.rowids), tuple(chunk.guids), chunk.text, chunk.embed_text,
+        chunk.content_hash,
     )  # fmt: skip
 
 
@@ -306,7 +328,7 @@ def chunk_chat(
     """Chunks of one chat in time order; ids are stable when later messages are appended."""
     options = ChunkOptions(size, stride, gap_s, max_chars, tz_name)
     pieces = chunk_pieces(searchable_rows(messages), chat, names, options)
-    return [to_chunk(p, chat) for p in pieces]
+    return [to_chunk(p) for p in pieces]
 
 
 def segment_start(chunk: Chunk) -> float:

@@ -179,7 +179,6 @@ def make_index_fn(
     ) -> tuple[int, int]:
         from casper.backends import factory
         from casper.indexing import ensure_vectors, update_lexical
-        from casper.timeutil import local_tz
 
         progress("load", 0, None)  # loading a model can take half a minute: say so
         embedder = factory.make_embedder(cfg)
@@ -197,14 +196,7 @@ def make_index_fn(
         if not cfg.index_dir.exists() or index.count() == 0:
             dirty = {c.id: True for c in store.chats()}
         update = update_lexical(
-            store,
-            index,
-            dirty=dirty,
-            size=cfg.chunk_size,
-            stride=cfg.chunk_stride,
-            gap_s=cfg.chunk_gap_s,
-            max_chars=cfg.chunk_max_chars,
-            tz_name=local_tz(cfg.timezone),  # the zone every command resolves
+            store, index, dirty=dirty, options=chunk_options(cfg), on_progress=progress
         )
         if vectors:
             ensure_vectors(index, embedder, lambda done, total: progress("embed", done, total))
@@ -212,6 +204,18 @@ def make_index_fn(
         return update.chunks_total, update.embedded
 
     return index_fn
+
+
+def chunk_options(cfg: Config) -> Any:
+    """How this configuration cuts chats into chunks (`casper.chunking.ChunkOptions`)."""
+    from casper.chunking import ChunkOptions
+    from casper.timeutil import local_tz
+
+    return ChunkOptions(
+        size=cfg.chunk_size, stride=cfg.chunk_stride, gap_s=cfg.chunk_gap_s,
+        max_chars=cfg.chunk_max_chars,
+        tz_name=local_tz(cfg.timezone),  # the zone every command resolves
+    )  # fmt: skip
 
 
 def fill_vectors(

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from casper.chunking import segment_start, unsegmented_text
+from casper.chunking import to_piece, unsegmented_text
 from casper.errors import IndexMismatch, IndexMissing
 from casper.records import Chunk
 from casper.store.chunk_table import (
@@ -35,6 +35,7 @@ from casper.store.chunk_table import (
     IndexedChunk,
     file_key,
     index_specs,
+    pieces_to_arrow,
     quote,
     read_json,
     row_to_chunk,
@@ -251,26 +252,13 @@ class ChunkIndex(VectorSide):
         without them the chunks are searchable lexically until `ensure_vectors` fills them in."""
         if not chunks:
             return
-        data = self._to_arrow(chunks, vectors)
-        self._for_writing()
-        with private_files():
-            (
-                self.table.merge_insert("id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(data)
-            )
-        self._matrix = None
+        self.upsert_rows(self._to_arrow(chunks, vectors))
 
     def add(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None = None) -> None:
         """Append chunks whose ids are known to be new (cheaper than `upsert`)."""
         if not chunks:
             return
-        data = self._to_arrow(chunks, vectors)
-        self._for_writing()
-        with private_files():
-            self.table.add(data)
-        self._matrix = None
+        self.append_rows(self._to_arrow(chunks, vectors))
 
     def _to_arrow(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None) -> pa.Table:
         if vectors is not None:
@@ -280,25 +268,27 @@ class ChunkIndex(VectorSide):
                     f"expected vectors of shape {(len(chunks), self.dim)}, got {vecs.shape}"
                 )
             self.vectors.put([c.content_hash for c in chunks], vecs)
-        columns = {
-            "id": [c.id for c in chunks],
-            "chat_id": [c.chat_id for c in chunks],
-            "chat_name": [c.chat_name for c in chunks],
-            "participants": [list(c.participants) for c in chunks],
-            "person_ids": [list(c.person_ids) for c in chunks],
-            "start": [float(c.start) for c in chunks],
-            "end": [float(c.end) for c in chunks],
-            "segment_start": [segment_start(c) for c in chunks],
-            "rowids": [list(c.rowids) for c in chunks],
-            "guids": [list(c.guids) for c in chunks],
-            "text": [c.text for c in chunks],
-            "cjk": [unsegmented_text(c.text) for c in chunks],
-            "embed_text": [c.embed_text for c in chunks],
-            "content_hash": [c.content_hash for c in chunks],
-        }
-        schema = table_schema(self.dim)
-        arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
-        return pa.Table.from_arrays(arrays, schema=schema)
+        return pieces_to_arrow([to_piece(c) for c in chunks], self.dim)
+
+    def append_rows(self, data: pa.Table | pa.RecordBatchReader) -> None:
+        """Append rows (see `pieces_to_arrow`) whose ids are known to be new; a reader is
+        written as it is read, in one commit."""
+        self._for_writing()
+        with private_files():
+            self.table.add(data)
+        self._matrix = None
+
+    def upsert_rows(self, data: pa.Table) -> None:
+        """Insert or replace rows (see `pieces_to_arrow`) by id."""
+        self._for_writing()
+        with private_files():
+            (
+                self.table.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(data)
+            )
+        self._matrix = None
 
     def delete_ids(self, ids: Sequence[str]) -> int:
         """Delete chunks by id; returns how many ids were asked for."""

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from casper.chunking import chunk_chat, chunker_signature
+from casper.chunking import ChunkOptions, chunk_chat, chunker_signature
 from casper.errors import IndexMismatch, IndexMissing
 from casper.indexing import update_index
 from casper.query import Reader
@@ -24,6 +24,7 @@ from casper.store.vectors import EXACT_MAX, ChunkMeta, VectorMatrix
 from tests.fakes_search import HashEmbedder, OverlapReranker
 
 UNIT = {"size": 8, "stride": 4}  # these tests are written around 8-message windows
+OPTIONS = ChunkOptions(**UNIT)
 SIG = chunker_signature(8, 4, 6 * 3600, 1500)
 SAM, ALEX = "p_sam", "p_alex"
 CHATS = [
@@ -83,7 +84,7 @@ def embedder() -> HashEmbedder:
 @pytest.fixture()
 def index(tmp_path: Path, store: Store, embedder: HashEmbedder) -> ChunkIndex:
     idx = open_index(tmp_path / "index.lance", embedder)
-    update_index(store, idx, embedder, dirty={c.id: True for c in CHATS}, **UNIT)
+    update_index(store, idx, embedder, dirty={c.id: True for c in CHATS}, options=OPTIONS)
     return idx
 
 
@@ -187,16 +188,16 @@ def test_reindex_embeds_only_new_chunks_and_finds_new_message(
     index: ChunkIndex, store: Store, embedder: HashEmbedder
 ) -> None:
     embedder.calls.clear()
-    nothing = update_index(store, index, embedder, dirty={}, **UNIT)
+    nothing = update_index(store, index, embedder, dirty={}, options=OPTIONS)
     assert nothing.embedded == 0 and embedder.embedded == 0 and nothing.chunks_total == 3
     add_messages(store, 1, 200, ["zeppelin tickets!", "for saturday", "bring snacks"], ts(1, 1, 13))
-    update = update_index(store, index, embedder, dirty={1: False}, **UNIT)
+    update = update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     # the chat's partial 4-message window grows into a 7-message one: one new id, one gone
     assert update.chunks_new == 1 and update.embedded == 1 and update.chunks_deleted == 1
     assert embedder.embedded == 1
     hits = retriever(index, store).search("zeppelin")
     assert "guid-200" in {m.guid for m in hits[0].messages}
-    again = update_index(store, index, embedder, dirty={1: False, 2: False}, **UNIT)
+    again = update_index(store, index, embedder, dirty={1: False, 2: False}, options=OPTIONS)
     assert again.embedded == 0 and again.chunks_new == 0
 
 
@@ -205,11 +206,11 @@ def test_incremental_updates_match_a_full_rechunk(
 ) -> None:
     for n in range(6):  # grow one segment past several windows, one message at a time
         add_messages(store, 1, 300 + n, [f"update {n}"], ts(1) + 300 + 60 * n)
-        update_index(store, index, embedder, dirty={1: False}, **UNIT)
+        update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     add_messages(store, 1, 400, ["much later"], ts(2))  # a new segment after a long gap
-    update_index(store, index, embedder, dirty={1: False}, **UNIT)
+    update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     add_messages(store, 1, 500, ["late arrival from the past"], ts(1) + 30)  # older than tail
-    update_index(store, index, embedder, dirty={1: False}, **UNIT)
+    update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     expected = chunk_chat(store.chat_messages(1), CHATS[0], store.names(), **UNIT)
     assert index.ids_for_chat(1) == {c.id: c.content_hash for c in expected}
 
@@ -218,7 +219,7 @@ def test_deleted_message_disappears_after_full_reindex(
     index: ChunkIndex, store: Store, embedder: HashEmbedder
 ) -> None:
     store.delete_messages(["guid-3"])
-    update = update_index(store, index, embedder, dirty={1: True}, **UNIT)
+    update = update_index(store, index, embedder, dirty={1: True}, options=OPTIONS)
     # same first/last rowid, so the same id with new content: re-embedded in place
     assert update.embedded == 1 and update.chunks_new == 0 and update.chunks_deleted == 0
     assert index.get(["1:1:4:8x4"])[0].rowids == (1, 2, 4)
@@ -233,7 +234,7 @@ def test_rank_bm25_sidecar_is_reused_until_the_index_changes(
     assert (index.dir / SIDECAR).exists()
     assert RankBM25Index(index).refresh() is False
     add_messages(store, 2, 600, ["kayak rental"], ts(3) + 600)
-    update_index(store, index, embedder, dirty={2: False}, **UNIT)
+    update_index(store, index, embedder, dirty={2: False}, options=OPTIONS)
     fresh = RankBM25Index(index)
     assert fresh.refresh() is True
     assert fresh.search("kayak", 3)[0][0].startswith("2:")

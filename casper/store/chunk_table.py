@@ -102,6 +102,9 @@ class IndexedChunk(NamedTuple):
 
 
 def index_specs() -> list[tuple[str, str, Any]]:
+    from casper.store.lance_import import defer_namespace_client
+
+    defer_namespace_client()
     from lancedb.index import FTS, BTree, LabelList
 
     ngram = FTS(

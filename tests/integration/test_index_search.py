@@ -359,3 +359,14 @@ def test_rrf_stays_available_for_the_ablation(index: ChunkIndex, store: Store) -
     assert all(h.score <= 2 / 61 + 1e-12 for h in b)  # reciprocal ranks, k = 60: ≤ 1/61 a leg
     with pytest.raises(ValueError):
         Retriever(index, HashEmbedder(), store=store, fuse="max")
+
+
+def test_a_lexical_search_reads_only_the_hits_meta_and_matches_the_matrix(
+    index: ChunkIndex, store: Store, tmp_path: Path, embedder: HashEmbedder
+) -> None:
+    cold = open_index(tmp_path / "index.lance", embedder)
+    hits = retriever(cold, store).search("dentist appointment", mode="bm25", rerank=False)
+    assert hits and cold._matrix is None  # no meta of every chunk for a lexical search
+    ids = [h.chunk_id for h in hits] + ["no-such-id"]
+    assert cold.chunk_meta(ids) == index.matrix().meta(ids)
+    assert cold._matrix is None

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from casper.backends.embedder import MINILM_DIM, MINILM_SHA256
 from casper.cli import app
 from ingest.synthetic import build_demo_corpus
 from tests.fakes_search import HashEmbedder
@@ -50,3 +51,58 @@ def test_index_json_off_a_terminal_prints_only_the_document(index_args: list[str
     assert result.exit_code == 0, result.output
     assert "casper index:" not in result.stderr
     assert json.loads(result.stdout)["chunks_total"] > 0
+
+
+class _BundledStandIn(HashEmbedder):
+    """What the real factory builds for the bundled MiniLM, without torch: same identity."""
+
+    def __init__(self, model: str, batch_size: int = 64, *, dim: int = MINILM_DIM) -> None:
+        super().__init__(dim)
+        self.name, self.checksum = model, MINILM_SHA256
+
+
+def test_the_bundled_model_loads_after_the_lexical_step(
+    demo_src, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: ANN001
+    import casper.backends.embedder as embedder_module
+    from casper.store.index import vector_status_at
+
+    home = tmp_path / "home"
+    seen: list[object] = []
+
+    def build(model: str, batch_size: int = 64) -> _BundledStandIn:
+        seen.append(vector_status_at(home / "index.lance"))  # the lexical index, if written
+        return _BundledStandIn(model, batch_size)
+
+    # the real factory, so the bundled model's known identity is used
+    monkeypatch.setattr(embedder_module, "SentenceTransformerEmbedder", build)
+    args = ["index", "--home", str(home), "--chat-db", str(demo_src.chat_db),
+            "--contacts", str(demo_src.contacts)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    done_before_load, total = seen[0]
+    assert done_before_load == 0 and total > 0  # searchable lexically before the model loaded
+    starts = [line for line in result.stderr.splitlines() if line.endswith(" …")]
+    assert starts.index("casper index: building text index …") < starts.index(
+        "casper index: loading embedder …"
+    )
+    assert (
+        json.loads(runner.invoke(app, ["doctor", "--json", "--home", str(home)]).stdout)["counts"][
+            "vectors_done"
+        ]
+        == total
+    )
+
+
+def test_a_bundled_model_that_is_not_what_it_claims_is_refused(
+    demo_src, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: ANN001
+    import casper.backends.embedder as embedder_module
+
+    wrong = lambda model, batch_size=64: _BundledStandIn(model, batch_size, dim=64)  # noqa: E731
+    monkeypatch.setattr(embedder_module, "SentenceTransformerEmbedder", wrong)
+    home = tmp_path / "home"
+    args = ["index", "--home", str(home), "--chat-db", str(demo_src.chat_db), "--no-contacts"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "different settings" in result.stderr and "dim" in result.stderr

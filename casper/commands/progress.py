@@ -24,7 +24,7 @@ LABELS = {
     "load": "loading embedder",
     "chunk": "chunking chats",
     "write": "writing index",
-    "optimize": "building text index",
+    "optimize": "indexing text",
     "embed": "embedding chunks",
 }
 _LOCK = threading.Lock()  # the ticker thread and the pipeline both write lines

@@ -39,7 +39,7 @@ def test_index_off_a_terminal_prints_every_stage_in_order(index_args: list[str])
     assert starts == [
         f"casper index: {stage}"
         for stage in ("reading chat.db", "computing stats", "loading embedder", "chunking chats",
-                      "writing index", "building text index", "embedding chunks")
+                      "writing index", "indexing text", "embedding chunks")
     ]  # fmt: skip
     chunked = next(line for line in lines if line.startswith("casper index: chunking chats: done"))
     assert chunked.split("done, ")[1].split(" messages")[0].replace(",", "").isdigit()
@@ -83,7 +83,7 @@ def test_the_bundled_model_loads_after_the_lexical_step(
     done_before_load, total = seen[0]
     assert done_before_load == 0 and total > 0  # searchable lexically before the model loaded
     starts = [line for line in result.stderr.splitlines() if line.endswith(" …")]
-    assert starts.index("casper index: building text index …") < starts.index(
+    assert starts.index("casper index: indexing text …") < starts.index(
         "casper index: loading embedder …"
     )
     assert (

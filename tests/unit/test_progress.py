@@ -110,4 +110,4 @@ def test_the_lexical_stages_read_as_words_with_a_rate_in_messages() -> None:
     )
     assert lines[2] == "casper index: chunking chats: done, 90,000 messages in 6s"
     assert "casper index: writing index …" in lines
-    assert lines[-1] == "casper index: building text index: done in 0s"
+    assert lines[-1] == "casper index: indexing text: done in 0s"

@@ -11,7 +11,9 @@ Which figure is which:
   (the generator of bench/retrieval.py, built block by block).
 
 The chat.db is generated once into a cache dir outside the repo (`--cache`, default
-~/.cache/casper-bench) and reused. Run: `python -m bench.scale [--messages N]`.
+~/.cache/casper-bench) and reused. Run: `python -m bench.scale [--messages N]`; only the time to
+the first lexical search (its parts and CPU seconds, merged into scale.json/md):
+`python -m bench.scale --only first-search [--repeat 3]`.
 """
 
 from __future__ import annotations

@@ -122,6 +122,8 @@ def update_lexical(
         done = 0
         for lo in range(0, len(wanted), PLAN_CHATS):
             group = wanted[lo : lo + PLAN_CHATS]
+            if has_rows and lo:
+                writer.settle()  # read the table only between writes, never beside one
             indexed = index.chunk_rows([c for c, _ in group]) if has_rows else {}
             for chat_id, full in group:
                 chat = chats.get(chat_id) or ChatInfo(chat_id, "", f"chat {chat_id}", False, ())

@@ -53,6 +53,18 @@ class ChunkWriter:
         if ids:
             self._put(("delete", list(ids)))
 
+    def settle(self) -> None:
+        """Wait until everything queued so far is committed (before reading the table again)."""
+        done = threading.Event()
+        self._put(("sync", done))
+        started = time.perf_counter()
+        while not done.wait(0.2):
+            if self._error is not None:
+                raise self._error
+            if not self._thread.is_alive():
+                raise RuntimeError("the index writer stopped")
+        self.waited_s += time.perf_counter() - started
+
     def close(self) -> None:
         """Wait for every queued write; raise the writer's error, if any."""
         self._put((_STOP, None))
@@ -94,8 +106,10 @@ class ChunkWriter:
                     continue
                 if kind == "upsert":
                     self.index.upsert_rows(payload)
-                else:
+                elif kind == "delete":
                     self.index.delete_ids(payload)
+                else:
+                    payload.set()  # "sync": everything before it is committed
                 op = self._queue.get()
         except WriteAborted:
             pass

@@ -77,3 +77,17 @@ def test_abort_commits_no_half_streamed_append(tmp_path: Path) -> None:
     done.append(pieces_to_arrow(_pieces(30), 64))
     done.close()
     assert index.count() == len(_pieces(30))
+
+
+def test_settle_returns_once_everything_queued_is_readable(tmp_path: Path) -> None:
+    index = _open(tmp_path / "index")
+    pieces = _pieces(30)
+    writer = ChunkWriter(index)
+    writer.append(pieces_to_arrow(pieces[:10], 64))
+    writer.append(pieces_to_arrow(pieces[10:], 64))
+    writer.settle()
+    assert index.count() == len(pieces)
+    writer.delete([pieces[0].id])
+    writer.settle()
+    assert index.count() == len(pieces) - 1
+    writer.close()

@@ -370,3 +370,19 @@ def test_a_lexical_search_reads_only_the_hits_meta_and_matches_the_matrix(
     ids = [h.chunk_id for h in hits] + ["no-such-id"]
     assert cold.chunk_meta(ids) == index.matrix().meta(ids)
     assert cold._matrix is None
+
+
+def test_incremental_updates_over_several_chat_groups_match_a_full_rechunk(
+    index: ChunkIndex, store: Store, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import casper.indexing as indexing
+
+    monkeypatch.setattr(indexing, "PLAN_CHATS", 1)  # read each chat's rows between writes
+    for chat in CHATS:
+        add_messages(store, chat.id, 600 + chat.id, [f"news for chat {chat.id}"], ts(3))
+    store.delete_messages(["guid-3"])
+    update_index(store, index, embedder, dirty={1: True, **{c.id: False for c in CHATS[1:]}},
+                 options=OPTIONS)  # fmt: skip
+    for chat in CHATS:
+        expected = chunk_chat(store.chat_messages(chat.id), chat, store.names(), **UNIT)
+        assert index.ids_for_chat(chat.id) == {c.id: c.content_hash for c in expected}

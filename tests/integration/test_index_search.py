@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from casper.chunking import ChunkOptions, chunk_chat, chunker_signature
+from casper.chunking import ChunkOptions, chunk_chat, chunker_signature, searchable_rows
 from casper.errors import IndexMismatch, IndexMissing
 from casper.indexing import update_index
 from casper.query import Reader
@@ -386,3 +386,16 @@ def test_incremental_updates_over_several_chat_groups_match_a_full_rechunk(
     for chat in CHATS:
         expected = chunk_chat(store.chat_messages(chat.id), chat, store.names(), **UNIT)
         assert index.ids_for_chat(chat.id) == {c.id: c.content_hash for c in expected}
+
+
+def test_the_stores_chunker_rows_are_the_searchable_messages(store: Store) -> None:
+    blanks = ["", "   ", "\u00a0", "\n\t", "\u2003kept\u2003"]
+    add_messages(store, 1, 700, blanks, ts(4))
+    store.upsert_messages(
+        [StoredMessage(710, "guid-710", 1, SAM, ts(4) + 1, "renamed", kind="system")]
+    )
+    for chat in CHATS:
+        for since in (None, ts(4)):
+            expected = searchable_rows(store.chat_messages(chat.id, since_ts=since))
+            assert store.searchable_rows(chat.id, since_ts=since) == expected
+    assert [r[3] for r in store.searchable_rows(1, since_ts=ts(4))] == ["\u2003kept\u2003"]

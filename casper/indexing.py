@@ -1,21 +1,23 @@
 """Keep the chunk index in step with the store: re-chunk dirty chats, embed only new content.
 
-Imports: casper.chunking, casper.store (db, index), casper.protocols, casper.records.
+Imports: casper.chunking, casper.store (db, index, chunk_table, chunk_writer), casper.protocols,
+casper.records.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import tzinfo
 
 import numpy as np
 
-from casper.chunking import chunk_chat
-from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
+from casper.chunking import ChunkOptions, Piece, chunk_pieces
 from casper.protocols import Embedder
-from casper.records import ChatInfo, Chunk
+from casper.records import ChatInfo
+from casper.store.chunk_table import pieces_to_arrow
+from casper.store.chunk_writer import ChunkWriter
 from casper.store.db import Store
 from casper.store.index import ChunkIndex, IndexedChunk
 
@@ -25,7 +27,8 @@ log = logging.getLogger(__name__)
 # steps of this size. 128 rather than 512: encode speed measured the same (64 vs 512 per call:
 # 145.8 vs 145.1 passages per CPU-second, median of 3), and the bar no longer jumps by 512.
 EMBED_BATCH = 128
-WRITE_BATCH = 4096  # rows per LanceDB write: fewer, larger fragments
+WRITE_BATCH = 8192  # rows per Arrow batch handed to the writer (appends are streamed as one)
+DEFAULT_OPTIONS = ChunkOptions()
 PLAN_CHATS = 256  # chats whose indexed chunks are looked up in one scan
 
 Progress = Callable[[int, int], None]
@@ -41,6 +44,7 @@ class IndexUpdate:
     embedded: int  # chunks embedded by this run (new content, or left over by a killed run)
     vectors_done: int = 0  # chunks with a vector afterwards
     vectors_total: int = 0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per lexical sub-stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +57,11 @@ class VectorFill:
     resumed_from: int = 0
 
 
-@dataclass(slots=True)
-class _Plan:
-    write: list[Chunk] = field(default_factory=list)
-    new_ids: set[str] = field(default_factory=set)
-    delete: list[str] = field(default_factory=list)
+StageProgress = Callable[[str, int, "int | None"], None]  # (stage, done, total)
+
+
+def _silent(stage: str, done: int, total: int | None) -> None:
+    pass
 
 
 def update_index(
@@ -66,20 +70,13 @@ def update_index(
     embedder: Embedder,
     *,
     dirty: Mapping[int, bool],
-    size: int = CHUNK_SIZE,
-    stride: int = CHUNK_STRIDE,
-    gap_s: float = CHUNK_GAP_S,
-    max_chars: int = CHUNK_MAX_CHARS,
-    tz_name: str | tzinfo | None = None,
+    options: ChunkOptions = DEFAULT_OPTIONS,
     on_progress: Progress | None = None,
 ) -> IndexUpdate:
     """`update_lexical`, then `ensure_vectors`: the whole index in one call."""
     if embedder.dim != index.dim:
         raise ValueError(f"embedder dim {embedder.dim} != index dim {index.dim}")
-    lexical = update_lexical(
-        store, index, dirty=dirty, size=size, stride=stride, gap_s=gap_s, max_chars=max_chars,
-        tz_name=tz_name,
-    )  # fmt: skip
+    lexical = update_lexical(store, index, dirty=dirty, options=options)
     fill = ensure_vectors(index, embedder, on_progress)
     return IndexUpdate(
         lexical.chunks_total, lexical.chunks_new, lexical.chunks_deleted, fill.embedded,
@@ -92,60 +89,73 @@ def update_lexical(
     index: ChunkIndex,
     *,
     dirty: Mapping[int, bool],
-    size: int = CHUNK_SIZE,
-    stride: int = CHUNK_STRIDE,
-    gap_s: float = CHUNK_GAP_S,
-    max_chars: int = CHUNK_MAX_CHARS,
-    tz_name: str | tzinfo | None = None,
+    options: ChunkOptions = DEFAULT_OPTIONS,
+    on_progress: StageProgress | None = None,
 ) -> IndexUpdate:
     """Re-chunk dirty chats and write their rows without vectors: searchable by the lexical
-    legs when this returns. Chats are planned and written a group at a time, so memory holds
-    one group's chunks, not the whole history's.
+    legs when this returns. Chats are chunked one at a time and written in batches by a
+    background writer while the next chats are chunked, so memory holds a few batches, not
+    the whole history.
 
     A chat marked full is re-chunked whole; otherwise from the start of its last indexed
-    segment, unless messages before that point changed (then whole, too).
+    segment, unless messages before that point changed (then whole, too). Progress stages:
+    "chunk" (messages of the dirty chats), "write" (the last writes), "optimize" (text index).
     """
+    progress = on_progress or _silent
     cleared = _follow_store_reset(store, index)
     if cleared:
         dirty = {c.id: True for c in store.chats()}
     if not dirty:
         return IndexUpdate(index.count(), 0, 0, 0)
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
     chats = {c.id: c for c in store.chats()}
     names = store.names()
-    has_rows = index.count() > 0
-    new_total = deleted = written = 0
-    pending = _Plan()
+    sizes = store.chat_sizes()
     wanted = sorted(dirty.items())
-    for lo in range(0, len(wanted), PLAN_CHATS):
-        group = wanted[lo : lo + PLAN_CHATS]
-        indexed = index.chunk_rows([c for c, _ in group]) if has_rows else {}
-        plan = _Plan()
-        for chat_id, full in group:
-            chat = chats.get(chat_id) or ChatInfo(chat_id, "", f"chat {chat_id}", False, ())
-            _plan_chat(
-                store, chat, names, indexed.get(chat_id, []), plan, full=full, size=size,
-                stride=stride, gap_s=gap_s, max_chars=max_chars, tz_name=tz_name,
-            )  # fmt: skip
-            if len(plan.write) >= WRITE_BATCH:
-                written += _write(index, plan)
-                new_total += len(plan.new_ids)
-                plan.write, plan.new_ids = [], set()
-        index.delete_ids(plan.delete)  # never in plan.write: those ids were re-produced
-        deleted += len(plan.delete)
-        pending.write += plan.write
-        pending.new_ids |= plan.new_ids
-        if len(pending.write) >= WRITE_BATCH:
-            written += _write(index, pending)
-            new_total += len(pending.new_ids)
-            pending = _Plan()
-    written += _write(index, pending)
-    new_total += len(pending.new_ids)
-    if new_total or deleted or written or cleared:
+    total_messages = sum(sizes.get(c, 0) for c, _ in wanted)
+    progress("chunk", 0, total_messages)
+    has_rows = index.count() > 0
+    tally = _Tally()
+    writer = ChunkWriter(index)
+    try:
+        done = 0
+        for lo in range(0, len(wanted), PLAN_CHATS):
+            group = wanted[lo : lo + PLAN_CHATS]
+            if has_rows and lo:
+                writer.settle()  # read the table only between writes, never beside one
+            indexed = index.chunk_rows([c for c, _ in group]) if has_rows else {}
+            for chat_id, full in group:
+                chat = chats.get(chat_id) or ChatInfo(chat_id, "", f"chat {chat_id}", False, ())
+                existing = indexed.get(chat_id, [])
+                _plan_chat(store, chat, names, existing, tally, writer, full, options)
+                done += sizes.get(chat_id, 0)
+                progress("chunk", done, total_messages)
+        tally.flush(writer, index.dim)
+        timings["chunk"] = time.perf_counter() - started
+        progress("write", 0, None)
+        writer.close()
+        progress("write", 1, 1)
+    except BaseException:
+        writer.abort()
+        raise
+    timings["write_wait"] = writer.waited_s
+    written = tally.fresh_total + tally.changed_total
+    if tally.fresh_total or tally.deleted or written or cleared:
+        progress("optimize", 0, None)
+        mark = time.perf_counter()
         index.optimize(warm=False)  # publishes: the lexical legs answer from here on
+        timings["optimize"] = time.perf_counter() - mark
+        progress("optimize", 1, 1)
     index.set_source(source_identity(store))
+    timings["total"] = time.perf_counter() - started
+    log.info("lexical index: %s", {k: round(v, 2) for k, v in timings.items()})
     # `embedded` here: the chunks written for embedding (new ids and changed content); the
     # fill embeds them, less any whose text already has a vector
-    return IndexUpdate(index.count(), new_total, deleted, written)
+    return IndexUpdate(
+        index.count(), tally.fresh_total, tally.deleted, written,
+        timings={k: round(v, 3) for k, v in timings.items()},
+    )  # fmt: skip
 
 
 def ensure_vectors(
@@ -212,37 +222,53 @@ def _follow_store_reset(store: Store, index: ChunkIndex) -> bool:
     return True
 
 
+@dataclass(slots=True)
+class _Tally:
+    """Rows waiting for the writer, and what this run changed."""
+
+    fresh: list[Piece] = field(default_factory=list)  # new ids: appended
+    changed: list[Piece] = field(default_factory=list)  # known ids, new content: upserted
+    fresh_total: int = 0
+    changed_total: int = 0
+    deleted: int = 0
+
+    def flush(self, writer: ChunkWriter, dim: int, *, at_least: int = 1) -> None:
+        if len(self.fresh) >= at_least:
+            writer.append(pieces_to_arrow(self.fresh, dim))
+            self.fresh_total += len(self.fresh)
+            self.fresh = []
+        if len(self.changed) >= at_least:
+            writer.upsert(pieces_to_arrow(self.changed, dim))
+            self.changed_total += len(self.changed)
+            self.changed = []
+
+
 def _plan_chat(
     store: Store,
     chat: ChatInfo,
     names: Mapping[str, str],
     existing: Sequence[IndexedChunk],
-    plan: _Plan,
-    *,
+    tally: _Tally,
+    writer: ChunkWriter,
     full: bool,
-    size: int,
-    stride: int,
-    gap_s: float,
-    max_chars: int,
-    tz_name: str | tzinfo | None,
+    options: ChunkOptions,
 ) -> None:
     since = None if full or not existing else max(c.segment_start for c in existing)
     if since is not None and not _head_unchanged(store, chat.id, existing, since):
         since = None  # something older than the tail changed: re-chunk the whole chat
-    messages = store.chat_messages(chat.id, since_ts=since)
-    chunks = chunk_chat(
-        messages, chat, names, size=size, stride=stride, gap_s=gap_s, max_chars=max_chars,
-        tz_name=tz_name,
-    )  # fmt: skip
+    pieces = chunk_pieces(store.searchable_rows(chat.id, since_ts=since), chat, names, options)
     known = {c.id: c.content_hash for c in existing if since is None or c.segment_start >= since}
-    fresh = {c.id for c in chunks}
-    plan.delete.extend(cid for cid in known if cid not in fresh)
-    for chunk in chunks:
-        if chunk.id not in known:
-            plan.new_ids.add(chunk.id)
-            plan.write.append(chunk)
-        elif known[chunk.id] != chunk.content_hash:
-            plan.write.append(chunk)
+    fresh = {p.id for p in pieces}
+    gone = [cid for cid in known if cid not in fresh]
+    writer.delete(gone)  # never among the rows written: those ids were re-produced
+    tally.deleted += len(gone)
+    for piece in pieces:
+        digest = known.get(piece.id)
+        if digest is None:
+            tally.fresh.append(piece)
+        elif digest != piece.content_hash:
+            tally.changed.append(piece)
+    tally.flush(writer, writer.index.dim, at_least=WRITE_BATCH)
 
 
 def _head_unchanged(
@@ -259,14 +285,3 @@ def _head_unchanged(
         )
     }
     return indexed == stored
-
-
-def _write(index: ChunkIndex, plan: _Plan) -> int:
-    """Rows without vectors: new ids appended, changed ones replaced; returns how many."""
-    fresh = [c for c in plan.write if c.id in plan.new_ids]
-    changed = [c for c in plan.write if c.id not in plan.new_ids]
-    for lo in range(0, len(fresh), WRITE_BATCH):
-        index.add(fresh[lo : lo + WRITE_BATCH])
-    for lo in range(0, len(changed), WRITE_BATCH):
-        index.upsert(changed[lo : lo + WRITE_BATCH])
-    return len(plan.write)

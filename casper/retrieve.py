@@ -262,7 +262,8 @@ class Retriever:
         if not ranked:
             return []
         ids = [cid for cid, _ in ranked]
-        kept = set(fusion.dedupe_overlapping(ids, self.index.matrix().rowids_of(ids)))
+        rowids = {cid: m.rowids for cid, m in self.index.chunk_meta(ids).items()}
+        kept = set(fusion.dedupe_overlapping(ids, rowids))
         return [(cid, score) for cid, score in ranked if cid in kept]
 
     def _rerank(self, query: str, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -278,7 +279,7 @@ class Retriever:
         return self._dedupe(reranked)
 
     def _hits(self, ranked: Sequence[tuple[str, float]]) -> list[Hit]:
-        metas = self.index.matrix().meta([cid for cid, _ in ranked])
+        metas = self.index.chunk_meta([cid for cid, _ in ranked])
         messages: dict[int, StoredMessage] = {}
         if self.load_messages is not None:
             wanted = [r for cid, _ in ranked if cid in metas for r in metas[cid].rowids]

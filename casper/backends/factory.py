@@ -22,6 +22,22 @@ def make_embedder(cfg: Config) -> Embedder:
     return SentenceTransformerEmbedder(cfg.embed_model, batch_size=cfg.embed_batch)
 
 
+_MAKE_EMBEDDER = make_embedder
+
+
+def embedder_identity(cfg: Config) -> tuple[str, int, str] | None:
+    """(name, dim, checksum) of the configured embedder when they are known without loading
+    it: the bundled MiniLM's are constants (its files are verified when it loads). None for
+    any other model, and when `make_embedder` was replaced (tests, benchmarks), since the
+    constants would not describe what that builds."""
+    from casper.backends.embedder import MINILM_DIM, MINILM_SHA256
+    from casper.config import BUNDLED_EMBEDDER
+
+    if make_embedder is not _MAKE_EMBEDDER or cfg.embed_model != BUNDLED_EMBEDDER:
+        return None
+    return BUNDLED_EMBEDDER, MINILM_DIM, MINILM_SHA256
+
+
 def make_reranker(cfg: Config) -> tuple[Reranker | None, str | None]:
     """(reranker, None); (None, None) when switched off; (None, reason) when it cannot load."""
     if not cfg.rerank or cfg.rerank_model is None:

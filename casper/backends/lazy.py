@@ -29,11 +29,19 @@ class LazyEmbedder:
         *,
         name: str,
         check: Callable[[Embedder], None] | None = None,
+        dim: int | None = None,
+        checksum: str | None = None,
     ) -> None:
         self.name = name  # the configured model name, known without loading it
         self._build = build
         self._check = check
         self._real: Embedder | None = None
+        # known without loading (the bundled model's constants): `check` must confirm them
+        self._dim, self._checksum = dim, checksum
+
+    def set_check(self, check: Callable[[Embedder], None]) -> None:
+        """Check the model against this when it loads (e.g. the index it will write to)."""
+        self._check = check
 
     @property
     def loaded(self) -> bool:
@@ -50,10 +58,12 @@ class LazyEmbedder:
 
     @property
     def dim(self) -> int:
-        return self.real().dim
+        return self._dim if self._dim is not None else self.real().dim
 
     @property
     def checksum(self) -> str:
+        if self._checksum is not None:
+            return self._checksum
         return str(getattr(self.real(), "checksum", ""))
 
     def embed_documents(

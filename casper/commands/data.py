@@ -13,8 +13,16 @@ from casper.config import Config
 from casper.timeutil import iso, local_tz
 
 
-def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed: bool = True):  # noqa: ANN201
-    """Lock, ingest and index; returns the IngestReport."""
+def run_index(  # noqa: ANN201
+    cfg: Config,
+    *,
+    rebuild: bool = False,
+    quiet: bool = False,
+    embed: bool = True,
+    terminal_only: bool = False,
+):
+    """Lock, ingest and index; returns the IngestReport. Progress goes to stderr: none when
+    `quiet`, and with `terminal_only` (`--json`) only when stderr is a terminal."""
     from casper.commands.base import _stderr
     from casper.commands.progress import stage_bars
     from casper.lock import exclusive
@@ -24,7 +32,8 @@ def run_index(cfg: Config, *, rebuild: bool = False, quiet: bool = False, embed:
 
     ensure_private_dir(cfg.data_dir)
     waiting = lambda: _stderr().print("waiting for another `casper index` to finish…")  # noqa: E731
-    with exclusive(cfg.lock_path, on_wait=waiting), stage_bars(not quiet) as bars:
+    bars_on = stage_bars(not quiet, plain=not terminal_only)
+    with exclusive(cfg.lock_path, on_wait=waiting), bars_on as bars:
         store = open_store(cfg, must_exist=False)
         try:
             indexer = Indexer(
@@ -86,7 +95,8 @@ def index(
     if no_contacts:
         cfg = dataclasses.replace(cfg, contacts=None)
     tz = local_tz(cfg.timezone)
-    report = run_index(cfg, rebuild=rebuild)  # progress goes to stderr, even with --json
+    # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
+    report = run_index(cfg, rebuild=rebuild, terminal_only=json)
     # paths given once are kept in config.toml: a later plain `casper index`, or `doctor`,
     # reads the same history and AddressBook instead of the defaults
     given = {"chat_db": chat_db, "contacts": None if no_contacts else contacts}

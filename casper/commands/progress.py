@@ -23,11 +23,12 @@ LABELS = {
     "stats": "computing stats",
     "load": "loading embedder",
     "chunk": "chunking chats",
-    "embed": "embedding chunks",
     "write": "writing index",
+    "optimize": "indexing text",
+    "embed": "embedding chunks",
 }
 _LOCK = threading.Lock()  # the ticker thread and the pipeline both write lines
-UNITS = {"read": "rows", "embed": "chunks", "chunk": "chats"}
+UNITS = {"read": "rows", "embed": "chunks", "chunk": "messages"}
 
 
 def label(stage: str) -> str:
@@ -207,20 +208,31 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
     return progress, update
 
 
+def _nothing(stage: str, done: int, total: int | None) -> None:
+    pass
+
+
 def _tick(plain: PlainProgress, stop: threading.Event) -> None:
     while not stop.wait(min(1.0, plain.every_s)):
         plain.tick()
 
 
 @contextmanager
-def stage_bars(enabled: bool = True, *, stream: TextIO | None = None) -> Iterator[Progress]:
-    """Yield a `(stage, done, total)` callback: rich bars on a terminal, plain lines elsewhere."""
+def stage_bars(
+    enabled: bool = True, *, stream: TextIO | None = None, plain: bool = True
+) -> Iterator[Progress]:
+    """Yield a `(stage, done, total)` callback: rich bars on a terminal, plain lines elsewhere
+    (`plain=False`, as with `--json`: nothing off a terminal, so a script reading stdout and
+    stderr together gets the JSON document and no progress)."""
     from rich.console import Console
 
     if not enabled:
-        yield lambda stage, done, total: None
+        yield _nothing
         return
     console = Console(stderr=True, highlight=False) if stream is None else Console(file=stream)
+    if not console.is_terminal and not plain:
+        yield _nothing
+        return
     if not console.is_terminal:
         plain = PlainProgress(stream or sys.stderr)
         stop = threading.Event()

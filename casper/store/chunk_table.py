@@ -9,19 +9,34 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-from casper.chunking import SEGMENT_KEY
+from casper.chunking import SEGMENT_KEY, Piece, unsegmented_text
 from casper.records import Chunk
 
 CHUNK_COLS = [
     "id", "chat_id", "chat_name", "participants", "person_ids", "start", "end",
     "segment_start", "rowids", "guids", "text", "embed_text", "content_hash",
 ]  # fmt: skip
+
+
+assert list(Piece._fields) == CHUNK_COLS, "pieces are written column by column, in this order"
+
+
+def pieces_to_arrow(pieces: Sequence[Piece], dim: int) -> pa.Table:
+    """Rows for the `chunks` table (the `cjk` residue derived from `text`)."""
+    schema = table_schema(dim)
+    # one transpose in C instead of a Python loop per column
+    transposed = zip(*pieces, strict=True) if pieces else ([] for _ in CHUNK_COLS)
+    columns: dict[str, Sequence[Any]] = dict(zip(CHUNK_COLS, transposed, strict=True))
+    columns["cjk"] = [unsegmented_text(text) for text in columns["text"]]
+    arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def table_schema(dim: int) -> pa.Schema:
@@ -87,6 +102,9 @@ class IndexedChunk(NamedTuple):
 
 
 def index_specs() -> list[tuple[str, str, Any]]:
+    from casper.store.lance_import import defer_namespace_client
+
+    defer_namespace_client()
     from lancedb.index import FTS, BTree, LabelList
 
     ngram = FTS(

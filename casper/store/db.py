@@ -333,6 +333,28 @@ class Store(DirectoryQueries, StatsQueries):
         rows = self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
         return self._rows_to_messages(rows)
 
+    def searchable_rows(
+        self, chat_id: int, *, since_ts: float | None = None
+    ) -> list[tuple[float, int, str, str, str]]:
+        """A chat's searchable messages as the chunker reads them, `(ts, rowid, sender, text,
+        guid)` in time order: only those columns, no StoredMessage and no reactions (a first
+        index reads a million rows through here). Same set as `StoredMessage.searchable`."""
+        q = (
+            "SELECT ts, rowid, sender, text, guid FROM messages "
+            "WHERE chat_id=? AND kind != 'system'"
+        )
+        args: list[Any] = [chat_id]
+        if since_ts is not None:
+            q += " AND ts >= ?"
+            args.append(since_ts)
+        rows = self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
+        # str.strip() strips what str.isspace() calls whitespace: a blank body is left out
+        return [r for r in rows if r[3] and not r[3].isspace()]
+
+    def chat_sizes(self) -> dict[int, int]:
+        """Stored rows per chat (system events included): the chunking stage's progress."""
+        return dict(self.conn.execute("SELECT chat_id, count(*) FROM messages GROUP BY chat_id"))
+
     def messages_by_rowids(self, rowids: Sequence[int]) -> list[StoredMessage]:
         rows: list[tuple[Any, ...]] = []
         for i in range(0, len(rowids), 500):

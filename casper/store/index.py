@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from casper.chunking import segment_start, unsegmented_text
+from casper.chunking import to_piece, unsegmented_text
 from casper.errors import IndexMismatch, IndexMissing
 from casper.records import Chunk
 from casper.store.chunk_table import (
@@ -35,6 +35,7 @@ from casper.store.chunk_table import (
     IndexedChunk,
     file_key,
     index_specs,
+    pieces_to_arrow,
     quote,
     read_json,
     row_to_chunk,
@@ -42,9 +43,10 @@ from casper.store.chunk_table import (
     write_json,
 )
 from casper.store.index_vectors import VectorSide
+from casper.store.lance_import import lancedb as import_lancedb
 from casper.store.vecstore import FILE as VECTOR_FILE
 from casper.store.vecstore import VectorStore
-from casper.store.vectors import VectorMatrix, private_files
+from casper.store.vectors import META_COLUMNS, ChunkMeta, VectorMatrix, private_files
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,7 @@ KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader ho
 _REOPEN_TRIES = 3
 T = TypeVar("T")
 _IN_BATCH = 1000  # ids per `id IN (...)` predicate
+_META_CACHE_MAX = 50_000  # chunk_meta rows kept between searches without a matrix
 __all__ = ["ChunkIndex", "Filter", "IndexedChunk", "discard", "table_schema"]
 
 
@@ -84,6 +87,8 @@ class ChunkIndex(VectorSide):
         self.epoch = 0  # +1 at every reopen: a search that spans two epochs mixed generations
         self._vectors = None  # the side file (index_vectors.VectorSide.vectors)
         self._keys: list[str] = []  # content hashes of the matrix's table version, in order
+        # chunk_meta read without a matrix, per (version, epoch)
+        self._meta_cache: tuple[tuple[int, int] | None, dict[str, ChunkMeta]] = (None, {})
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -129,7 +134,7 @@ class ChunkIndex(VectorSide):
 
     @classmethod
     def _create(cls, index_dir: Path, manifest: dict[str, Any]) -> ChunkIndex:
-        import lancedb
+        lancedb = import_lancedb()
 
         with private_files():
             index_dir.mkdir(parents=True, exist_ok=True)
@@ -195,7 +200,7 @@ class ChunkIndex(VectorSide):
 
         A fresh connection, not a checkout on the old handle: `--rebuild` replaces the whole
         directory, and version numbers restart with it."""
-        import lancedb
+        lancedb = import_lancedb()
 
         for attempt in range(_REOPEN_TRIES):
             self._seen = file_key(self.dir / GENERATION)
@@ -251,26 +256,13 @@ class ChunkIndex(VectorSide):
         without them the chunks are searchable lexically until `ensure_vectors` fills them in."""
         if not chunks:
             return
-        data = self._to_arrow(chunks, vectors)
-        self._for_writing()
-        with private_files():
-            (
-                self.table.merge_insert("id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(data)
-            )
-        self._matrix = None
+        self.upsert_rows(self._to_arrow(chunks, vectors))
 
     def add(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None = None) -> None:
         """Append chunks whose ids are known to be new (cheaper than `upsert`)."""
         if not chunks:
             return
-        data = self._to_arrow(chunks, vectors)
-        self._for_writing()
-        with private_files():
-            self.table.add(data)
-        self._matrix = None
+        self.append_rows(self._to_arrow(chunks, vectors))
 
     def _to_arrow(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None) -> pa.Table:
         if vectors is not None:
@@ -280,25 +272,27 @@ class ChunkIndex(VectorSide):
                     f"expected vectors of shape {(len(chunks), self.dim)}, got {vecs.shape}"
                 )
             self.vectors.put([c.content_hash for c in chunks], vecs)
-        columns = {
-            "id": [c.id for c in chunks],
-            "chat_id": [c.chat_id for c in chunks],
-            "chat_name": [c.chat_name for c in chunks],
-            "participants": [list(c.participants) for c in chunks],
-            "person_ids": [list(c.person_ids) for c in chunks],
-            "start": [float(c.start) for c in chunks],
-            "end": [float(c.end) for c in chunks],
-            "segment_start": [segment_start(c) for c in chunks],
-            "rowids": [list(c.rowids) for c in chunks],
-            "guids": [list(c.guids) for c in chunks],
-            "text": [c.text for c in chunks],
-            "cjk": [unsegmented_text(c.text) for c in chunks],
-            "embed_text": [c.embed_text for c in chunks],
-            "content_hash": [c.content_hash for c in chunks],
-        }
-        schema = table_schema(self.dim)
-        arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
-        return pa.Table.from_arrays(arrays, schema=schema)
+        return pieces_to_arrow([to_piece(c) for c in chunks], self.dim)
+
+    def append_rows(self, data: pa.Table | pa.RecordBatchReader) -> None:
+        """Append rows (see `pieces_to_arrow`) whose ids are known to be new; a reader is
+        written as it is read, in one commit."""
+        self._for_writing()
+        with private_files():
+            self.table.add(data)
+        self._matrix = None
+
+    def upsert_rows(self, data: pa.Table) -> None:
+        """Insert or replace rows (see `pieces_to_arrow`) by id."""
+        self._for_writing()
+        with private_files():
+            (
+                self.table.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(data)
+            )
+        self._matrix = None
 
     def delete_ids(self, ids: Sequence[str]) -> int:
         """Delete chunks by id; returns how many ids were asked for."""
@@ -378,6 +372,29 @@ class ChunkIndex(VectorSide):
                 row = (r["id"], r["content_hash"], r["segment_start"], tuple(r["rowids"] or ()))
                 out[int(r["chat_id"])].append(IndexedChunk(*row))
         return out
+
+    def chunk_meta(self, ids: Sequence[str]) -> dict[str, ChunkMeta]:
+        """Display fields and rowids of the given chunks (unknown ids are skipped): from the
+        search matrix when one is built for this version, else read for just these ids. A
+        cold lexical search then never loads the meta of every chunk (seconds at 1M)."""
+        current = self._matrix
+        if current is not None and current.version == self.version:
+            return current.meta(list(ids))
+        if self._meta_cache[0] != (self.version, self.epoch):
+            self._meta_cache = ((self.version, self.epoch), {})
+        cache = self._meta_cache[1]
+        wanted = [cid for cid in dict.fromkeys(ids) if cid not in cache]
+        for i in range(0, len(wanted), _IN_BATCH):
+            where = f"id IN ({', '.join(quote(x) for x in wanted[i : i + _IN_BATCH])})"
+            for row in self.scan(META_COLUMNS, where).to_pylist():
+                cache[row["id"]] = ChunkMeta(
+                    id=row["id"], chat_id=int(row["chat_id"]), chat_name=row["chat_name"] or "",
+                    participants=tuple(row["participants"] or ()), start=float(row["start"]),
+                    end=float(row["end"]), rowids=tuple(row["rowids"] or ()),
+                )  # fmt: skip
+        if len(cache) > _META_CACHE_MAX:
+            self._meta_cache = (self._meta_cache[0], {})
+        return {cid: cache[cid] for cid in ids if cid in cache}
 
     def ids_for_chat(self, chat_id: int) -> dict[str, str]:
         """id → content_hash of one chat's chunks."""

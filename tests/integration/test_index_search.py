@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from casper.chunking import chunk_chat, chunker_signature
+from casper.chunking import ChunkOptions, chunk_chat, chunker_signature, searchable_rows
 from casper.errors import IndexMismatch, IndexMissing
 from casper.indexing import update_index
 from casper.query import Reader
@@ -24,6 +24,7 @@ from casper.store.vectors import EXACT_MAX, ChunkMeta, VectorMatrix
 from tests.fakes_search import HashEmbedder, OverlapReranker
 
 UNIT = {"size": 8, "stride": 4}  # these tests are written around 8-message windows
+OPTIONS = ChunkOptions(**UNIT)
 SIG = chunker_signature(8, 4, 6 * 3600, 1500)
 SAM, ALEX = "p_sam", "p_alex"
 CHATS = [
@@ -83,7 +84,7 @@ def embedder() -> HashEmbedder:
 @pytest.fixture()
 def index(tmp_path: Path, store: Store, embedder: HashEmbedder) -> ChunkIndex:
     idx = open_index(tmp_path / "index.lance", embedder)
-    update_index(store, idx, embedder, dirty={c.id: True for c in CHATS}, **UNIT)
+    update_index(store, idx, embedder, dirty={c.id: True for c in CHATS}, options=OPTIONS)
     return idx
 
 
@@ -208,16 +209,16 @@ def test_reindex_embeds_only_new_chunks_and_finds_new_message(
     index: ChunkIndex, store: Store, embedder: HashEmbedder
 ) -> None:
     embedder.calls.clear()
-    nothing = update_index(store, index, embedder, dirty={}, **UNIT)
+    nothing = update_index(store, index, embedder, dirty={}, options=OPTIONS)
     assert nothing.embedded == 0 and embedder.embedded == 0 and nothing.chunks_total == 3
     add_messages(store, 1, 200, ["zeppelin tickets!", "for saturday", "bring snacks"], ts(1, 1, 13))
-    update = update_index(store, index, embedder, dirty={1: False}, **UNIT)
+    update = update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     # the chat's partial 4-message window grows into a 7-message one: one new id, one gone
     assert update.chunks_new == 1 and update.embedded == 1 and update.chunks_deleted == 1
     assert embedder.embedded == 1
     hits = retriever(index, store).search("zeppelin")
     assert "guid-200" in {m.guid for m in hits[0].messages}
-    again = update_index(store, index, embedder, dirty={1: False, 2: False}, **UNIT)
+    again = update_index(store, index, embedder, dirty={1: False, 2: False}, options=OPTIONS)
     assert again.embedded == 0 and again.chunks_new == 0
 
 
@@ -226,11 +227,11 @@ def test_incremental_updates_match_a_full_rechunk(
 ) -> None:
     for n in range(6):  # grow one segment past several windows, one message at a time
         add_messages(store, 1, 300 + n, [f"update {n}"], ts(1) + 300 + 60 * n)
-        update_index(store, index, embedder, dirty={1: False}, **UNIT)
+        update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     add_messages(store, 1, 400, ["much later"], ts(2))  # a new segment after a long gap
-    update_index(store, index, embedder, dirty={1: False}, **UNIT)
+    update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     add_messages(store, 1, 500, ["late arrival from the past"], ts(1) + 30)  # older than tail
-    update_index(store, index, embedder, dirty={1: False}, **UNIT)
+    update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     expected = chunk_chat(store.chat_messages(1), CHATS[0], store.names(), **UNIT)
     assert index.ids_for_chat(1) == {c.id: c.content_hash for c in expected}
 
@@ -239,7 +240,7 @@ def test_deleted_message_disappears_after_full_reindex(
     index: ChunkIndex, store: Store, embedder: HashEmbedder
 ) -> None:
     store.delete_messages(["guid-3"])
-    update = update_index(store, index, embedder, dirty={1: True}, **UNIT)
+    update = update_index(store, index, embedder, dirty={1: True}, options=OPTIONS)
     # same first/last rowid, so the same id with new content: re-embedded in place
     assert update.embedded == 1 and update.chunks_new == 0 and update.chunks_deleted == 0
     assert index.get(["1:1:4:8x4"])[0].rowids == (1, 2, 4)
@@ -254,7 +255,7 @@ def test_rank_bm25_sidecar_is_reused_until_the_index_changes(
     assert (index.dir / SIDECAR).exists()
     assert RankBM25Index(index).refresh() is False
     add_messages(store, 2, 600, ["kayak rental"], ts(3) + 600)
-    update_index(store, index, embedder, dirty={2: False}, **UNIT)
+    update_index(store, index, embedder, dirty={2: False}, options=OPTIONS)
     fresh = RankBM25Index(index)
     assert fresh.refresh() is True
     assert fresh.search("kayak", 3)[0][0].startswith("2:")
@@ -379,3 +380,43 @@ def test_rrf_stays_available_for_the_ablation(index: ChunkIndex, store: Store) -
     assert all(h.score <= 2 / 61 + 1e-12 for h in b)  # reciprocal ranks, k = 60: ≤ 1/61 a leg
     with pytest.raises(ValueError):
         Retriever(index, HashEmbedder(), store=store, fuse="max")
+
+
+def test_a_lexical_search_reads_only_the_hits_meta_and_matches_the_matrix(
+    index: ChunkIndex, store: Store, tmp_path: Path, embedder: HashEmbedder
+) -> None:
+    cold = open_index(tmp_path / "index.lance", embedder)
+    hits = retriever(cold, store).search("dentist appointment", mode="bm25", rerank=False)
+    assert hits and cold._matrix is None  # no meta of every chunk for a lexical search
+    ids = [h.chunk_id for h in hits] + ["no-such-id"]
+    assert cold.chunk_meta(ids) == index.matrix().meta(ids)
+    assert cold._matrix is None
+
+
+def test_incremental_updates_over_several_chat_groups_match_a_full_rechunk(
+    index: ChunkIndex, store: Store, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import casper.indexing as indexing
+
+    monkeypatch.setattr(indexing, "PLAN_CHATS", 1)  # read each chat's rows between writes
+    for chat in CHATS:
+        add_messages(store, chat.id, 600 + chat.id, [f"news for chat {chat.id}"], ts(3))
+    store.delete_messages(["guid-3"])
+    update_index(store, index, embedder, dirty={1: True, **{c.id: False for c in CHATS[1:]}},
+                 options=OPTIONS)  # fmt: skip
+    for chat in CHATS:
+        expected = chunk_chat(store.chat_messages(chat.id), chat, store.names(), **UNIT)
+        assert index.ids_for_chat(chat.id) == {c.id: c.content_hash for c in expected}
+
+
+def test_the_stores_chunker_rows_are_the_searchable_messages(store: Store) -> None:
+    blanks = ["", "   ", "\u00a0", "\n\t", "\u2003kept\u2003"]
+    add_messages(store, 1, 700, blanks, ts(4))
+    store.upsert_messages(
+        [StoredMessage(710, "guid-710", 1, SAM, ts(4) + 1, "renamed", kind="system")]
+    )
+    for chat in CHATS:
+        for since in (None, ts(4)):
+            expected = searchable_rows(store.chat_messages(chat.id, since_ts=since))
+            assert store.searchable_rows(chat.id, since_ts=since) == expected
+    assert [r[3] for r in store.searchable_rows(1, since_ts=ts(4))] == ["\u2003kept\u2003"]

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
+from casper.chunking import ChunkOptions
 from casper.indexing import EMBED_BATCH, ensure_vectors, update_index, update_lexical
 from casper.pipeline import Indexer
 from casper.retrieve import Retriever
@@ -43,7 +44,7 @@ def _lexical_only(tmp_path: Path, n_messages: int) -> tuple[Store, ChunkIndex]:
     index = _open(tmp_path / "home" / "index")
 
     def index_fn(store: Store, dirty: dict[int, bool], _progress) -> tuple[int, int]:  # noqa: ANN001
-        done = update_lexical(store, index, dirty=dirty, size=3, stride=1)
+        done = update_lexical(store, index, dirty=dirty, options=ChunkOptions(3, 1))
         return done.chunks_total, done.chunks_new
 
     Indexer(store, db, None, UTC).run(index_fn=index_fn)
@@ -191,8 +192,8 @@ def test_update_index_still_builds_everything_in_one_call(tmp_path: Path) -> Non
     Indexer(store, db, None, UTC).run()
     index = _open(tmp_path / "index")
     update = update_index(
-        store, index, HashEmbedder(64), dirty={c.id: True for c in store.chats()}, size=3,
-        stride=1,
+        store, index, HashEmbedder(64), dirty={c.id: True for c in store.chats()},
+        options=ChunkOptions(3, 1),
     )  # fmt: skip
     assert update.vectors_done == update.vectors_total == update.chunks_total > 0
     assert update.embedded == update.chunks_total

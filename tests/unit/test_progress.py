@@ -75,3 +75,39 @@ def test_a_silent_stage_gets_a_line_every_few_seconds() -> None:
         "casper index: loading embedder: still working, 6s",
         "casper index: loading embedder: done in 7s",
     ]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_json_mode_is_quiet_off_a_terminal_and_shows_bars_on_one() -> None:
+    piped = io.StringIO()
+    with stage_bars(stream=piped, plain=False) as bars:
+        bars("chunk", 5, 10)
+        bars("chunk", 10, 10)
+    assert piped.getvalue() == ""
+    terminal = _Terminal()
+    with stage_bars(stream=terminal, plain=False) as bars:
+        bars("chunk", 10, 10)
+    assert "chunking chats" in terminal.getvalue()
+
+
+def test_the_lexical_stages_read_as_words_with_a_rate_in_messages() -> None:
+    out, clock = io.StringIO(), Clock()
+    bars = PlainProgress(out, every_s=5.0, clock=clock)
+    bars("chunk", 0, 90_000)
+    clock.now += 6
+    bars("chunk", 60_000, 90_000)
+    bars("write", 0, None)
+    bars("optimize", 0, None)
+    bars("optimize", 1, 1)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == (
+        "casper index: chunking chats: 60,000/90,000 (67%) · 10,000 messages/s · eta 3s"
+        " · 6s elapsed"
+    )
+    assert lines[2] == "casper index: chunking chats: done, 90,000 messages in 6s"
+    assert "casper index: writing index …" in lines
+    assert lines[-1] == "casper index: indexing text: done in 0s"

@@ -1,7 +1,9 @@
 """The on-disk search cache of one index version: float16 rows, sign codes, table rows, keys.
 
-Imports: numpy, casper.store.vectors. Written once per table version and vector generation
-(by the index run, or by the first vector search after a change) and memory-mapped by readers.
+Imports: numpy, casper.store (sign_bits, vector_file, vectors). Written once per table version
+and vector generation (by the index run, or by the first vector search after a change). Readers
+map the sign codes and table rows (every search reads all the codes) and read float16 rows with
+`pread` only for the candidates they score (vector_file.py says why not a mapping).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from casper.store.vectors import _pack, private_files
+from casper.store.sign_bits import pack
+from casper.store.vector_file import VectorFile
+from casper.store.vectors import private_files
 
 CACHE_KEYS = ("vectors", "mean", "codes", "rows", "keys")
 
 
-Cached = tuple[NDArray[np.float16], NDArray[np.float32], NDArray[np.uint64], NDArray[np.int64]]
+Cached = tuple[VectorFile, NDArray[np.float32], NDArray[np.uint64], NDArray[np.int64]]
 
 
 def _cache_paths(directory: Path, version: int, generation: int) -> dict[str, Path]:
@@ -26,16 +30,20 @@ def _cache_paths(directory: Path, version: int, generation: int) -> dict[str, Pa
 
 
 def load_vectors(directory: Path, version: int, generation: int, dim: int) -> Cached | None:
-    """(vectors, mean, codes, vec_rows) of a table version + vector generation, memory-mapped."""
+    """(vectors, mean, codes, vec_rows) of a table version + vector generation: the float16
+    rows as a VectorFile, the codes and table rows memory-mapped."""
     paths = _cache_paths(directory, version, generation)
     try:
-        got = {k: np.load(p, mmap_mode="r") for k, p in paths.items() if k != "keys"}
+        got = {
+            k: np.load(p, mmap_mode="r") for k, p in paths.items() if k not in ("keys", "vectors")
+        }
+        vectors = VectorFile(paths["vectors"], dim)
     except (OSError, ValueError):
         return None
     n = len(got["rows"])
-    if got["vectors"].shape != (n, dim) or got["codes"].shape[1:] != (n,):
+    if vectors.shape != (n, dim) or got["codes"].shape[1:] != (n,):
         return None
-    return got["vectors"], np.asarray(got["mean"]), got["codes"], got["rows"]
+    return vectors, np.asarray(got["mean"]), got["codes"], got["rows"]
 
 
 Blocks = Iterator[tuple[NDArray[np.int64], NDArray[np.float16]]]
@@ -78,50 +86,12 @@ def build_vectors(
                 old.unlink(missing_ok=True)
     except OSError as exc:
         raise OSError(f"could not write the vector cache: {type(exc).__name__}") from exc
-    finally:
-        if prev is not None:
-            prev[1].close()
     loaded = load_vectors(directory, version, generation, dim)
     assert loaded is not None
     return loaded
 
 
-class _Rows:
-    """Read-only float16 rows of a cache file through a private mapping whose pages are
-    released after every block (they would otherwise stay in this process's RSS)."""
-
-    def __init__(self, path: Path, dim: int) -> None:
-        import mmap
-
-        self._fh = path.open("rb")
-        major, _minor = np.lib.format.read_magic(self._fh)
-        fmt = np.lib.format
-        read = fmt.read_array_header_1_0 if major == 1 else fmt.read_array_header_2_0
-        shape, _, _ = read(self._fh)
-        self._offset = self._fh.tell()
-        self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
-        self._rows = np.frombuffer(
-            self._map, dtype=np.float16, offset=self._offset, count=shape[0] * dim
-        ).reshape(shape[0], dim)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def take(self, rows: NDArray[np.int64]) -> NDArray[np.float16]:
-        import mmap
-
-        out = self._rows[rows]
-        if hasattr(mmap, "MADV_DONTNEED"):
-            self._map.madvise(mmap.MADV_DONTNEED)
-        return out
-
-    def close(self) -> None:
-        del self._rows
-        self._map.close()
-        self._fh.close()
-
-
-def _previous(directory: Path, skip: Path, dim: int) -> tuple[NDArray, _Rows] | None:
+def _previous(directory: Path, skip: Path, dim: int) -> tuple[NDArray, VectorFile] | None:
     """(keys, rows) of the newest complete cache in `directory` other than `skip`."""
     for keys_path in sorted(directory.glob("keys-*.npy"), key=_mtime, reverse=True):
         if keys_path == skip:
@@ -129,12 +99,11 @@ def _previous(directory: Path, skip: Path, dim: int) -> tuple[NDArray, _Rows] | 
         vectors = keys_path.with_name("vectors" + keys_path.name[len("keys") :])
         try:
             keys = np.load(keys_path)
-            rows = _Rows(vectors, dim)
+            rows = VectorFile(vectors, dim)
         except (OSError, ValueError):
             continue
         if len(rows) == len(keys):
             return keys, rows
-        rows.close()
     return None
 
 
@@ -146,7 +115,11 @@ def _mtime(path: Path) -> float:
 
 
 def _merged(
-    src: NDArray[np.int64], prev: _Rows | None, need: NDArray[np.int64], fetched: Blocks, dim: int
+    src: NDArray[np.int64],
+    prev: VectorFile | None,
+    need: NDArray[np.int64],
+    fetched: Blocks,
+    dim: int,
 ) -> Blocks:
     """(table rows, float16 rows) in table order: from the previous cache where `src` says,
     else from the fetched stream (which comes in the order of `need`)."""
@@ -173,7 +146,7 @@ def _merged(
                 yield new_pos, new_rows
             continue
         pos = np.concatenate([lo + have, new_pos])
-        rows = np.concatenate([prev.take(seg[have]), new_rows])
+        rows = np.concatenate([prev[seg[have]], new_rows])
         order = np.argsort(pos, kind="stable")
         yield pos[order], rows[order]
     for _ in stream:  # let the fetch finish its cleanup
@@ -207,7 +180,7 @@ def _write_cache(
         for lo in range(0, count, _STEP):
             m = min(_STEP, count - lo)
             block = np.fromfile(fh, dtype=half, count=m * dim).reshape(m, dim)
-            codes[:, lo : lo + m] = _pack(block.astype(np.float32) > mean)
+            codes[:, lo : lo + m] = pack(block.astype(np.float32) > mean)
     arrays = {"mean": mean, "codes": codes, "rows": rows, "keys": keys[rows]}
     for key, arr in arrays.items():
         with tmp[key].open("wb") as fh:

@@ -1,9 +1,10 @@
 """In-memory search state of one index version: vectors (exact or binary+rescore), filters, meta.
 
-Imports: numpy, pyarrow. Vectors are float16 rows (memory-mapped from vector_cache.py's files),
-widened to float32 only for the candidates being scored. A float32 matrix-vector product is
-memory-bound (23 ms per 100k×384 on 2 cores), so large searches rank by Hamming distance on sign
-bits first, then rescore exactly.
+Imports: numpy, pyarrow, casper.store (sign_bits, chunk_table for types). Vectors are float16
+rows in vector_cache.py's file, read (never mapped) only for the candidates being scored, and
+widened to float32 for them alone. Large searches rank every row by Hamming distance on sign
+bits, re-rank a shortlist by the query's values against those signs, and score exactly only
+the last few hundred rows (sign_bits.py).
 """
 
 from __future__ import annotations
@@ -18,17 +19,26 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from casper.store.sign_bits import hamming, nearest, pack, sign_codes, sign_scores
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from casper.store.index import Filter
+    from casper.store.chunk_table import Filter
+
+__all__ = ["ChunkMeta", "FilterColumns", "VectorMatrix", "private_files", "sign_codes"]
 
 EXACT_MAX = 8_192  # rows scored exactly; above this, binary candidates + exact rescoring
-# On all-MiniLM-L6-v2 chat embeddings (100k), rescoring the 2,000 nearest by Hamming distance
-# gave recall@10 0.998 vs exact, 4,000 gave 1.000; the bench re-measures per corpus size.
+# Stage 1 (Hamming) keeps the WIDE nearest: on all-MiniLM-L6-v2 chat embeddings (100k), the
+# 2,000 nearest by Hamming distance held 0.998 of the exact top 10, 4,000 all of it; at 1M
+# MiniLM-shaped rows 1/64 of the rows (15,625) held 0.999. Stage 2 (signs against the query's
+# values) keeps NARROW of those for exact float16 scoring: 1,024 of 15,625 kept 0.997 of the
+# top 10 at 1M (bench: `python -m bench.vecmem`).
 RESCORE_MIN = 2_048
 RESCORE_PER_HIT = 40
 RESCORE_SHARE = 64  # and at least 1/64 of the candidate rows
+NARROW_MIN = 1_024
+NARROW_PER_HIT = 16
 META_COLUMNS = [
     "id",
     "chat_id",
@@ -251,27 +261,34 @@ class VectorMatrix:
         if count <= EXACT_MAX:
             rows = np.arange(len(self.vec_rows)) if mask is None else np.flatnonzero(mask)
         else:
-            depth = max(RESCORE_MIN, RESCORE_PER_HIT * n, count // RESCORE_SHARE)
-            rows = np.sort(self._binary_candidates(q, depth, mask))
-        # float16 rows are widened block by block: only the candidates ever become float32
-        scores = _dot(self.vectors[rows], q)
+            rows = self._candidates(q, n, count, mask)
+        # float16 rows are read for the candidates only, and widened to float32 only for them
+        scores = _dot(_rows(self.vectors, rows), q)
         best = _top(scores, n)
         table_rows = self.vec_rows[rows[best]]
         return [(self.ids[r], float(scores[i])) for r, i in zip(table_rows, best, strict=True)]
 
-    def _binary_candidates(
-        self, q: NDArray[np.float32], depth: int, mask: NDArray[np.bool_] | None
+    def _candidates(
+        self, q: NDArray[np.float32], n: int, count: int, mask: NDArray[np.bool_] | None
     ) -> NDArray[np.int64]:
-        qcode = _pack(q[None, :] > self.mean)[:, 0]
-        # int32, not uint16: numpy's fast (SIMD) argpartition skips 16-bit types (4x slower)
-        dist = np.bitwise_count(self.codes[0] ^ qcode[0]).astype(np.int32)
-        for word in range(1, len(qcode)):
-            dist += np.bitwise_count(self.codes[word] ^ qcode[word])
-        if mask is not None:
-            dist[~mask] = np.iinfo(np.int32).max
-        depth = min(depth, len(dist))
-        rows = np.argpartition(dist, depth - 1)[:depth] if depth < len(dist) else np.arange(depth)
-        return rows if mask is None else rows[mask[rows]]
+        """Vector rows worth an exact score (ascending): Hamming shortlist, then sign re-rank."""
+        centred = q - self.mean
+        qcode = pack(centred[None, :] > 0)[:, 0]
+        wide = max(RESCORE_MIN, RESCORE_PER_HIT * n, count // RESCORE_SHARE)
+        rows = nearest(hamming(self.codes, qcode, mask), min(wide, count))
+        narrow = max(NARROW_MIN, NARROW_PER_HIT * n)
+        if len(rows) <= narrow:
+            return rows
+        estimate = sign_scores(self.codes, rows, q)
+        return np.sort(rows[np.argpartition(-estimate, narrow - 1)[:narrow]])
+
+
+def _rows(vectors: Any, rows: NDArray[np.int64]) -> NDArray[np.floating]:
+    """Rows of an in-memory array or of a VectorFile (read, not mapped)."""
+    take = getattr(vectors, "take", None)
+    if take is not None and not isinstance(vectors, np.ndarray):
+        return take(rows)
+    return vectors[rows]
 
 
 @contextmanager
@@ -282,30 +299,6 @@ def private_files() -> Iterator[None]:
         yield
     finally:
         os.umask(old)
-
-
-def sign_codes(vectors: NDArray[np.floating]) -> tuple[NDArray[np.float32], NDArray[np.uint64]]:
-    """(mean, codes): centring vector and (words, n) sign bits of the centred rows."""
-    n, dim = vectors.shape
-    step = 65_536  # blocks keep the float32 and boolean temporaries small
-    total = np.zeros(dim, np.float64)
-    for lo in range(0, n, step):
-        total += np.asarray(vectors[lo : lo + step], dtype=np.float32).sum(axis=0)
-    mean = (total / max(n, 1)).astype(np.float32)
-    codes = np.empty(((dim + 63) // 64, n), dtype=np.uint64)
-    for lo in range(0, n, step):
-        block = np.asarray(vectors[lo : lo + step], dtype=np.float32)
-        codes[:, lo : lo + step] = _pack(block > mean)
-    return mean, codes
-
-
-def _pack(bits: NDArray[np.bool_]) -> NDArray[np.uint64]:
-    """(words, n) uint64 from an (n, dim) boolean array, padded to whole 64-bit words."""
-    packed = np.packbits(bits, axis=1)
-    pad = (-packed.shape[1]) % 8
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return np.ascontiguousarray(packed.view(np.uint64).reshape(len(bits), packed.shape[1] // 8).T)
 
 
 def _dot(rows: NDArray[np.floating], q: NDArray[np.float32]) -> NDArray[np.float32]:

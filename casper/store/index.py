@@ -86,7 +86,6 @@ class ChunkIndex(VectorSide):
         self._seen: tuple[int, int, int] | None = None  # generation file identity last read
         self.epoch = 0  # +1 at every reopen: a search that spans two epochs mixed generations
         self._vectors = None  # the side file (index_vectors.VectorSide.vectors)
-        self._keys: list[str] = []  # content hashes of the matrix's table version, in order
         # chunk_meta read without a matrix, per (version, epoch)
         self._meta_cache: tuple[tuple[int, int] | None, dict[str, ChunkMeta]] = (None, {})
 

@@ -19,6 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from casper.store.chunk_meta import (
+    META_COLUMNS,
+    ChunkIds,
+    ChunkMeta,
+    DisplayColumns,
+    FilterColumns,
+)
 from casper.store.sign_bits import hamming, nearest, pack, sign_codes, sign_scores
 
 if TYPE_CHECKING:
@@ -26,7 +33,14 @@ if TYPE_CHECKING:
 
     from casper.store.chunk_table import Filter
 
-__all__ = ["ChunkMeta", "FilterColumns", "VectorMatrix", "private_files", "sign_codes"]
+__all__ = [
+    "META_COLUMNS",
+    "ChunkMeta",
+    "FilterColumns",
+    "VectorMatrix",
+    "private_files",
+    "sign_codes",
+]
 
 EXACT_MAX = 8_192  # rows scored exactly; above this, binary candidates + exact rescoring
 # Stage 1 (Hamming) keeps the WIDE nearest: on all-MiniLM-L6-v2 chat embeddings (100k), the
@@ -39,79 +53,6 @@ RESCORE_PER_HIT = 40
 RESCORE_SHARE = 64  # and at least 1/64 of the candidate rows
 NARROW_MIN = 1_024
 NARROW_PER_HIT = 16
-META_COLUMNS = [
-    "id",
-    "chat_id",
-    "chat_name",
-    "participants",
-    "person_ids",
-    "start",
-    "end",
-    "rowids",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkMeta:
-    """What a hit shows besides message text."""
-
-    id: str
-    chat_id: int
-    chat_name: str
-    participants: tuple[str, ...]
-    start: float
-    end: float
-    rowids: tuple[int, ...]
-
-
-@dataclass(slots=True)
-class FilterColumns:
-    """chat_id, start, end and person → rows: enough to evaluate a Filter in memory."""
-
-    chat_ids: NDArray[np.int64]
-    starts: NDArray[np.float64]
-    ends: NDArray[np.float64]
-    person_rows: dict[str, NDArray[np.int64]]
-
-    @classmethod
-    def from_arrow(cls, table: pa.Table) -> FilterColumns:
-        """From the chat_id, start, end and person_ids columns of a scan."""
-        import pyarrow.compute as pc
-
-        people = table["person_ids"].combine_chunks()
-        parents = np.asarray(pc.list_parent_indices(people).to_numpy(), dtype=np.int64)
-        encoded = pc.dictionary_encode(people.flatten())
-        codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        labels = encoded.dictionary.to_pylist()
-        order = np.argsort(codes, kind="stable")
-        splits = np.cumsum(np.bincount(codes, minlength=len(labels)))[:-1]
-        groups = np.split(parents[order], splits) if len(labels) else []
-        return cls(
-            chat_ids=np.asarray(table["chat_id"].to_numpy(), dtype=np.int64),
-            starts=np.asarray(table["start"].to_numpy(), dtype=np.float64),
-            ends=np.asarray(table["end"].to_numpy(), dtype=np.float64),
-            person_rows={str(k): np.unique(g) for k, g in zip(labels, groups, strict=True)},
-        )
-
-    def __len__(self) -> int:
-        return len(self.chat_ids)
-
-    def mask(self, where: Filter | None) -> NDArray[np.bool_] | None:
-        """Rows passing the filter (None = all), same semantics as `Filter.sql`."""
-        if where is None or where.empty:
-            return None
-        keep = np.ones(len(self), dtype=bool)
-        if where.chat_id is not None:
-            keep &= self.chat_ids == int(where.chat_id)
-        if where.person_id is not None:
-            person = np.zeros(len(self), dtype=bool)
-            person[self.person_rows.get(where.person_id, np.empty(0, dtype=np.int64))] = True
-            keep &= person
-        if where.since is not None:
-            keep &= self.ends >= float(where.since)
-        if where.until is not None:
-            keep &= self.starts < float(where.until)
-        return keep
 
 
 @dataclass(slots=True)
@@ -123,16 +64,15 @@ class VectorMatrix:
     """
 
     version: int
-    meta_table: pa.Table  # META_COLUMNS, same row order as the table scan
     filters: FilterColumns
-    ids: list[str]
+    ids: ChunkIds  # table order
+    display: DisplayColumns
     generation: int = 0
     built_at: float = 0.0
     # (vectors, mean, codes, vec_rows), or how to get them: loaded on the first vector search,
     # so a lexical-only search never builds or maps the vector cache
     _part: tuple[Any, ...] | None = field(default=None, repr=False)
     _loader: Callable[[], tuple[Any, ...]] | None = field(default=None, repr=False)
-    _positions: dict[str, int] | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -158,9 +98,9 @@ class VectorMatrix:
             part = (vectors, mean, codes, vec_rows)
         return cls(
             version=version,
-            meta_table=meta.combine_chunks(),
             filters=FilterColumns.from_arrow(meta),
-            ids=meta["id"].to_pylist(),
+            ids=ChunkIds(meta["id"].combine_chunks()),
+            display=DisplayColumns.from_arrow(meta),
             generation=generation,
             built_at=time.monotonic(),
             _part=part,
@@ -211,35 +151,27 @@ class VectorMatrix:
         """(rows with a vector, rows): the semantic index is complete when they are equal."""
         return len(self.vec_rows), len(self.ids)
 
-    @property
-    def positions(self) -> dict[str, int]:
-        """id → row, built on first use."""
-        if self._positions is None:
-            self._positions = {cid: i for i, cid in enumerate(self.ids)}
-        return self._positions
-
     def mask(self, where: Filter | None) -> NDArray[np.bool_] | None:
         """Rows passing the filter (None = all)."""
         return self.filters.mask(where)
 
     def meta(self, ids: list[str]) -> dict[str, ChunkMeta]:
         """Display fields of the given chunks, from memory."""
-        rows = [(cid, self.positions[cid]) for cid in ids if cid in self.positions]
-        if not rows:
+        rows = self.ids.rows_of(ids)
+        found = [(cid, int(r)) for cid, r in zip(ids, rows.tolist(), strict=True) if r >= 0]
+        if not found:
             return {}
-        picked = self.meta_table.take([r for _, r in rows]).to_pylist()
-        return {
-            cid: ChunkMeta(
-                id=cid,
-                chat_id=int(row["chat_id"]),
-                chat_name=row["chat_name"] or "",
-                participants=tuple(row["participants"] or ()),
-                start=float(row["start"]),
-                end=float(row["end"]),
-                rowids=tuple(row["rowids"] or ()),
+        at = np.array([r for _, r in found], dtype=np.int64)
+        rowids = self.display.rowids_at(at)
+        f, d = self.filters, self.display
+        out = {}
+        for (cid, r), message_rows in zip(found, rowids, strict=True):
+            name, participants = d.labels[d.label_of[r]]
+            out[cid] = ChunkMeta(
+                id=cid, chat_id=int(f.chat_ids[r]), chat_name=name, participants=participants,
+                start=float(f.starts[r]), end=float(f.ends[r]), rowids=message_rows,
             )  # fmt: skip
-            for (cid, _), row in zip(rows, picked, strict=True)
-        }
+        return out
 
     def rowids_of(self, ids: list[str]) -> dict[str, tuple[int, ...]]:
         """Message rowids per chunk id (for overlap dedupe without touching disk)."""
@@ -265,8 +197,8 @@ class VectorMatrix:
         # float16 rows are read for the candidates only, and widened to float32 only for them
         scores = _dot(_rows(self.vectors, rows), q)
         best = _top(scores, n)
-        table_rows = self.vec_rows[rows[best]]
-        return [(self.ids[r], float(scores[i])) for r, i in zip(table_rows, best, strict=True)]
+        ids = self.ids.at(self.vec_rows[rows[best]])
+        return [(cid, float(scores[i])) for cid, i in zip(ids, best, strict=True)]
 
     def _candidates(
         self, q: NDArray[np.float32], n: int, count: int, mask: NDArray[np.bool_] | None

@@ -386,14 +386,10 @@ def hybrid_in_process(home: Path, n_queries: int) -> dict[str, Any]:
     }
 
 
-def vector_recall(n: int, n_queries: int = 50, k: int = 10, seed: int = 7) -> dict[str, Any]:
-    """recall@10 of the float16 + sign-bit search vs exact float32, MiniLM-shaped vectors,
-    generated and scored block by block (never n × 384 float32 in memory)."""
-    import pyarrow as pa
-
-    from casper.store.vector_cache import build_vectors
-    from casper.store.vectors import VectorMatrix
-
+def synth_vectors(n: int, n_queries: int, seed: int = 7) -> tuple[Any, np.ndarray]:
+    """SYNTH: MiniLM-shaped unit vectors (topic centroids, decaying spectrum, random rotation),
+    as `(stream, queries)`: `stream()` yields (positions, float32 block) and gives the same
+    vectors on every call; the first call fills `queries` near random documents."""
     block = 50_000
     queries = np.zeros((n_queries, DIM), np.float32)
 
@@ -401,7 +397,6 @@ def vector_recall(n: int, n_queries: int = 50, k: int = 10, seed: int = 7) -> di
         return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
     def stream() -> Any:
-        """The same vectors on every call (same seed); fills `queries` near random documents."""
         rng = np.random.default_rng(seed)
         scale = np.sqrt(1.0 / np.arange(1, DIM + 1))
         rotation, _ = np.linalg.qr(rng.standard_normal((DIM, DIM)))
@@ -415,6 +410,19 @@ def vector_recall(n: int, n_queries: int = 50, k: int = 10, seed: int = 7) -> di
                 qn = (rng.standard_normal(DIM) * scale) @ rotation.T
                 queries[qi] = unit((vecs[seeds[qi] - lo] + 0.5 * qn)[None, :])[0]
             yield np.arange(lo, lo + m), vecs
+
+    return stream, queries
+
+
+def vector_recall(n: int, n_queries: int = 50, k: int = 10, seed: int = 7) -> dict[str, Any]:
+    """recall@10 of the float16 + sign-bit search vs exact float32, MiniLM-shaped vectors,
+    generated and scored block by block (never n × 384 float32 in memory)."""
+    import pyarrow as pa
+
+    from casper.store.vector_cache import build_vectors
+    from casper.store.vectors import VectorMatrix
+
+    stream, queries = synth_vectors(n, n_queries, seed)
 
     tmp = Path(tempfile.mkdtemp(prefix="casper-scale-vec-"))
     t = time.perf_counter()
@@ -569,6 +577,8 @@ def to_markdown(r: dict[str, Any]) -> str:
     note = (
         "; the last full run, older than the first-search rows below" if "first_search" in r else ""
     )
+    # rows measured before the float16 rows stopped being mapped (bench/vecmem.py re-measures)
+    old = "; before the vecmem change" if "vector_memory" in r else ""
     lines = [
         f"# Scale: {r['messages_generated']:,} generated messages "
         f"({e['messages']:,} searchable, {e['chunks']:,} chunks)",
@@ -583,7 +593,7 @@ def to_markdown(r: dict[str, Any]) -> str:
         f"**{e.get('time_to_first_lexical_search_s')} s** (lexical legs ready "
         f"{e['first_index']['lexical_ready_s']} s after `casper index` started, + "
         f"{e['cold_lexical_search']['wall_s']} s for a cold `casper search --mode bm25`) | ≤ 60 s |",
-        f"| vector memory resident (FAKE, after {h['queries']} hybrid queries) | "
+        f"| vector memory resident (FAKE, after {h['queries']} hybrid queries{old}) | "
         f"**{rss['RssAnon'] - base['RssAnon']} MB anonymous** + "
         f"{rss['RssFile'] - base['RssFile']} MB of the memory-mapped float16 file "
         f"({h['vectors_file_mb']} MB on disk; sign codes {h['codes_in_memory_mb']} MB) | ≤ 400 MB |",
@@ -599,7 +609,7 @@ def to_markdown(r: dict[str, Any]) -> str:
         f"({e['noop_reindex']['wall_s_process']} s for the whole process, imports included), "
         f"{e['noop_reindex']['embedded']} embedded | ≤ 1 s |",
         f"| recall@10, float16 + sign-bit prefilter vs exact float32 (SYNTH, "
-        f"{v['chunks']:,} chunks) | **{v['recall@10_vs_exact_float32']}** "
+        f"{v['chunks']:,} chunks{old}) | **{v['recall@10_vs_exact_float32']}** "
         f"(vector leg p50 {v['vector_p50_ms']} ms) | ≥ 0.99 |",
     ]
     if "passages_per_s" in m:
@@ -609,9 +619,13 @@ def to_markdown(r: dict[str, Any]) -> str:
             f"{m['projected_fill_min']} min (searchable lexically meanwhile) | — |"
         )
     lines += first_search_rows(r.get("first_search"))
+    if "vector_memory" in r:  # bench/vecmem.py: the figures after the vecmem change
+        from bench.vecmem import markdown_rows
+
+        lines += markdown_rows(r["vector_memory"])
     for row in r.get("depth_sweep", {}).get("sweep", []):
         lines.append(
-            f"| rescoring `count // {row['share']}` candidates (SYNTH, "
+            f"| rescoring `count // {row['share']}` candidates (SYNTH{old}, "
             f"{r['depth_sweep']['chunks']:,} chunks, {r['depth_sweep']['queries']} queries) | "
             f"recall@10 {row['recall@10']}, vector p50 {row['p50_ms']} ms | ≥ 0.99 |"
         )

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 # rows this close together are read with one call: up to 6 KB of unneeded rows cost less to
 # copy than another system call
 MERGE_GAP = 8
+_PREADV = hasattr(os, "preadv")
 
 
 class VectorFile:
@@ -77,7 +78,12 @@ class VectorFile:
         view = memoryview(into).cast("B")
         pos, offset = 0, self._offset + first_row * self._row_bytes
         while pos < len(view):
-            got = os.preadv(self._fd, [view[pos:]], offset + pos)
+            if _PREADV:  # straight into the buffer
+                got = os.preadv(self._fd, [view[pos:]], offset + pos)
+            else:  # a Python built without preadv (older macOS SDKs): one copy more
+                data = os.pread(self._fd, len(view) - pos, offset + pos)
+                got = len(data)
+                view[pos : pos + got] = data
             if got <= 0:
                 raise OSError(f"{self.path.name} is shorter than its header says")
             pos += got

@@ -3,6 +3,7 @@ sign-bit stages, rows read from the cache file, chunk meta held in columns."""
 
 from __future__ import annotations
 
+import os
 import tracemalloc
 from pathlib import Path
 
@@ -67,9 +68,15 @@ def test_sign_scores_are_the_dot_product_with_the_signs() -> None:
     np.testing.assert_allclose(sign_scores(codes, rows, q), signs @ q, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("preadv", [True, False], ids=["preadv", "pread"])
 def test_vector_file_reads_the_rows_asked_for_even_after_the_file_is_replaced(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, preadv: bool
 ) -> None:
+    import casper.store.vector_file as vector_file
+
+    if preadv and not hasattr(os, "preadv"):
+        pytest.skip("this Python has no os.preadv")
+    monkeypatch.setattr(vector_file, "_PREADV", preadv)
     rows = np.random.default_rng(3).standard_normal((500, DIM)).astype(np.float16)
     path = tmp_path / "vectors-1-1.npy"
     np.save(path, rows)

@@ -30,6 +30,7 @@ META_COLUMNS = [
     "end",
     "rowids",
 ]
+_STEP = 65_536  # ids converted per block
 _SEP = "\x1f"  # joins a chunk's participants into one dictionary-encodable string
 
 
@@ -57,10 +58,12 @@ class ChunkIds(Sequence[str]):
         import pyarrow.compute as pc
 
         order = pc.sort_indices(ids).to_numpy()
-        raw = ids.take(order).cast("binary").to_numpy(zero_copy_only=False)
-        self._sorted: NDArray[np.bytes_] = np.array(raw, dtype=np.bytes_) if len(raw) else (
-            np.empty(0, dtype="S1")
-        )  # fmt: skip
+        ranked = ids.take(order).cast("binary")
+        width = max(1, int(pc.max(pc.binary_length(ranked)).as_py() or 1)) if len(ids) else 1
+        self._sorted: NDArray[np.bytes_] = np.empty(len(ids), dtype=f"S{width}")
+        for lo in range(0, len(ids), _STEP):  # a block at a time: few Python bytes objects live
+            part = ranked.slice(lo, _STEP).to_numpy(zero_copy_only=False)
+            self._sorted[lo : lo + len(part)] = part
         self._row = order.astype(np.int32)  # table row of each sorted id
         self._rank = np.empty(len(order), dtype=np.int32)  # sorted position of each table row
         self._rank[self._row] = np.arange(len(order), dtype=np.int32)

@@ -620,7 +620,7 @@ def to_markdown(r: dict[str, Any]) -> str:
         )
     lines += first_search_rows(r.get("first_search"))
     if "vector_memory" in r:  # bench/vecmem.py: the figures after the vecmem change
-        from bench.vecmem import markdown_rows
+        from bench.vecmem_report import markdown_rows
 
         lines += markdown_rows(r["vector_memory"])
     for row in r.get("depth_sweep", {}).get("sweep", []):

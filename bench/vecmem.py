@@ -1,7 +1,7 @@
 """What a searching process holds resident at 1M chunks, part by part, and the vector leg's
 recall and latency on MiniLM-shaped vectors.
 
-Two measurements, each in a fresh child process (so one's pages never count in the other's):
+Three measurements, each in a fresh child process (so one's pages never count in the other's):
 - `resident`: the index of bench/scale.py's 1M generated messages (FAKE embedder vectors),
   opened in-process like `casper search` does; /proc/self/smaps (RSS per mapping: the vector
   cache's files, LanceDB's files, shared libraries, anonymous memory), tracemalloc (Python
@@ -10,15 +10,18 @@ Two measurements, each in a fresh child process (so one's pages never count in t
 - `synth`: recall@10 of the vector leg against exact float32 search on 1M MiniLM-shaped vectors
   (bench/scale.py's SYNTH generator), its p50 wall and CPU time, and the RSS of the vector
   cache's mappings while it runs.
+- `latency`: the vector leg and hybrid p50/p95 (wall and CPU) timed alone on the same index,
+  optionally also for another checkout's casper (`--code`), for a before/after in the same minutes.
 
-Run: `python -m bench.vecmem` (both; about 10 min on the 2-core box when the 1M index exists,
-add ~12 min to build it). Results go into bench/results/scale.json ("vector_memory") and the
+Run: `python -m bench.vecmem` (all three; about 10 min on the 2-core box with `--home` of an
+indexed 1M home, add ~12 min to build one). Table rows: bench/vecmem_report.py. Results go into bench/results/scale.json ("vector_memory") and the
 rows of bench/results/scale.md that start "vector".
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -332,75 +336,6 @@ def _exact_top(stream: Any, queries: np.ndarray, k: int) -> list[np.ndarray]:
     return best
 
 
-# ---- report ----------------------------------------------------------------------------------
-def markdown_rows(got: dict[str, Any]) -> list[str]:
-    """The "vector ..." rows of bench/results/scale.md (bench/scale.py's table)."""
-    rows: list[str] = []
-    res = got.get("resident")
-    if res:
-        steps = res["steps"]
-        after = steps[next(k for k in steps if k.startswith("after "))]
-        trimmed = steps["the same, freed memory returned (malloc_trim)"]
-        cache = {
-            k.split(": ")[1]: v for k, v in after["smaps_mb"].items() if k.startswith("vector")
-        }
-        meta = res["meta_parts_mb"]
-        side = round(sum(cache.values()) + sum(meta.values()), 1)
-        loaded = steps["chunk meta + filters loaded"]["status_mb"]
-        opened = steps["index + store open"]["status_mb"]
-        model = steps.get("model loaded + one query embedded", {}).get("status_mb")
-        load = res["load_avg_before"]
-        # (its timings run between the memory probes: the JSON keeps them, the table quotes
-        # the `latency` run, timed alone)
-        rows += [
-            f"| vector side resident (FAKE, {res['chunks']:,} chunks, after "
-            f"{res['queries']} hybrid queries, load {load}) | "
-            f"**{side} MB**: mapped cache pages {cache} (every mapped page counted; float16 rows "
-            f"are read with `pread`, 0 MB of them mapped) + chunk meta columns {meta} | ≤ 400 MB |",
-            f"| searching process RSS (FAKE, {res['chunks']:,} chunks: LanceDB + store + meta + "
-            f"vector search, no model) | **{after['status_mb']['VmRSS']} MB** after the queries "
-            f"({trimmed['status_mb']['VmRSS']} MB once freed memory is returned; anonymous "
-            f"{after['status_mb']['RssAnon']} MB); opening index + store "
-            f"{opened['VmRSS']} MB, + meta load → {loaded['VmRSS']} MB (peak {loaded['VmHWM']} "
-            f"MB during the scan); one query's peak over the RSS before it: "
-            f"{res['query_peak_over_rss_before_mb']} MB"
-            + (f"; the MiniLM model adds {res['model'].get('rss_growth_mb')} MB "
-               f"(→ {model['VmRSS']} MB)" if model else "")
-            + " | — |",
-        ]  # fmt: skip
-    lat, old = got.get("latency"), got.get("latency_before")
-    if lat:
-        before = (
-            f"; the code before this change, same index, same minutes: vector "
-            f"{old['vector_p50_ms']} ms wall / {old['vector_cpu_p50_ms']} ms CPU, hybrid "
-            f"{old['hybrid_p50_ms']} / {old['hybrid_p95_ms']} ms (CPU p50 "
-            f"{old['hybrid_cpu_p50_ms']} ms), process RSS {old['rss_after_mb']['VmRSS']} MB"
-            if old
-            else ""
-        )
-        rows.append(
-            f"| vector leg and hybrid p50 / p95, in-process, timed alone (FAKE, "
-            f"{lat['queries']} queries, k = 50, no rerank; load {lat['load_avg_before']}) | "
-            f"vector **{lat['vector_p50_ms']} ms** wall / {lat['vector_cpu_p50_ms']} ms CPU; "
-            f"hybrid **{lat['hybrid_p50_ms']} / {lat['hybrid_p95_ms']} ms** (CPU p50 "
-            f"{lat['hybrid_cpu_p50_ms']} ms); process RSS {lat['rss_after_mb']['VmRSS']} MB"
-            f"{before} | hybrid ≤ 60 / 150 ms |"
-        )
-    syn = got.get("synth")
-    if syn:
-        rows.append(
-            f"| vector recall@10 vs exact float32 (SYNTH, {syn['chunks']:,} chunks, "
-            f"{syn['queries']} queries; Hamming → sign re-rank → 1,024 exact) | "
-            f"**{syn['recall@10_vs_exact_float32']}** (worst query "
-            f"{syn['worst_query_recall@10']}); vector leg p50 **{syn['vector_p50_ms']} ms** wall, "
-            f"{syn['vector_cpu_p50_ms']} ms CPU (load {syn['load_avg_before']}); vector cache "
-            f"resident at most {syn['vector_cache_resident_peak_mb']} MB over the queries "
-            f"({syn['codes_mb']} MB codes; the {syn['float16_file_mb']} MB float16 file is "
-            "never mapped) | ≥ 0.99 |"
-        )
-    return rows
-
-
 # ---- parent ----------------------------------------------------------------------------------
 def _run_child(kind: str, args: dict[str, Any], code: Path | None = None) -> dict[str, Any]:
     """One measurement in a fresh, niced process (casper imported from `code`, default this
@@ -433,7 +368,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--only", choices=["resident", "synth", "latency"], default=None)
     parser.add_argument(
         "--code", type=Path, default=None,
-        help="with --only latency: also time another checkout's casper (e.g. a worktree of the "
+        help="also time another checkout's casper on the same index (e.g. `git archive` of the "
         "commit before), recorded as latency_before",
     )  # fmt: skip
     parser.add_argument("--messages", type=int, default=1_000_000)
@@ -455,15 +390,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         got["synth"] = _run_child(
             "synth", {"n": args.synth_chunks, "n_queries": args.synth_queries}
         )
-    if args.only in (None, "resident"):
-        got["resident"] = _resident(args)
-    if args.only == "latency":
-        if args.home is None:
-            parser.error("--only latency needs --home (an indexed home, e.g. from a full run)")
-        lat = {"home": str(args.home), "n_queries": args.queries}
-        if args.code is not None:
-            got["latency_before"] = _run_child("latency", lat, args.code)
-        got["latency"] = _run_child("latency", lat)
+    if args.only in (None, "resident", "latency"):
+        with _indexed_home(args) as home:
+            if args.only in (None, "resident"):
+                got["resident"] = _run_child("resident", _resident_args(home, args))
+            lat = {"home": str(home), "n_queries": args.queries}
+            if args.only in (None, "latency"):
+                if args.code is not None:
+                    got["latency_before"] = _run_child("latency", lat, args.code)
+                got["latency"] = _run_child("latency", lat)
     saved["vector_memory"] = got
     args.out.mkdir(parents=True, exist_ok=True)
     saved_path.write_text(json.dumps(saved, indent=1) + "\n")
@@ -475,9 +410,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return saved
 
 
-def _resident(args: argparse.Namespace) -> dict[str, Any]:
+@contextlib.contextmanager
+def _indexed_home(args: argparse.Namespace) -> Iterator[Path]:
+    """`--home`, or the cached 1M chat.db indexed into a temp dir (FAKE vectors) for the run."""
     if args.home is not None:
-        return _run_child("resident", _resident_args(args.home, args))
+        yield args.home
+        return
     from bench.scale import INDEX_CHILD, _child, ensure_chat_db
 
     chat_db = ensure_chat_db(args.cache, args.messages)
@@ -487,7 +425,7 @@ def _resident(args: argparse.Namespace) -> dict[str, Any]:
                                      "report_batches": False})  # fmt: skip
         if built.get("returncode"):
             raise RuntimeError("indexing the generated chat.db failed")
-        return _run_child("resident", _resident_args(home, args))
+        yield home
 
 
 def _resident_args(home: Path, args: argparse.Namespace) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from casper.retrieve import Retriever
 from casper.store.db import Store
 from casper.store.index import ChunkIndex
 from tests.fakes_search import HashEmbedder
-from tests.integration.test_index_search import UNIT, open_index, reader_for
+from tests.integration.test_index_search import OPTIONS, open_index, reader_for
 
 T0 = 1_700_000_000.0
 TALK = [
@@ -46,7 +46,7 @@ def index(tmp_path: Path) -> tuple[ChunkIndex, Store]:
     store.upsert_messages(rows)
     embedder = HashEmbedder()
     idx = open_index(tmp_path / "index.lance", embedder)
-    update_index(store, idx, embedder, dirty={c.id: True for c in chats}, **UNIT)
+    update_index(store, idx, embedder, dirty={c.id: True for c in chats}, options=OPTIONS)
     return idx, store
 
 

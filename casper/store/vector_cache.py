@@ -9,6 +9,8 @@ map the sign codes and table rows (every search reads all the codes) and read fl
 from __future__ import annotations
 
 import os
+import secrets
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from casper.store.vector_file import VectorFile
 from casper.store.vectors import private_files
 
 CACHE_KEYS = ("vectors", "mean", "codes", "rows", "keys")
+STALE_TMP_S = 3600.0  # a half-written cache this old has no live builder (a build takes seconds)
 
 
 Cached = tuple[VectorFile, NDArray[np.float32], NDArray[np.uint64], NDArray[np.int64]]
@@ -84,6 +87,9 @@ def build_vectors(
         for old in directory.glob("*-*.npy"):
             if old.name not in keep and old.name.split("-")[0] in CACHE_KEYS:
                 old.unlink(missing_ok=True)
+        for stale in directory.glob("*.npy.*.tmp"):  # left by a builder that was killed
+            if time.time() - _mtime(stale) > STALE_TMP_S:
+                stale.unlink(missing_ok=True)
     except OSError as exc:
         raise OSError(f"could not write the vector cache: {type(exc).__name__}") from exc
     loaded = load_vectors(directory, version, generation, dim)
@@ -156,7 +162,21 @@ def _merged(
 def _write_cache(
     paths: dict[str, Path], blocks: Blocks, count: int, dim: int, keys: NDArray
 ) -> None:
-    tmp = {k: p.with_name(p.name + ".tmp") for k, p in paths.items()}
+    # one temporary name per builder: two processes (a search and `casper index`) may build the
+    # same table version at once; with a shared name one truncated and renamed the other's file
+    unique = f"{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = {k: p.with_name(f"{p.name}.{unique}.tmp") for k, p in paths.items()}
+    try:
+        _write_tmp(tmp, blocks, count, dim, keys)
+    except BaseException:
+        for path in tmp.values():
+            path.unlink(missing_ok=True)
+        raise
+    for key, path in paths.items():
+        os.replace(tmp[key], path)
+
+
+def _write_tmp(tmp: dict[str, Path], blocks: Blocks, count: int, dim: int, keys: NDArray) -> None:
     half = np.dtype(np.float16)
     rows = np.empty(count, dtype=np.int64)
     total = np.zeros(dim, np.float64)
@@ -185,5 +205,3 @@ def _write_cache(
     for key, arr in arrays.items():
         with tmp[key].open("wb") as fh:
             np.save(fh, arr)
-    for key, path in paths.items():
-        os.replace(tmp[key], path)

@@ -414,10 +414,22 @@ def synth_vectors(n: int, n_queries: int, seed: int = 7) -> tuple[Any, np.ndarra
     return stream, queries
 
 
+def synth_meta(n: int) -> Any:
+    """Chunk meta for `n` SYNTH vectors: ids "0".."n-1", one chat, no people, no dates."""
+    import pyarrow as pa
+
+    strings = pa.array([[] for _ in range(n)], pa.list_(pa.string()))
+    return pa.table({
+        "id": [str(i) for i in range(n)], "chat_id": np.zeros(n, np.int64),
+        "chat_name": [""] * n, "participants": strings, "person_ids": strings,
+        "start": np.zeros(n), "end": np.zeros(n),
+        "rowids": pa.array([[i] for i in range(n)], pa.list_(pa.int64())),
+    })  # fmt: skip
+
+
 def vector_recall(n: int, n_queries: int = 50, k: int = 10, seed: int = 7) -> dict[str, Any]:
     """recall@10 of the float16 + sign-bit search vs exact float32, MiniLM-shaped vectors,
     generated and scored block by block (never n × 384 float32 in memory)."""
-    import pyarrow as pa
 
     from casper.store.vector_cache import build_vectors
     from casper.store.vectors import VectorMatrix
@@ -439,13 +451,7 @@ def vector_recall(n: int, n_queries: int = 50, k: int = 10, seed: int = 7) -> di
             r = np.concatenate([best[qi], pos])
             top = np.argsort(-s, kind="stable")[:k]
             best[qi], best_scores[qi] = r[top], s[top]
-    strings = pa.array([[] for _ in range(n)], pa.list_(pa.string()))
-    meta = pa.table({
-        "id": [str(i) for i in range(n)], "chat_id": np.zeros(n, np.int64),
-        "chat_name": [""] * n, "participants": strings, "person_ids": strings,
-        "start": np.zeros(n), "end": np.zeros(n),
-        "rowids": pa.array([[i] for i in range(n)], pa.list_(pa.int64())),
-    })  # fmt: skip
+    meta = synth_meta(n)
     before = _rss()
     matrix = VectorMatrix.build(meta, *cached, version=1)
     hits, samples = [], []

@@ -273,9 +273,8 @@ def _p95(values: list[float]) -> float:
 # ---- child: recall and latency on MiniLM-shaped vectors -------------------------------------
 def synth(n: int, n_queries: int, k: int = 10) -> dict[str, Any]:
     """recall@k vs exact float32, p50 wall/CPU and the vector cache's resident pages."""
-    import pyarrow as pa
 
-    from bench.scale import synth_vectors
+    from bench.scale import synth_meta, synth_vectors
     from casper.store.vector_cache import build_vectors
     from casper.store.vectors import VectorMatrix
 
@@ -287,15 +286,9 @@ def synth(n: int, n_queries: int, k: int = 10) -> dict[str, Any]:
         cached = build_vectors(tmp, 1, 1, DIM, [str(i) for i in range(n)], lambda _: (n, halves))
         build_s = time.perf_counter() - t
         best = _exact_top(stream, queries, k)
-        strings = pa.array([[] for _ in range(n)], pa.list_(pa.string()))
-        meta = pa.table({
-            "id": [str(i) for i in range(n)], "chat_id": np.zeros(n, np.int64),
-            "chat_name": [""] * n, "participants": strings, "person_ids": strings,
-            "start": np.zeros(n), "end": np.zeros(n),
-            "rowids": pa.array([[i] for i in range(n)], pa.list_(pa.int64())),
-        })  # fmt: skip
+        meta = synth_meta(n)
         matrix = VectorMatrix.build(meta, *cached, version=1)
-        del meta, strings
+        del meta
         hits, wall, cpu, peak_cache = [], [], [], 0.0
         for qi in range(n_queries):
             t, c = time.perf_counter(), time.thread_time()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date, datetime, tzinfo
 
 from casper.errors import CasperError
-from casper.timeutil import days_to_utc, parse_span
+from casper.timeutil import days_to_utc, span_days
 
 
 def require_text(text: str, *, what: str, example: str) -> None:
@@ -35,8 +35,7 @@ def date_range(
     """`--since`/`--until` as UTC seconds (as `timeutil.day_bounds`: the first day of what
     --since names, the last of what --until names); a range that ends before it starts is an
     error."""
-    first = parse_span(since, tz, now, locale=locale)[0] if since else None
-    last = parse_span(until, tz, now, locale=locale)[1] if until else None
+    first, last = span_days(since, until, tz, now, locale=locale)
     if first is not None and last is not None and first > last:
         raise CasperError(
             f"--since {_shown(since, first)} is after --until {_shown(until, last)}",

@@ -132,8 +132,18 @@ def day_bounds(
     locale: str = "en_US",
 ) -> tuple[float | None, float | None]:
     """`--since` (start of its first day) and `--until` (end of its last day) as UTC seconds."""
-    return days_to_utc(
-        parse_span(since, tz, now, locale=locale)[0] if since else None,
-        parse_span(until, tz, now, locale=locale)[1] if until else None,
-        tz,
-    )
+    return days_to_utc(*span_days(since, until, tz, now, locale=locale), tz)
+
+
+def span_days(
+    since: str | None,
+    until: str | None,
+    tz: tzinfo,
+    now: datetime | None = None,
+    *,
+    locale: str = "en_US",
+) -> tuple[date | None, date | None]:
+    """The first day `since` names and the last day `until` names (None where not given)."""
+    first = parse_span(since, tz, now, locale=locale)[0] if since else None
+    last = parse_span(until, tz, now, locale=locale)[1] if until else None
+    return first, last

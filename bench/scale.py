@@ -153,6 +153,16 @@ def _child(script: str, args: dict[str, Any], on_line: Any = None) -> dict[str, 
     return result
 
 
+def run_index_child(
+    home: Path, chat_db: Path, *, report_batches: bool = False, on_line: Any = None
+) -> dict[str, Any]:
+    """One `casper index` of `chat_db` into `home` with the FAKE embedder, in a child process
+    (INDEX_CHILD); `report_batches` makes it print each committed vector batch."""
+    args = {"home": str(home), "chat_db": str(chat_db), "delay": 0.0,
+            "report_batches": report_batches}  # fmt: skip
+    return _child(INDEX_CHILD, args, on_line)
+
+
 def ensure_chat_db(cache: Path, n: int) -> Path:
     """The generated chat.db of n messages, built once (niced) and reused."""
     from ingest.synthetic.bulk import build_bulk_chat_db
@@ -188,11 +198,7 @@ def end_to_end(chat_db: Path, home: Path, kill_at: float, queries: int) -> dict[
             if seen["rows"] >= kill_at * total_box.get("total", 1 << 60):
                 proc.kill()  # SIGKILL, like a crash or a closed lid that never wakes
 
-    first = _child(
-        INDEX_CHILD,
-        {"home": str(home), "chat_db": str(chat_db), "delay": 0.0, "report_batches": True},
-        killer,
-    )
+    first = run_index_child(home, chat_db, report_batches=True, on_line=killer)
     lexical = [e["lexical_ready_s"] for e in first["events"] if "lexical_ready_s" in e]
     out["first_index"] = {
         "killed": first["returncode"] != 0,
@@ -208,10 +214,7 @@ def end_to_end(chat_db: Path, home: Path, kill_at: float, queries: int) -> dict[
     out["cold_lexical_search"] = {"wall_s": round(cold["wall_s"], 2), "hits": cold["hits"]}
     if lexical:
         out["time_to_first_lexical_search_s"] = round(lexical[0] + cold["wall_s"], 1)
-    resumed = _child(
-        INDEX_CHILD,
-        {"home": str(home), "chat_db": str(chat_db), "delay": 0.0, "report_batches": False},
-    )
+    resumed = run_index_child(home, chat_db)
     out["resume"] = {
         "wall_s": round(resumed["wall_s"], 1),
         "embedded": resumed["embedded"],
@@ -222,10 +225,7 @@ def end_to_end(chat_db: Path, home: Path, kill_at: float, queries: int) -> dict[
         "peak_rss_mb": round(resumed["peak_rss_mb"]),
     }
     out["messages"], out["chunks"] = resumed["messages"], resumed["vectors_total"]
-    noop = _child(
-        INDEX_CHILD,
-        {"home": str(home), "chat_db": str(chat_db), "delay": 0.0, "report_batches": False},
-    )
+    noop = run_index_child(home, chat_db)
     out["noop_reindex"] = {
         "wall_s_process": round(noop["wall_s"], 2),
         "run_index_s": round(noop["run_index_s"], 2),
@@ -251,11 +251,7 @@ def first_search(chat_db: Path, home: Path) -> dict[str, Any]:
             proc.kill()
 
     load_before = [round(x, 2) for x in os.getloadavg()]
-    first = _child(
-        INDEX_CHILD,
-        {"home": str(home), "chat_db": str(chat_db), "delay": 0.0, "report_batches": False},
-        killer,
-    )
+    first = run_index_child(home, chat_db, on_line=killer)
     e = [e for e in first["events"] if "lexical_ready_s" in e][0]
     from casper.config import load_config
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.measure import MB, cpu_s, p95, reset_peak, run_child, snapshot, status
-from bench.scale import INDEX_CHILD, _child, corpus_queries, ensure_chat_db, open_fake_index
+from bench.scale import corpus_queries, ensure_chat_db, open_fake_index, run_index_child
 from bench.scale_report import load_results, save_results
 from bench.synth import run_synth
 
@@ -220,8 +220,7 @@ def _indexed_home(args: argparse.Namespace) -> Iterator[Path]:
     chat_db = ensure_chat_db(args.cache, args.messages)
     with tempfile.TemporaryDirectory(prefix="casper-vecmem-") as tmp:
         home = Path(tmp) / "home"
-        built = _child(INDEX_CHILD, {"home": str(home), "chat_db": str(chat_db), "delay": 0.0,
-                                     "report_batches": False})  # fmt: skip
+        built = run_index_child(home, chat_db)
         if built.get("returncode"):
             raise RuntimeError("indexing the generated chat.db failed")
         yield home

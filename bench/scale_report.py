@@ -5,10 +5,15 @@ Three commands write records into scale.json: a full `python -m bench.scale` (`e
 first-search` (`first_search`) and `python -m bench.vecmem` (`vector_memory.*`). Each merges its
 own records and keeps the others', and every table row says which run measured it (command,
 time when recorded, 1-minute load average before → after).
+
+`python -m bench.scale_report [--keep-from OLD.json]` writes scale.md again from scale.json,
+first taking back from OLD.json the records scale.json lacks (what a full run of an older
+bench.scale, which rewrote the whole file, dropped).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -17,9 +22,9 @@ from typing import Any
 # the full runs before the one SYNTH implementation (bench/synth.py, now `vector_memory.synth`),
 # and the unlabelled load averages of the full runs before `full_run`.
 FULL_RUN_SUPERSEDES = ("vector_recall", "depth_sweep", "load_avg_before", "load_avg_after")
-# How the records from before the labels are marked (their figures predate the vecmem change:
-# float16 rows memory-mapped, meta as Python objects)
-UNLABELLED = "unlabelled, before the vecmem change"
+RESULTS = Path(__file__).parent / "results"
+# How records from before the labels are marked (when they ran was not recorded)
+UNLABELLED = "unlabelled"
 
 
 def load_results(out: Path) -> dict[str, Any]:
@@ -243,3 +248,26 @@ def vector_memory_rows(got: dict[str, Any]) -> list[str]:
                 f"{row['p50_ms']} ms | ≥ 0.99 | {label} |"
             )
     return rows
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m bench.scale_report")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the dir of scale.json")
+    parser.add_argument(
+        "--keep-from", type=Path, default=None,
+        help="an older scale.json (e.g. `git show REV:bench/results/scale.json`): its records "
+        "that scale.json lacks are taken back",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    saved = load_results(args.out)
+    kept: dict[str, Any] = {}
+    if args.keep_from is not None:
+        old = json.loads(args.keep_from.read_text())
+        superseded = FULL_RUN_SUPERSEDES if "full_run" in saved else ()
+        kept = {k: v for k, v in old.items() if k not in saved and k not in superseded}
+        print("taken back:", ", ".join(kept) or "nothing")
+    return save_results(args.out, kept)
+
+
+if __name__ == "__main__":
+    main()

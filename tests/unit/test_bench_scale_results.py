@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.scale_report import save_full_run, save_results
+from bench.scale_report import main, save_full_run, save_results
 
 
 def _load(before: float, after: float) -> dict[str, Any]:
@@ -135,4 +135,25 @@ def test_rows_of_an_unlabelled_full_run_say_so(tmp_path: Path) -> None:
     legacy = {"machine": "x", "messages_generated": 1000, "end_to_end": _end_to_end(286.3)}
     save_results(tmp_path, {**legacy, **_load(9.6, 11.4)})
     first = _table(tmp_path)[2]
-    assert first.endswith("`bench.scale` (unlabelled, before the vecmem change), load 9.6 → 11.4 |")
+    assert first.endswith("`bench.scale` (unlabelled), load 9.6 → 11.4 |")
+
+
+def test_records_an_older_full_run_dropped_can_be_taken_back(tmp_path: Path) -> None:
+    """An older bench.scale rewrote scale.json whole; `--keep-from` the file before it brings
+    back what that run dropped, and not what it replaced."""
+    before = tmp_path / "before.json"
+    before.write_text(json.dumps({
+        "first_search": _first_search(30.8), "vector_memory": {"latency": _latency(19.2)},
+        "end_to_end": _end_to_end(99.0), **_load(9.6, 11.4),
+    }))  # fmt: skip
+    rewritten = {"machine": "x", "messages_generated": 1000, "end_to_end": _end_to_end(50.0)}
+    save_results(tmp_path, {**rewritten, **_load(2.0, 2.5)})
+
+    main(["--out", str(tmp_path), "--keep-from", str(before)])
+
+    saved = json.loads((tmp_path / "scale.json").read_text())
+    assert saved["first_search"]["time_to_first_lexical_search_s"] == 30.8
+    assert saved["vector_memory"]["latency"]["hybrid_p50_ms"] == 19.2
+    assert saved["end_to_end"]["time_to_first_lexical_search_s"] == 50.0
+    assert saved["load_avg_before"][0] == 2.0
+    assert "**30.8 s** wall" in (tmp_path / "scale.md").read_text()

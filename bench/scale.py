@@ -8,12 +8,13 @@ Which figure is which:
 - measured with the REAL bundled MiniLM on a sample of the corpus's passages: the embedding rate,
   from which the full fill time is projected;
 - recall@10 of the float16 + sign-bit search against exact float32, on MiniLM-shaped vectors
-  (the generator of bench/retrieval.py, built block by block).
+  (SYNTH: bench/synth.py, the same run `python -m bench.vecmem --only synth` makes).
 
 The chat.db is generated once into a cache dir outside the repo (`--cache`, default
 ~/.cache/casper-bench) and reused. Run: `python -m bench.scale [--messages N]`; only the time to
-the first lexical search (its parts and CPU seconds, merged into scale.json/md):
-`python -m bench.scale --only first-search [--repeat 3]`.
+the first lexical search (its parts and CPU seconds): `python -m bench.scale --only first-search
+[--repeat 3]`. Each merges its records into bench/results/scale.json and keeps the others'
+(bench/scale_report.py writes the table, each row labelled with the run that measured it).
 """
 
 from __future__ import annotations
@@ -250,7 +251,7 @@ def first_search(chat_db: Path, home: Path) -> dict[str, Any]:
         if "lexical_ready_s" in event:
             proc.kill()
 
-    load_before = [round(x, 2) for x in os.getloadavg()]
+    load_before = load_avg()
     first = run_index_child(home, chat_db, on_line=killer)
     e = [e for e in first["events"] if "lexical_ready_s" in e][0]
     from casper.config import load_config
@@ -302,7 +303,7 @@ def first_search(chat_db: Path, home: Path) -> dict[str, Any]:
         "cold_search": searches,
         "index_peak_rss_mb_until_lexical_ready": round(e.get("peak_rss_mb", 0)),
         "load_avg_before": load_before,
-        "load_avg_after": [round(x, 2) for x in os.getloadavg()],
+        "load_avg_after": load_avg(),
     }
 
 

@@ -164,6 +164,14 @@ def run_index_child(
     return _child(INDEX_CHILD, args, on_line)
 
 
+def stop_service(home: Path) -> None:
+    """Stop the service a search in `home` started: it must not outlive the run (its home is a
+    temp dir about to be removed)."""
+    subprocess.run([sys.executable, "-m", "casper", "serve", "--stop", "--home", str(home)],
+                   capture_output=True, cwd=ROOT,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+
+
 def ensure_chat_db(cache: Path, n: int) -> Path:
     """The generated chat.db of n messages, built once (niced) and reused."""
     from ingest.synthetic.bulk import build_bulk_chat_db
@@ -212,6 +220,7 @@ def end_to_end(chat_db: Path, home: Path, kill_at: float, queries: int) -> dict[
     out["after_kill"] = {"vectors_done": done, "vectors_total": total, "missing_keys": missing}
     word = _a_word(index_dir)
     cold = _child(SEARCH_CHILD, {"home": str(home), "query": word})
+    stop_service(home)  # the search auto-starts one (CASPER_SERVICE is not set for it)
     out["cold_lexical_search"] = {"wall_s": round(cold["wall_s"], 2), "hits": cold["hits"]}
     if lexical:
         out["time_to_first_lexical_search_s"] = round(lexical[0] + cold["wall_s"], 1)
@@ -276,10 +285,8 @@ def first_search(chat_db: Path, home: Path) -> dict[str, Any]:
             "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2),
             "hits": hits,
         }
-        if service == "1":  # the service it started must not outlive the run
-            subprocess.run([sys.executable, "-m", "casper", "serve", "--stop", "--home", str(home)],
-                           capture_output=True, cwd=ROOT,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+        if service == "1":
+            stop_service(home)
     searches["fresh_service"]["note"] = "client wall; the service's own CPU is not counted"
     ready, entered = e["lexical_ready_s"], e["lexical_entered_s"]
     cold = searches["in_process"]

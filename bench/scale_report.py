@@ -158,9 +158,10 @@ def first_search_rows(f: dict[str, Any] | None) -> list[str]:
     p, c, lex = f["parts_s"], f["cpu_s_parts"], f.get("lexical_step_parts_s", {})
     svc = f["cold_search"]["fresh_service"]
     label = run_label(f, "bench.scale --only first-search")
+    size = f"{f['messages_generated']:,} messages, " if "messages_generated" in f else ""
     return [
         f"| time to first lexical search from a cold start, `--only first-search` (FAKE, "
-        f"median of {f.get('runs', 1)}: {f.get('all_runs_s')}) | "
+        f"{size}median of {f.get('runs', 1)}: {f.get('all_runs_s')}) | "
         f"**{f['time_to_first_lexical_search_s']} s** wall, "
         f"{f['cpu_s_to_first_lexical_search']} CPU-s: start + imports {p['process_start_and_imports']}"
         f" s, ingest {p['ingest_and_open_index']} s, lexical step {p['lexical_step']} s (chunk + "

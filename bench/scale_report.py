@@ -99,7 +99,8 @@ def to_markdown(r: dict[str, Any]) -> str:
         f"| time to first lexical search from a cold start (FAKE) | "
         f"**{e.get('time_to_first_lexical_search_s')} s** (lexical legs ready "
         f"{e['first_index']['lexical_ready_s']} s after `casper index` started, + "
-        f"{e['cold_lexical_search']['wall_s']} s for a cold `casper search --mode bm25`) "
+        f"{e['cold_lexical_search']['wall_s']} s for a cold `casper search --mode bm25` "
+        "that auto-starts the service) "
         f"| ≤ 60 s | {full} |",
         f"| vector memory resident (FAKE, after {h['queries']} hybrid queries) | "
         f"**{rss['RssAnon'] - base['RssAnon']} MB anonymous** + "

@@ -154,16 +154,21 @@ def _service_search_ms(home: Path) -> list[float]:
     return [float(line.split(" in ")[1].split()[0]) for line in lines if "search ok in" in line]
 
 
+def _first_searches(on: dict[str, str], n: int) -> list[tuple[float, float]]:
+    """n first searches, each with no service running: the command starts one and waits."""
+    first = []
+    for query in QUERIES[:n]:
+        stop(on)
+        first.append(_run(["search", query, "--json"], on))
+    return first
+
+
 def measure_warm(home: Path, runs: int) -> dict:
     """Only the service path (for a large home): first search with auto-start, then warm
     hybrid and bm25 searches against the running service, and its memory."""
     on = {**os.environ, "CASPER_HOME": str(home), "CASPER_SERVICE": "1"}
     out: dict = {"load_avg_1m_start": _load()}
-    first = []
-    for i in range(2):
-        stop(on)
-        first.append(_run(["search", QUERIES[i], "--json"], on))
-    out["first_search_autostart"] = _stats(first)
+    out["first_search_autostart"] = _stats(_first_searches(on, 2))
     out["load_avg_1m_warm_start"] = _load()
     logged = len(_service_search_ms(home))
     warm = [_run(["search", QUERIES[i % len(QUERIES)], "--json"], on) for i in range(runs)]
@@ -189,12 +194,7 @@ def measure(home: Path, runs: int, tiny_qwen: Path | None) -> dict:
     stop(on)
     out["help"] = _stats([_run(["--help"], on) for _ in range(runs // 3 or 1)])
     out["status_not_running"] = _stats([_run(["serve", "--status"], on) for _ in range(5)])
-    # first call: no service, so the command starts one and waits for its answer
-    first = []
-    for i in range(3):
-        stop(on)
-        first.append(_run(["search", QUERIES[i], "--json"], on))
-    out["first_search_autostart"] = _stats(first)
+    out["first_search_autostart"] = _stats(_first_searches(on, 3))
     warm = [_run(["search", QUERIES[i % len(QUERIES)], "--json"], on) for i in range(runs)]
     out["warm_search"] = _stats(warm)
     out["warm_search_bm25"] = _stats(

@@ -191,18 +191,11 @@ def recall_vs_exact(
 
 def isotropic_recall(n: int, n_queries: int = 20, seed: int = 3) -> float:
     """Worst case: structureless random unit vectors, random queries (no clusters to exploit)."""
-    import pyarrow as pa
+    from bench.synth import synth_meta
 
     rng = np.random.default_rng(seed)
     vecs = _unit(rng.standard_normal((n, DIM)))
-    strings = pa.array([[] for _ in range(n)], pa.list_(pa.string()))
-    table = pa.table({
-        "id": [str(i) for i in range(n)], "chat_id": np.zeros(n, np.int64),
-        "chat_name": [""] * n, "participants": strings, "person_ids": strings,
-        "start": np.zeros(n), "end": np.zeros(n),
-        "rowids": pa.array([[i] for i in range(n)], pa.list_(pa.int64())),
-    })  # fmt: skip
-    matrix = VectorMatrix.build(table, vecs, version=0)
+    matrix = VectorMatrix.build(synth_meta(n), vecs, version=0)
     return recall_vs_exact(matrix, _unit(rng.standard_normal((n_queries, DIM))), None)
 
 

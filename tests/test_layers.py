@@ -33,6 +33,7 @@ PURE = [
     "casper/agent/replies.py",
     "casper/agent/prompts.py",
     "casper/agent/enrich.py",
+    "casper/agent/date_rules.py",
     "casper/agent/holiday_dates.py",
     "casper/followup.py",
     "casper/backends/toolcalls.py",

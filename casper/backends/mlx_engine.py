@@ -15,7 +15,7 @@ from casper.backends.toolcalls import (
     CALL_START,
     THINK_END,
     THINK_START,
-    parse_reply_text,
+    reply_from_text,
     tools_as_text,
 )
 from casper.errors import ModelUnavailable
@@ -118,12 +118,10 @@ class MlxEngine:
         raw = "".join(parts)
         if opened:
             raw = THINK_START + raw  # so a reply cut off mid-thought shows no thought as text
-        text, calls, malformed = parse_reply_text(raw, tools)
-        return Reply(
-            text=text,
-            tool_calls=tuple(calls),
+        return reply_from_text(
+            raw,
+            tools,
             finish_reason=finish,
-            malformed=tuple(malformed),
             prompt_tokens=len(ids),
             completion_tokens=generated,
             prompt_s=_seconds(last.prompt_tokens, last.prompt_tps) if last else 0.0,

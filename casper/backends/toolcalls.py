@@ -120,8 +120,10 @@ def reply_from_text(
     finish_reason: str = "stop",
     prompt_tokens: int = 0,
     completion_tokens: int = 0,
+    prompt_s: float = 0.0,
+    generation_s: float = 0.0,
 ) -> Reply:
-    """Build a `Reply` from raw generated text."""
+    """Build a `Reply` from raw generated text (the engines and the test fakes share it)."""
     shown, calls, malformed = parse_reply_text(text, specs)
     return Reply(
         text=shown,
@@ -130,6 +132,8 @@ def reply_from_text(
         malformed=tuple(malformed),
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
+        prompt_s=prompt_s,
+        generation_s=generation_s,
     )
 
 

@@ -6,6 +6,9 @@ on the published version (never a half-written head), and `refresh_if_stale()` (
 moves them to a newer one; a read that races the cleanup of the version it held reopens at the
 new generation and retries once.
 
+The read side (scans, the search legs) is `index_reads.ChunkReads`, the vector side
+`index_vectors.VectorSide`, the directory's file names and removal `index_files`.
+
 Imports: pyarrow, numpy, casper.records, casper.chunking, casper.errors; lancedb lazily (it costs
 ~1.4 s to import, and a process that never opens the index should not pay it).
 """
@@ -14,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -26,37 +28,38 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from casper.chunking import to_piece, unsegmented_text
+from casper.chunking import to_piece
 from casper.errors import IndexMismatch, IndexMissing
 from casper.records import Chunk
 from casper.store.chunk_table import (
-    CHUNK_COLS,
     Filter,
     IndexedChunk,
     file_key,
     index_specs,
     pieces_to_arrow,
-    quote,
     read_json,
-    row_to_chunk,
     table_schema,
     write_json,
 )
+from casper.store.index_files import (
+    GENERATION,
+    MANIFEST,
+    SCHEMA_VERSION,
+    TABLE,
+    discard,
+    identity,
+    mismatch_message,
+    remove_index,
+)
+from casper.store.index_reads import ChunkReads, id_predicates
 from casper.store.index_vectors import VectorSide
 from casper.store.lance_import import lancedb as import_lancedb
 from casper.store.vecstore import FILE as VECTOR_FILE
 from casper.store.vecstore import VectorStore
-from casper.store.vectors import META_COLUMNS, ChunkMeta, VectorMatrix, private_files
+from casper.store.vectors import VectorMatrix, private_files
 
 log = logging.getLogger(__name__)
 
-TABLE = "chunks"
-MANIFEST = "manifest.json"
-GENERATION = "generation.json"
-SCHEMA_VERSION = 2  # 2: vectors moved to the side file (vecstore.py)
-# Manifest keys that say which model and chunker wrote the vectors (checked on open); the
-# others (the source the chunks came from) are bookkeeping.
-IDENTITY = ("schema", "embedder", "dim", "checksum", "chunker")
 # Old versions still hold deleted messages' text, so once a new generation is published every
 # older version goes. A time-based grace would not protect a long-lived reader anyway: Lance ages
 # a version from when it was written, and a service's generation may be hours old. Readers that
@@ -65,12 +68,10 @@ CLEANUP_OLDER_THAN = timedelta(0)
 KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader holds goes early
 _REOPEN_TRIES = 3
 T = TypeVar("T")
-_IN_BATCH = 1000  # ids per `id IN (...)` predicate
-_META_CACHE_MAX = 50_000  # chunk_meta rows kept between searches without a matrix
-__all__ = ["ChunkIndex", "Filter", "IndexedChunk", "discard", "table_schema"]
+__all__ = ["ChunkIndex", "Filter", "IndexedChunk", "discard", "table_schema", "vector_status_at"]
 
 
-class ChunkIndex(VectorSide):
+class ChunkIndex(ChunkReads, VectorSide):
     """Chunks with vectors in LanceDB; exact-or-binary vector search served from memory."""
 
     def __init__(
@@ -86,8 +87,7 @@ class ChunkIndex(VectorSide):
         self._seen: tuple[int, int, int] | None = None  # generation file identity last read
         self.epoch = 0  # +1 at every reopen: a search that spans two epochs mixed generations
         self._vectors = None  # the side file (index_vectors.VectorSide.vectors)
-        # chunk_meta read without a matrix, per (version, epoch)
-        self._meta_cache: tuple[tuple[int, int] | None, dict[str, ChunkMeta]] = (None, {})
+        self._meta_cache = (None, {})  # index_reads.ChunkReads.chunk_meta's, per version
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -107,7 +107,7 @@ class ChunkIndex(VectorSide):
         BM25-only use without loading one; `check_embedder` verifies a model loaded later)."""
         index_dir = Path(index_dir)
         if reset and index_dir.exists():
-            _remove_index(index_dir)
+            remove_index(index_dir)
         found = read_json(index_dir / MANIFEST)
         if embedder_name is None:
             embedder_name, dim, checksum = (
@@ -125,8 +125,8 @@ class ChunkIndex(VectorSide):
             if embedder_name is None or dim is None:
                 raise IndexMissing(f"no search index at {index_dir}")
             return cls._create(index_dir, expected)
-        if not found or {k: found.get(k) for k in IDENTITY} != expected:
-            raise IndexMismatch(_mismatch_message(found, expected))
+        if not found or identity(found) != expected:
+            raise IndexMismatch(mismatch_message(found, expected))
         index = cls(index_dir, None, None, int(found["dim"]), found)
         index._reopen()
         return index
@@ -155,7 +155,7 @@ class ChunkIndex(VectorSide):
         }
         recorded = {k: self.manifest.get(k) for k in now}
         if recorded != now:
-            raise IndexMismatch(_mismatch_message(self.manifest, {**self.manifest, **now}))
+            raise IndexMismatch(mismatch_message(self.manifest, {**self.manifest, **now}))
 
     @property
     def version(self) -> int:
@@ -205,9 +205,7 @@ class ChunkIndex(VectorSide):
             self._seen = file_key(self.dir / GENERATION)
             published = read_json(self.dir / GENERATION).get("version")
             manifest = read_json(self.dir / MANIFEST)
-            if manifest and {k: manifest.get(k) for k in IDENTITY} != {
-                k: self.manifest.get(k) for k in IDENTITY
-            }:
+            if manifest and identity(manifest) != identity(self.manifest):
                 raise IndexMismatch(
                     "the search index was rebuilt with different settings while open",
                     hint="run the command again",
@@ -299,9 +297,8 @@ class ChunkIndex(VectorSide):
         if ids:
             self._for_writing()
         with private_files():
-            for i in range(0, len(ids), _IN_BATCH):
-                part = ids[i : i + _IN_BATCH]
-                self.table.delete(f"id IN ({', '.join(quote(x) for x in part)})")
+            for where in id_predicates(ids):
+                self.table.delete(where)
         if ids:
             self._matrix = None
         return len(ids)
@@ -347,112 +344,6 @@ class ChunkIndex(VectorSide):
             if name not in present:
                 self.table.create_index(column, config=config, replace=True, name=name)
 
-    # ---- reading -------------------------------------------------------------------------
-    def count(self) -> int:
-        return self._read(lambda: int(self.table.count_rows()))
-
-    def scan(self, columns: list[str], where: str | None = None) -> pa.Table:
-        """Selected columns of every row (optionally matching a SQL `where`)."""
-
-        def run() -> pa.Table:
-            query = self.table.search().select(columns).limit(None)
-            return (query.where(where) if where else query).to_arrow()
-
-        return self._read(run)
-
-    def chunk_rows(self, chat_ids: Sequence[int]) -> dict[int, list[IndexedChunk]]:
-        """The indexed chunks of several chats in one scan, grouped by chat."""
-        out: dict[int, list[IndexedChunk]] = {int(c): [] for c in chat_ids}
-        wanted = sorted(out)
-        cols = ["id", "chat_id", "content_hash", "segment_start", "rowids"]
-        for i in range(0, len(wanted), _IN_BATCH):
-            part = ", ".join(str(c) for c in wanted[i : i + _IN_BATCH])
-            for r in self.scan(cols, f"chat_id IN ({part})").to_pylist():
-                row = (r["id"], r["content_hash"], r["segment_start"], tuple(r["rowids"] or ()))
-                out[int(r["chat_id"])].append(IndexedChunk(*row))
-        return out
-
-    def chunk_meta(self, ids: Sequence[str]) -> dict[str, ChunkMeta]:
-        """Display fields and rowids of the given chunks (unknown ids are skipped): from the
-        search matrix when one is built for this version, else read for just these ids. A
-        cold lexical search then never loads the meta of every chunk (seconds at 1M)."""
-        current = self._matrix
-        if current is not None and current.version == self.version:
-            return current.meta(list(ids))
-        if self._meta_cache[0] != (self.version, self.epoch):
-            self._meta_cache = ((self.version, self.epoch), {})
-        cache = self._meta_cache[1]
-        wanted = [cid for cid in dict.fromkeys(ids) if cid not in cache]
-        for i in range(0, len(wanted), _IN_BATCH):
-            where = f"id IN ({', '.join(quote(x) for x in wanted[i : i + _IN_BATCH])})"
-            for row in self.scan(META_COLUMNS, where).to_pylist():
-                cache[row["id"]] = ChunkMeta(
-                    id=row["id"], chat_id=int(row["chat_id"]), chat_name=row["chat_name"] or "",
-                    participants=tuple(row["participants"] or ()), start=float(row["start"]),
-                    end=float(row["end"]), rowids=tuple(row["rowids"] or ()),
-                )  # fmt: skip
-        if len(cache) > _META_CACHE_MAX:
-            self._meta_cache = (self._meta_cache[0], {})
-        return {cid: cache[cid] for cid in ids if cid in cache}
-
-    def ids_for_chat(self, chat_id: int) -> dict[str, str]:
-        """id → content_hash of one chat's chunks."""
-        return {c.id: c.content_hash for c in self.chunk_rows([chat_id])[int(chat_id)]}
-
-    def get(self, ids: Sequence[str]) -> list[Chunk]:
-        """Chunks by id, in the order asked (unknown ids are skipped)."""
-        wanted = list(dict.fromkeys(ids))
-        found: dict[str, Chunk] = {}
-        for i in range(0, len(wanted), _IN_BATCH):
-            part = wanted[i : i + _IN_BATCH]
-            where = f"id IN ({', '.join(quote(x) for x in part)})"
-            for row in self.scan(CHUNK_COLS, where).to_pylist():
-                found[row["id"]] = row_to_chunk(row)
-        return [found[i] for i in wanted if i in found]
-
-    def vector_search(
-        self, vec: NDArray[np.float32], n: int, where: Filter | None = None
-    ) -> list[tuple[str, float]]:
-        """Top-n (id, cosine) by the query vector, restricted by `where` before ranking."""
-        matrix = self.matrix()
-        return matrix.search(vec, n, matrix.mask(where))
-
-    def fts_search(
-        self, query: str, n: int, where: Filter | None = None
-    ) -> list[tuple[str, float]]:
-        """Top-n (id, BM25) from LanceDB's word FTS on `text`, prefiltered by `where`."""
-        return self._fts(query, "text", n, where)
-
-    def ngram_search(
-        self, query: str, n: int, where: Filter | None = None
-    ) -> list[tuple[str, float]]:
-        """Top-n (id, BM25) over CJK/emoji n-grams; empty when the query has none."""
-        residue = unsegmented_text(query)
-        return self._fts(residue, "cjk", n, where) if residue.strip() else []
-
-    def _fts(
-        self, query: str, column: str, n: int, where: Filter | None
-    ) -> list[tuple[str, float]]:
-        if not query.strip() or n <= 0 or self.count() == 0:
-            return []
-        sql = where.sql() if where else None
-
-        def run() -> pa.Table:
-            builder = (
-                self.table.search(query, query_type="fts", fts_columns=column)
-                .select(["id", "_score"])
-                .limit(n)
-            )
-            return (builder.where(sql, prefilter=True) if sql else builder).to_arrow()
-
-        try:
-            rows = self._read(run)
-        except (ValueError, RuntimeError, OSError) as exc:
-            # a broken FTS index must not take search down: the other legs still answer
-            log.warning("full-text search on %s failed: %s", column, type(exc).__name__)
-            return []
-        return list(zip(rows["id"].to_pylist(), rows["_score"].to_pylist(), strict=True))
-
 
 def vector_status_at(index_dir: Path) -> tuple[int, int] | None:
     """(vectors_done, vectors_total) of the index in `index_dir` without loading a model;
@@ -484,33 +375,3 @@ def vector_status_at(index_dir: Path) -> tuple[int, int] | None:
         return total - index.count_missing(), total
     finally:
         index.vectors.close()
-
-
-def _mismatch_message(found: dict[str, Any], expected: dict[str, Any]) -> str:
-    if not found:
-        return "the search index has no manifest (unknown model)"
-    diffs = [
-        f"{key} {found.get(key)!r} (index) vs {expected[key]!r} (now)"
-        for key in expected
-        if found.get(key) != expected[key]
-    ]
-    return "the search index was built with different settings: " + "; ".join(diffs)
-
-
-def _remove_index(index_dir: Path) -> None:
-    """Delete an index directory, but only one that looks like ours."""
-    entries = {p.name for p in index_dir.iterdir()}
-    if entries and not ({MANIFEST, f"{TABLE}.lance"} & entries):
-        raise IndexMismatch(f"{index_dir} does not look like a Casper index; not deleting it")
-    discard(index_dir)
-
-
-def discard(index_dir: Path) -> None:
-    """Remove an index directory that readers may still be using: renamed aside first (atomic),
-    so a reader writing its vector cache meanwhile can't make the deletion fail."""
-    aside = index_dir.with_name(f"{index_dir.name}.discarded-{os.getpid()}")
-    try:
-        os.replace(index_dir, aside)
-    except FileNotFoundError:
-        return
-    shutil.rmtree(aside, ignore_errors=True)

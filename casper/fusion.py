@@ -17,7 +17,10 @@ RRF_K = 60
 # (README): 0.4; more vector weight lost LoCoMo, less lost the synthetic set; RRF (k = 60)
 # lost LoCoMo. With the opt-in feedback leg (casper.feedback) taking 0.3 of the lexical side it
 # is at or above the best single leg on every LoCoMo/synthetic set, 8x4 included (a larger
-# share or vector 0.35 cost LoCoMo R@5 0.7), but it lost the gold-style set, so it is off.
+# share or vector 0.35 cost LoCoMo R@5 0.7). It lost the gold-style set under the old
+# additive scope boost; with the scope first (`scope_first`) it wins there and on the synthetic
+# set and ties LoCoMo, but costs ~32 ms p50 at 100k chunks under load (budget 30), so it is off.
+# Re-checked with the scope first: 0.35 / 0.45 / 0.5 are no better than 0.4 (README).
 VECTOR_WEIGHT = 0.4
 FEEDBACK_SHARE = 0.3
 FUSIONS = ("convex", "rrf")

@@ -75,6 +75,7 @@ class Understood:
     dropped: tuple[str, ...] = ()  # scaffolding words left out of the lexical query
     literal: bool = False
     expansion: tuple[str, ...] = ()  # words the best first-pass hits added (casper.feedback)
+    date_unmatched: bool = False  # nothing with the named person on the dates: person alone led
 
     @property
     def person_id(self) -> str | None:
@@ -96,7 +97,9 @@ class Understood:
         if self.date_range:
             start, end = self.date_range
             when = start.isoformat() if start == end else f"{start} to {end}"
-            parts.append(f"{self.date_phrase!r} = {when}")
+            parts.append(
+                f"{self.date_phrase!r} = {when}" + (" (none then)" if self.date_unmatched else "")
+            )
         if self.person_id:
             parts.append(f"chats with {self.people[0].name}")
         if self.me:
@@ -117,7 +120,7 @@ class Understood:
                 "from": start.isoformat(),
                 "to": end.isoformat(),
                 "order": self.date_order,
-                "use": "boosted",
+                "use": "nothing with them then, not used" if self.date_unmatched else "boosted",
             }
         if self.people:
             doc["people"] = [

@@ -1,6 +1,7 @@
 """Retriever.search: read the query → vector + lexical legs (filters inside each) → fuse →
 dedupe → feedback (hybrid: BM25 again with the best hits' words added, as one more leg; fuse
-again) → rerank → top-k. A date or person the question names ranks its chunks first.
+again) → rerank → top-k. A date or person the question names ranks its chunks first (the
+person's alone when they have none on the day named); the rest follows.
 
 Imports: casper.feedback, casper.fusion, casper.query, casper.store.chunk_table, casper.store.index,
 casper.store.lexical (lazily), protocols, records.
@@ -78,6 +79,7 @@ class Retriever:
         self._bm25: RankBM25Index | None = None
         self._last_vec: tuple[str, Any] | None = None
         self._leg_cache: dict[tuple[str, str, Filter], Any] = {}  # one search's legs
+        self._date_unmatched = False  # this search's dates held nothing with the named person
         self.notices: list[str] = []  # said once per process: the caller shows them
 
     def search(
@@ -110,8 +112,9 @@ class Retriever:
 
         Returns:
             Hits, best first. `score` is the reranker's score when reranked, else the fused
-            score (hybrid, or bm25 with several lexical legs), else the leg's own score; a
-            scope (a date or person the question names) adds its fused score again.
+            score (hybrid, or bm25 with several lexical legs), else the leg's own score; the
+            hits of a scope (a date or person the question names) come first, their scores
+            lifted above the rest's.
         """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -123,10 +126,11 @@ class Retriever:
         epoch = self.index.epoch
         where = Filter(person_id=person_id, chat_id=chat_id, since=since, until=until)
         u = self._read(query, literal, now)
+        self._date_unmatched = False
         ranked = self._pass(u, where, mode)
         if mode == "hybrid" and not u.literal and self.feedback_terms > 0 and ranked:
             u, ranked = self._feedback(u, where, ranked)
-        self.understood = u
+        self.understood = dataclasses.replace(u, date_unmatched=self._date_unmatched)
         if rerank and self.reranker is not None and ranked:
             ranked = self._rerank(query, ranked)
         final = fusion.top_k(ranked, k if k is not None else self.top_k)
@@ -160,12 +164,26 @@ class Retriever:
 
     # ---- passes ----------------------------------------------------------------------------
     def _pass(self, u: Understood, where: Filter, mode: str) -> list[tuple[str, float]]:
-        """Legs → fused ranking, boosted toward what the question names, deduplicated."""
-        ranked = self._ranked(u, where, mode)
+        """Legs → fused ranking, what the question names first, deduplicated."""
+        legs = self._legs(u, where, mode)
+        ranked = self._ranked(u, legs, mode)
         scope = self._scope(u, where)
-        if scope is not None:  # what the question names is boosted, not a hard filter
-            ranked = fusion.boost(ranked, self._ranked(u, scope, mode))
+        if scope is not None:  # what the question names leads; the rest follows, not filtered
+            scoped = self._ranked(u, self._legs(u, scope, mode), mode, wider=legs)
+            person = self._person_only(scope, where) if not scoped else None
+            if person is not None:  # nothing with them on the day named (a misread date?)
+                scoped = self._ranked(u, self._legs(u, person, mode), mode, wider=legs)
+                self._date_unmatched = True
+            ranked = fusion.scope_first(ranked, scoped)
         return self._dedupe(ranked)
+
+    @staticmethod
+    def _person_only(scope: Filter, where: Filter) -> Filter | None:
+        """The scope without the question's dates, when it names a person too; else None."""
+        if scope.person_id is None or (scope.since, scope.until) == (where.since, where.until):
+            return None
+        person = dataclasses.replace(scope, since=where.since, until=where.until)
+        return None if person == where else person
 
     def _feedback(
         self, u: Understood, where: Filter, ranked: list[tuple[str, float]]
@@ -184,10 +202,23 @@ class Retriever:
         return read, self._pass(read, where, "hybrid")
 
     # ---- legs ----------------------------------------------------------------------------
-    def _ranked(self, u: Understood, where: Filter, mode: str) -> list[tuple[str, float]]:
-        legs = self._legs(u, where, mode)
+    def _ranked(
+        self,
+        u: Understood,
+        legs: list[list[tuple[str, float]]],
+        mode: str,
+        wider: list[list[tuple[str, float]]] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Fuse one search's legs. `wider`: the same legs searched without the scope, whose
+        score ranges the lexical legs are normalised over (BM25 scores are comparable across
+        the two searches, so a weak word match inside a scope stays weak); the vector leg
+        keeps its own range, which orders the scope's passages."""
+        legs = list(legs)
         extra = legs.pop() if u.expansion and mode == "hybrid" else None  # the feedback leg
-        return self._clock("fuse", lambda: self._fuse(legs, mode, extra))
+        bounds = None
+        if wider is not None and mode != "vector":
+            bounds = [fusion.bounds_of(leg) for leg in (wider[1:] if mode == "hybrid" else wider)]
+        return self._clock("fuse", lambda: self._fuse(legs, mode, extra, bounds))
 
     def _legs(self, u: Understood, where: Filter, mode: str) -> list[list[tuple[str, float]]]:
         n = self.candidates
@@ -231,7 +262,7 @@ class Retriever:
             return [self.bm25().search(query, n, where)]
         words = self.index.fts_search(query, n, where)
         grams = self.index.ngram_search(query, n, where)
-        return [words, grams] if grams else [words]
+        return [words, grams]  # always both (grams often empty): a scope's legs line up
 
     def bm25(self) -> RankBM25Index:
         """The rank-bm25 backend, loaded on first use."""
@@ -247,16 +278,21 @@ class Retriever:
         legs: list[list[tuple[str, float]]],
         mode: str,
         feedback: list[tuple[str, float]] | None = None,
+        bounds: list[fusion.Bounds] | None = None,
     ) -> list[tuple[str, float]]:
-        if self.fuse == "rrf" and len(legs) > 1:  # the former default, kept for the ablation
+        several = mode == "hybrid" or (len(legs) > 1 and bool(legs[-1]))  # + n-grams
+        if self.fuse == "rrf" and several:  # the former default, kept for the ablation
             every = legs if feedback is None else [*legs, feedback]
             return fusion.rrf([[cid for cid, _ in leg] for leg in every])
         if mode == "hybrid" and legs:
             return fusion.hybrid(legs[0], legs[1:], vector_weight=self.vector_weight,
-                                 feedback=feedback)  # fmt: skip
-        if len(legs) > 1:  # words + n-grams
-            return fusion.convex(legs, [1.0 / len(legs)] * len(legs))
-        return legs[0] if legs else []
+                                 feedback=feedback, lexical_bounds=bounds)  # fmt: skip
+        pairs = zip(legs, bounds or [None] * len(legs), strict=True)
+        present = [(leg, bound) for leg, bound in pairs if leg]
+        if len(present) > 1:  # words + n-grams
+            weights = [1.0 / len(present)] * len(present)
+            return fusion.convex([p[0] for p in present], weights, [p[1] for p in present])
+        return present[0][0] if present else []
 
     def _dedupe(self, ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
         if not ranked:

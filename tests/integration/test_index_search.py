@@ -367,6 +367,50 @@ def test_a_date_in_the_question_ranks_that_time_first(index: ChunkIndex, store: 
     assert r.understood.literal and r.understood.date_range is None
 
 
+def test_a_person_with_nothing_on_the_day_named_still_leads(
+    index: ChunkIndex, store: Store
+) -> None:
+    # Sam wrote nothing on March 1st (Alex's dinner talk is that day): a misread or wrong date
+    # must not leave the question unscoped, Sam's chats still come first
+    r = Retriever(index, HashEmbedder(), store=store, reader=reader_for(store))
+    now = datetime(2024, 12, 1, tzinfo=UTC)
+    for mode in ("hybrid", "vector", "bm25"):
+        hits = r.search(
+            "What did Sam say about dinner plans this weekend on 03/01/2024?", now=now, mode=mode
+        )  # type: ignore[arg-type]
+        assert r.understood is not None and r.understood.person_id == SAM
+        assert r.understood.date_unmatched
+        assert r.understood.to_json()["dates"]["use"] == "nothing with them then, not used"
+        assert {h.chat for h in hits[:2]} == {"Sam", "Trip crew"}, mode
+        assert hits[-1].chat == "Alex"  # the rest follows
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    r.search("What did Alex say about dinner on 03/01/2024?", now=now)
+    assert r.understood is not None and not r.understood.date_unmatched
+    assert r.understood.to_json()["dates"]["use"] == "boosted"
+
+
+def test_a_weak_word_match_inside_a_scope_stays_weak(
+    index: ChunkIndex, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Inside Sam's chats the only word match is a weak one (BM25 1.0 where the whole index's
+    # best is 10.0). Scaled on the scope's own range it would count as a perfect match and
+    # outrank the passage the vector leg puts first; scaled on the unscoped range it stays weak.
+    ids = {chat_of(cid): cid for cid in index.scan(["id"])["id"].to_pylist()}
+    sam, alex, trip = ids[1], ids[2], ids[3]
+
+    def inside(where: Filter | None, leg: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        if where is None or where.person_id is None:
+            return leg
+        return [(cid, s) for cid, s in leg if chat_of(cid) in (1, 3)]  # Sam's chats
+
+    vector = [(alex, 0.9), (sam, 0.8), (trip, 0.2)]
+    words = [(alex, 10.0), (trip, 1.0)]
+    monkeypatch.setattr(index, "vector_search", lambda q, n, where=None: inside(where, vector))
+    monkeypatch.setattr(index, "fts_search", lambda q, n, where=None: inside(where, words))
+    hits = retriever(index, store, reader=reader_for(store)).search("What did Sam say?", k=3)
+    assert [chat_of(h.chunk_id) for h in hits] == [1, 3, 2]
+
+
 def test_a_named_contact_is_boosted_and_left_out_of_bm25(index: ChunkIndex, store: Store) -> None:
     r = Retriever(index, HashEmbedder(), store=store, reader=reader_for(store))
     hits = r.search("When did Sam mention the dentist?", mode="bm25")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from casper.fusion import (
-    boost,
     convex,
     dedupe_overlapping,
     hybrid,
     minmax,
     order_by_scores,
     rrf,
+    scope_first,
     top_k,
 )
 
@@ -137,9 +137,44 @@ def test_the_feedback_leg_takes_its_share_of_the_lexical_side_only() -> None:
     assert empty["f"] == pytest.approx(0.18) and empty["v"] == pytest.approx(0.4)
 
 
-def test_boost_lifts_what_the_question_names_without_dropping_the_rest() -> None:
+def test_what_the_question_names_leads_and_nothing_is_dropped() -> None:
     ranked = [("a", 0.9), ("b", 0.6), ("c", 0.3)]
     in_scope = [("c", 0.5), ("z", 0.4)]  # z: only the scoped search found it
-    assert boost(ranked, in_scope, 1.0) == [("a", 0.9), ("c", 0.8), ("b", 0.6), ("z", 0.4)]
-    assert boost([("a", 1.0), ("b", 0.0)], [("b", 1.0)]) == [("b", 1.0), ("a", 1.0)]  # tie
-    assert boost(ranked, [], 1.0) == ranked
+    got = scope_first(ranked, in_scope)
+    assert [i for i, _ in got] == ["c", "z", "a", "b"]
+    assert [s for _, s in got] == pytest.approx([0.5 + 0.5, 0.4 + 0.5, 0.9, 0.6])  # descending
+    assert scope_first(ranked, []) == ranked  # nothing in scope: the plain ranking
+    assert scope_first([], in_scope) == in_scope
+    assert scope_first([("a", 0.1)], [("b", 0.7)]) == [("b", 0.7), ("a", 0.1)]  # no lift needed
+
+
+def test_bounds_keep_a_weak_match_inside_a_scope_weak() -> None:
+    # inside a scope the only word match scores 2.0 where the whole index's best scores 8.0:
+    # on its own range it would count as a perfect match (1.0) and outvote the vector leg
+    vector = [("right", 0.7), ("weak", 0.3)]
+    words = [("weak", 2.0)]
+    alone = dict(hybrid(vector, [words], vector_weight=0.4))
+    assert alone["weak"] > alone["right"]
+    wide = dict(hybrid(vector, [words], vector_weight=0.4, lexical_bounds=[(1.0, 8.0)]))
+    assert wide["right"] == pytest.approx(0.4)
+    assert wide["weak"] == pytest.approx(0.6 * (2.0 - 1.0) / 7.0)
+    assert wide["right"] > wide["weak"]
+    assert minmax([2.0, 4.0], (0.0, 8.0)) == [0.25, 0.5]
+    assert minmax([2.0, 4.0], None) == [0.0, 1.0]
+
+
+def test_bounds_follow_their_legs_when_a_leg_is_empty() -> None:
+    vector = [("v", 1.0), ("w", 0.0)]
+    grams = [("g", 4.0)]
+    # words found nothing: the n-gram leg keeps its own bound, not the words leg's
+    got = dict(
+        hybrid(vector, [[], grams], vector_weight=0.5, lexical_bounds=[(0.0, 100.0), (0.0, 8.0)])
+    )
+    assert got["g"] == pytest.approx(0.5 * 0.5)
+    fb = dict(hybrid(vector, [grams], vector_weight=0.5, feedback=[("f", 3.0)],
+                     feedback_share=0.5, lexical_bounds=[None, (0.0, 6.0)]))  # fmt: skip
+    assert fb["f"] == pytest.approx(0.5 * 0.5 * 0.5)
+    with pytest.raises(ValueError):
+        hybrid(vector, [grams], lexical_bounds=[None, None])
+    with pytest.raises(ValueError):
+        convex([vector], [1.0], [None, None])

@@ -27,21 +27,30 @@ CACHE = Path(os.environ.get("CASPER_BENCH_CACHE", Path.home() / ".cache" / "casp
 
 CHILD = """
 import json, sys, time, resource
+scale = 1 << 20 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
 from pathlib import Path
 from zoneinfo import ZoneInfo
 from casper.pipeline import Indexer
 from casper.store.db import Store
+def children_cpu():  # worker processes, counted once they have exited (the run joins them)
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 store = Store.open(Path(sys.argv[1]))
-t, c = time.perf_counter(), time.process_time()
+t, c, k = time.perf_counter(), time.process_time(), children_cpu()
 report = Indexer(store, Path(sys.argv[2]), None, ZoneInfo("UTC")).run()
-elapsed, cpu = time.perf_counter() - t, time.process_time() - c
+elapsed, main_cpu = time.perf_counter() - t, time.process_time() - c
+workers_cpu = children_cpu() - k
+cpu = main_cpu + workers_cpu
 try:  # VmHWM is this process's own peak; ru_maxrss survives exec, so it can be the parent's
     rss_mb = next(int(line.split()[1]) / 1024 for line in open("/proc/self/status")
                   if line.startswith("VmHWM:"))
 except OSError:
-    scale = 1 << 20 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
-print(json.dumps({"elapsed_s": elapsed, "cpu_s": cpu, "rows": report.messages_new,
+# the largest worker's peak (an upper bound: a spawned child's count starts at its fork)
+workers_rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / scale
+print(json.dumps({"elapsed_s": elapsed, "cpu_s": cpu, "main_cpu_s": main_cpu,
+                  "workers_cpu_s": workers_cpu, "workers_peak_rss_mb": workers_rss_mb,
+                  "rows": report.messages_new,
                   "reactions": report.reactions, "noop": report.noop, "timings": report.timings,
                   "cpu_timings": report.cpu_s, "peak_rss_mb": rss_mb}))
 """

@@ -36,7 +36,7 @@ from pathlib import Path
 import ingest
 from casper.errors import CasperError
 from casper.ingest_rows import Accumulator, NewRows, reaction_rows, store_rows
-from casper.stats import LocalClock, StatRow
+from casper.stats import LocalClock, StatsState, timeline_head
 from casper.store import staging
 from casper.store.db import Store
 from ingest.messages import ReadCounters
@@ -120,8 +120,9 @@ class Chunk:
     max_date: float
     max_edit: float
     dirty: set[int]
-    timelines: dict[str, list[StatRow]]
-    authored: dict[str, list[StatRow]]
+    # each person's stats over this range's rows (sending the rows would cost more than
+    # computing this here), with (ts, from me) of the first dated 1:1 message
+    states: dict[str, tuple[StatsState, tuple[float, bool] | None]]
     deferred: list[DeferredReaction]
     tails: list[tuple[int | None, str, str]]  # the legacy-reaction buffer at the range's end
     wall_s: float = 0.0
@@ -168,10 +169,14 @@ def read_chunk(job: Job) -> Chunk:
         tails = reader.tails()
     finally:
         conn.close()
-    new = acc.new
+    new = acc.new.in_order()
+    states = {}
+    for pid in new.touched():
+        timeline = new.timelines.get(pid, [])
+        state = states[pid] = (StatsState(), timeline_head(timeline))
+        state[0].add(timeline, new.authored.get(pid, []), clock)
     return Chunk(
-        counters, acc.max_rowid, acc.max_date, acc.max_edit, acc.dirty,
-        {pid: rows for pid, rows in new.timelines.items() if rows}, new.authored,
+        counters, acc.max_rowid, acc.max_date, acc.max_edit, acc.dirty, states,
         reader.deferred, tails, time.perf_counter() - wall, time.process_time() - cpu,
     )  # fmt: skip
 
@@ -308,6 +313,7 @@ class ParallelReader:
         schema = staging.staging_schema(self.store.conn)
         owner = acc.new.owner
         ranges = plan_ranges(after, upto, self.options.workers, self.options.min_range)
+        acc.new.states = {}  # the workers send each person's stats state, not their rows
         # the last range is open-ended: rows Messages adds meanwhile are read, as the single
         # reader reads to the end
         jobs = [
@@ -340,15 +346,8 @@ class ParallelReader:
         acc.max_date = max(acc.max_date, chunk.max_date)
         acc.max_edit = max(acc.max_edit, chunk.max_edit)
         acc.dirty |= chunk.dirty
-        timelines, authored = acc.new.timelines, acc.new.authored
-        for pid, rows in chunk.timelines.items():
-            timelines[pid] += rows
-        for pid, rows in chunk.authored.items():
-            mine = authored.get(pid)
-            if mine is None:
-                authored[pid] = rows
-            else:
-                mine += rows
+        for pid, (state, head) in chunk.states.items():
+            acc.new.fold(pid, state, head)
         found = [r for d in chunk.deferred if (r := resolve(carry, d)) is not None]
         counters.legacy_unmatched += len(chunk.deferred) - len(found)
         counters.legacy_reactions += len(found)

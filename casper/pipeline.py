@@ -304,6 +304,11 @@ class Indexer:
                     new = acc.new.in_order()
                     clock = LocalClock(self.tz)
                     for pid in everybody:
+                        if new.states is not None:  # read by workers: their states, joined
+                            if pid not in new.reread:  # else re-read from the store
+                                have = new.states.get(pid)
+                                fresh.states[pid] = have[0] if have else StatsState()
+                            continue
                         state = fresh.states[pid] = StatsState()
                         state.add(new.timelines.get(pid, []), new.authored.get(pid, []), clock)
 
@@ -312,7 +317,9 @@ class Indexer:
         if total > 50_000:  # index build and in-memory stats run side by side
             with (
                 stage(report, "read+store+indexes"),
-                self.store.bulk_load(alongside=fresh_stats),
+                # workers leave the main process time to keep the time-ordered indexes up as
+                # ranges are copied in, instead of building them all at the end
+                self.store.bulk_load(alongside=fresh_stats, unique_only=src.parallel is not None),
                 stage(report, "read+store"),
             ):
                 self._read_rows(src, counters, handle_person, total, acc)
@@ -433,16 +440,20 @@ class Indexer:
         A person's state from the last run takes this run's rows when they only add to it
         (in time order); otherwise, or without a state, the store's rows are read back.
         """
-        timelines, authored = new.timelines, new.authored
+        timelines, authored, partial = new.timelines, new.authored, new.states
         clock = LocalClock(self.tz)
-        touched = {pid for pid, rows in timelines.items() if rows} | authored.keys()
-        for pid in sorted((redo | touched) - {ME, UNKNOWN_SENDER}):
+        for pid in sorted((redo | new.touched()) - {ME, UNKNOWN_SENDER}):
             timeline = timelines.get(pid, [])
             state = fresh.get(pid)
             if state is None and pid not in redo:
                 saved = self.store.stats_state(pid)
                 state = StatsState.from_json(saved) if saved else None
-                if state is not None and state.accepts(timeline):
+                if state is None:
+                    pass
+                elif partial is not None:  # read by workers: join their state to the saved one
+                    joined = pid in partial and state.extend(*partial[pid])
+                    state = state if joined else None
+                elif state.accepts(timeline):
                     state.add(timeline, authored.get(pid, []), clock)
                 else:
                     state = None

@@ -190,16 +190,21 @@ class Store(DirectoryQueries, StatsQueries):
         put_message_rows(self.conn, full, plain)
 
     @contextmanager
-    def bulk_load(self, alongside: Callable[[], None] | None = None) -> Iterator[None]:
+    def bulk_load(
+        self, alongside: Callable[[], None] | None = None, *, unique_only: bool = False
+    ) -> Iterator[None]:
         """Insert many messages without maintaining indexes (guid's too), then build them once.
 
         Runs inside the caller's transaction, so a crash leaves the previous store intact.
         `alongside` (which must not touch the store) runs while the indexes build: SQLite
         builds them without the GIL, so pure-Python work there costs no wall time.
+        `unique_only` drops only the guid index (random keys: the costly one to keep up) and
+        keeps the others up as rows come, for a loader with time to spare while rows arrive.
         """
         indexes = self.conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type='index' AND tbl_name='messages' "
             "AND sql IS NOT NULL AND name != 'messages_system'"  # tiny: kept up as rows come
+            + (" AND sql LIKE 'CREATE UNIQUE INDEX%'" if unique_only else "")
         ).fetchall()
         for name, _sql in indexes:
             self.conn.execute(f"DROP INDEX {name}")

@@ -21,6 +21,7 @@ import pytest
 from casper import ingest_parallel
 from casper.errors import CasperError
 from casper.ingest_parallel import Options, plan_ranges
+from casper.ingest_rows import NewRows
 from casper.pipeline import Indexer
 from casper.stats import StatsState
 from casper.store import staging
@@ -130,6 +131,29 @@ def test_undated_rows_and_seconds_dates_take_the_same_values(tmp_path: Path) -> 
     conn.close()
     snap = _both_ways(db, tmp_path)
     assert any(m[4] <= 0 for m in snap["messages"])
+
+
+def test_a_history_imported_out_of_time_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ROWIDs not in time order (a history synced onto a new Mac): ranges whose 1:1 messages
+    interleave in time cannot be joined state to state; those people are re-read."""
+    reread: set[str] = set()
+    fold = NewRows.fold
+
+    def spy(self: NewRows, pid: str, state: StatsState, head: tuple | None) -> None:
+        fold(self, pid, state, head)
+        reread.update(self.reread)
+
+    monkeypatch.setattr(NewRows, "fold", spy)
+    db = tmp_path / "bulk.db"
+    build_bulk_chat_db(db, n_messages=2000, n_people=5, seed=4)
+    conn = sqlite3.connect(db)
+    with conn:  # the second half of the rows moved a year back, the rest untouched
+        conn.execute("UPDATE message SET date = date - 365 * 86400 * 1000000000 WHERE ROWID > 1000")
+    conn.close()
+    _both_ways(db, tmp_path, append=200)
+    assert reread  # the fallback ran
 
 
 def test_a_utf16_chat_db(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Ingest benchmark: a generated chat.db → store + stats (no embeddings).
 
-Reports throughput (messages/s, wall and CPU), peak RSS of the ingest process, an incremental
-no-op run and an incremental run after 1,000 new messages. Each full run goes into a new store;
+Reports throughput (messages/s, wall and CPU — the ingest process and its worker processes),
+peak RSS of the ingest process and of its largest worker, an incremental no-op run and an
+incremental run after 1,000 new messages. Each full run goes into a new store;
 the median of `--repeat` is reported (the machine may be shared). Run:
 `python -m bench.ingest [--messages N] [--repeat K]`.
 
@@ -185,13 +186,25 @@ def _markdown(r: dict) -> str:
             f"{full['cpu_s']:.2f} s → {full['rows_per_cpu_s']:,} rows/CPU-s | "
             f"≥ {r['targets']['rows_per_s']:,}/s |",
             f"| peak RSS of the ingest process | **{full['peak_rss_mb']:.0f} MB** | | ≤ 500 MB |",
+            *(
+                [
+                    f"| … of the largest worker process (upper bound) | "
+                    f"{full['workers_peak_rss_mb']:.0f} MB | | |",
+                    f"| CPU: main process / worker processes | | {full['main_cpu_s']:.2f} s / "
+                    f"{full['workers_cpu_s']:.2f} s | |",
+                ]
+                if full.get("workers_cpu_s")
+                else []
+            ),
             f"| incremental no-op run | **{noop['elapsed_s'] * 1000:.0f} ms** | "
             f"{noop['cpu_s'] * 1000:.0f} ms | ≤ 1 s |",
             incr_row,
             "",
             "Stages of the full run (seconds; nested: `read+store+indexes` contains `read+store` "
             "and, on a helper thread, the index build that runs beside `stats (from memory)`; "
-            "`ingest` is the whole transaction, commit included):",
+            "`ingest` is the whole transaction, commit included; CPU is the main process's; "
+            "`read workers (busy)` sums the worker processes' time inside their ranges, "
+            "beside `read+store`):",
             "",
             "| stage | wall | CPU |",
             "|---|---|---|",

@@ -202,6 +202,8 @@ class Indexer:
                 self.store.set_meta("source", source)
                 src = _Source(conn, caps, state, watermark, changed, contacts_sig, reader)
                 self._ingest(src, report)
+                committing = time.perf_counter(), time.process_time()
+            record_stage(report, "commit+cleanup", *committing)  # staging files removed too
         finally:
             conn.close()
         if index_fn is not None:

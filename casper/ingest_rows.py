@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 
 from casper.records import ME, StoredMessage
-from casper.stats import LocalClock, StatRow, emoji_field
+from casper.stats import LocalClock, StatRow, StatsState, emoji_field
 from ingest.records import Message, MessageRow, ReactionRow
 
 UNKNOWN_SENDER = "unknown"
@@ -111,9 +111,34 @@ class NewRows:
     owner: dict[int, str]  # 1:1 chat id → the person on the other side
     timelines: dict[str, list[StatRow]] = field(init=False)  # their 1:1 chats (in_order sorts)
     authored: dict[str, list[StatRow]] = field(default_factory=dict)  # what they wrote anywhere
+    # Read by worker processes, the rows stay there: each person's stats state over their new
+    # rows instead, with (ts, from me) of its first dated 1:1 message (`fold`); None otherwise
+    states: dict[str, tuple[StatsState, tuple[float, bool] | None]] | None = None
+    reread: set[str] = field(default_factory=set)  # their ranges interleave in time: re-read
 
     def __post_init__(self) -> None:
         self.timelines = {pid: [] for pid in self.owner.values()}
+
+    def fold(self, pid: str, state: StatsState, head: tuple[float, bool] | None) -> None:
+        """Take one ROWID range's state of a person (ranges come in ROWID order)."""
+        if self.states is None:
+            self.states = {}
+        if pid in self.reread:
+            return
+        have = self.states.get(pid)
+        if have is None:
+            self.states[pid] = (state, head)
+        elif not have[0].extend(state, head):
+            self.reread.add(pid)
+            del self.states[pid]
+        elif have[1] is None:
+            self.states[pid] = (have[0], head)
+
+    def touched(self) -> set[str]:
+        """Everyone with a new countable message (in their 1:1 chats, or written by them)."""
+        if self.states is not None:
+            return set(self.states) | self.reread
+        return {pid for pid, rows in self.timelines.items() if rows} | self.authored.keys()
 
     def in_order(self) -> NewRows:
         """Timelines sorted by time: rows come in ROWID order, so ties stay as the store's

@@ -14,13 +14,15 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ingest
+from casper import ingest_parallel
 from casper.errors import CasperError
+from casper.ingest_report import IngestReport, record_stage, stage
 from casper.ingest_rows import (
     UNKNOWN_SENDER,
     Accumulator,
@@ -35,7 +37,7 @@ from casper.stats import LocalClock, StatsState, zone_id
 from casper.store.db import Store
 from ingest.dates import APPLE_EPOCH_OFFSET
 from ingest.errors import IngestError
-from ingest.messages import iter_pages
+from ingest.messages import iter_pages, seed_recent
 from ingest.records import Message
 
 if TYPE_CHECKING:
@@ -44,30 +46,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STAGES = ("check", "read", "store", "stats", "index")
-
-
-@dataclass(slots=True)
-class IngestReport:
-    """What one `casper index` run did (the `index --json` shape plus timings)."""
-
-    messages_total: int = 0
-    messages_new: int = 0
-    chunks_total: int = 0
-    chunks_new: int = 0
-    decode_failures: int = 0
-    reactions: int = 0
-    events: int = 0
-    deleted: int = 0
-    undated: int = 0  # messages whose chat.db date is unset (0): no day, kept out of figures
-    recently_deleted_skipped: int = 0
-    coverage: dict[str, float | None] = field(default_factory=lambda: {"first": None, "last": None})
-    elapsed_s: float = 0.0
-    noop: bool = False
-    timings: dict[str, float] = field(default_factory=dict)  # wall seconds per stage
-    cpu_s: dict[str, float] = field(default_factory=dict)  # process CPU seconds per stage
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 # (stage, done, total) — total None while unknown
@@ -81,21 +59,6 @@ def _signature(path: Path | None) -> str:
         return "none"
     files = [path] if path.is_file() else sorted(path.glob("**/*.abcddb"))
     return ";".join(f"{f}:{f.stat().st_mtime_ns}:{f.stat().st_size}" for f in files if f.is_file())
-
-
-@contextlib.contextmanager
-def _stage(report: IngestReport, name: str) -> Iterator[None]:
-    """Record a stage's wall time (`timings`) and process CPU time, all threads (`cpu_s`)."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    try:
-        yield
-    finally:
-        _record(report, name, wall, cpu)
-
-
-def _record(report: IngestReport, name: str, wall: float, cpu: float) -> None:
-    report.timings[name] = round(time.perf_counter() - wall, 3)
-    report.cpu_s[name] = round(time.process_time() - cpu, 3)
 
 
 @contextlib.contextmanager
@@ -121,6 +84,8 @@ class _Source:
     watermark: int  # ROWID read up to by the last run (0: read everything)
     changed: list[Message]  # older rows edited or unsent since the last run
     contacts_sig: str
+    # worker processes reading the new rows side by side (a large backlog only), else None
+    parallel: ingest_parallel.ParallelReader | None = None
 
 
 @dataclass(slots=True)
@@ -143,6 +108,7 @@ class Indexer:
         *,
         on_progress: Progress | None = None,
         batch_size: int = 20_000,
+        parallel: ingest_parallel.Options | None = None,
     ) -> None:
         self.store = store
         self.chat_db = chat_db
@@ -150,6 +116,8 @@ class Indexer:
         self.tz = tz
         self.progress: Progress = on_progress or (lambda stage, done, total: None)
         self.batch_size = batch_size
+        # worker processes for a large backlog (Options(workers=1): never)
+        self.parallel = parallel or ingest_parallel.Options()
 
     def run(self, *, rebuild: bool = False, index_fn: IndexFn | None = None) -> IngestReport:
         """Bring the store (and, with `index_fn`, the search index) up to date."""
@@ -209,23 +177,37 @@ class Indexer:
                 # dirty chats only matter when this run also maintains the search index
                 and not (index_fn is not None and self.store.dirty_chats())
             )
-            _record(report, "check", wall, cpu)
+            record_stage(report, "check", wall, cpu)
             if unchanged:
                 report.noop = True
                 return
+            new_rows = max(state.max_rowid - watermark, 0)
+            # the workers start here: they import while people and chats are read
+            workers = (
+                ingest_parallel.open_reader(self.store, self.parallel)
+                if self.parallel.applies(new_rows, self.tz)
+                else contextlib.nullcontext()
+            )
             # one transaction: a crash anywhere in it leaves the previous store as it was
-            with _stage(report, "ingest"), self.store.transaction(), _gc_paused():
+            with (
+                workers as reader,
+                stage(report, "ingest"),
+                self.store.transaction(),
+                _gc_paused(),
+            ):
                 if rebuild:
                     self._reset()
                 if self.store.get_meta("store_id") is None:
                     self.store.set_meta("store_id", uuid.uuid4().hex)  # the index follows it
                 self.store.set_meta("source", source)
-                src = _Source(conn, caps, state, watermark, changed, contacts_sig)
+                src = _Source(conn, caps, state, watermark, changed, contacts_sig, reader)
                 self._ingest(src, report)
+                committing = time.perf_counter(), time.process_time()
+            record_stage(report, "commit+cleanup", *committing)  # staging files removed too
         finally:
             conn.close()
         if index_fn is not None:
-            with _stage(report, "index"):
+            with stage(report, "index"):
                 dirty = self.store.dirty_chats()
                 report.chunks_total, report.chunks_new = index_fn(self.store, dirty, self.progress)
                 with self.store.transaction():
@@ -271,7 +253,7 @@ class Indexer:
         everything = set(c.id for c in chats) if people_changed else set()
         self.store.mark_dirty(dirty_full | everything, full=True)
         self.progress("stats", 0, None)
-        with _stage(report, "stats"):
+        with stage(report, "stats"):
             # who needs a recompute from the store; everyone else just folds in the new rows
             redo = edited_people | gone_senders | {owner[c] for c in gone_chats if c in owner}
             if people_changed or zone_changed or (fresh.store_was_empty and report.deleted):
@@ -320,10 +302,15 @@ class Indexer:
 
         def fresh_stats() -> None:
             if fresh.store_was_empty:
-                with _stage(report, "stats (from memory)"):
+                with stage(report, "stats (from memory)"):
                     new = acc.new.in_order()
                     clock = LocalClock(self.tz)
                     for pid in everybody:
+                        if new.states is not None:  # read by workers: their states, joined
+                            if pid not in new.reread:  # else re-read from the store
+                                have = new.states.get(pid)
+                                fresh.states[pid] = have[0] if have else StatsState()
+                            continue
                         state = fresh.states[pid] = StatsState()
                         state.add(new.timelines.get(pid, []), new.authored.get(pid, []), clock)
 
@@ -331,15 +318,20 @@ class Indexer:
         # a first run (or one with a large backlog) loads faster without live secondary indexes
         if total > 50_000:  # index build and in-memory stats run side by side
             with (
-                _stage(report, "read+store+indexes"),
-                self.store.bulk_load(alongside=fresh_stats),
-                _stage(report, "read+store"),
+                stage(report, "read+store+indexes"),
+                # workers leave the main process time to keep the time-ordered indexes up as
+                # ranges are copied in, instead of building them all at the end
+                self.store.bulk_load(alongside=fresh_stats, unique_only=src.parallel is not None),
+                stage(report, "read+store"),
             ):
                 self._read_rows(src, counters, handle_person, total, acc)
         else:
-            with _stage(report, "read+store"):
+            with stage(report, "read+store"):
                 self._read_rows(src, counters, handle_person, total, acc)
             fresh_stats()
+        if src.parallel is not None:  # the workers' own time, beside the main process's
+            report.timings["read workers (busy)"] = round(src.parallel.totals.wall_s, 3)
+            report.cpu_s["read workers (busy)"] = round(src.parallel.totals.cpu_s, 3)
         return fresh
 
     def _apply_changed(
@@ -408,6 +400,14 @@ class Indexer:
     ) -> None:
         """Stream new rows into the store page by page, noting what they touch."""
         conn, caps, watermark = src.conn, src.caps, src.watermark
+        if src.parallel is not None:
+            # the last range is open-ended, as the single reader reads to the end
+            src.parallel.read(
+                self.chat_db, watermark, src.state.max_rowid, handle_person, self.tz, acc,
+                counters, seed_recent(conn, caps, watermark), self.progress,
+            )  # fmt: skip
+            self.progress("read", total, total)
+            return
         clock = LocalClock(self.tz)
         self.progress("read", 0, total)
         full: list[tuple] = []
@@ -442,16 +442,20 @@ class Indexer:
         A person's state from the last run takes this run's rows when they only add to it
         (in time order); otherwise, or without a state, the store's rows are read back.
         """
-        timelines, authored = new.timelines, new.authored
+        timelines, authored, partial = new.timelines, new.authored, new.states
         clock = LocalClock(self.tz)
-        touched = {pid for pid, rows in timelines.items() if rows} | authored.keys()
-        for pid in sorted((redo | touched) - {ME, UNKNOWN_SENDER}):
+        for pid in sorted((redo | new.touched()) - {ME, UNKNOWN_SENDER}):
             timeline = timelines.get(pid, [])
             state = fresh.get(pid)
             if state is None and pid not in redo:
                 saved = self.store.stats_state(pid)
                 state = StatsState.from_json(saved) if saved else None
-                if state is not None and state.accepts(timeline):
+                if state is None:
+                    pass
+                elif partial is not None:  # read by workers: join their state to the saved one
+                    joined = pid in partial and state.extend(*partial[pid])
+                    state = state if joined else None
+                elif state.accepts(timeline):
                     state.add(timeline, authored.get(pid, []), clock)
                 else:
                     state = None

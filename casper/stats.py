@@ -180,6 +180,12 @@ class LocalClock:
         return offset
 
 
+def timeline_head(timeline: Sequence[StatRow]) -> tuple[float, bool] | None:
+    """(ts, from me) of a sorted 1:1 timeline's first dated message: what `StatsState.extend`
+    needs to join it to the messages before it."""
+    return next(((r[1], r[0] == ME) for r in timeline if r[1] > 0), None)
+
+
 def conversations(timeline: Sequence[Line]) -> list[list[Line]]:
     """Split a 1:1 timeline into conversations at ≥4 h of silence."""
     convs: list[list[Line]] = []
@@ -283,6 +289,41 @@ class StatsState:
         self.hours.update(hours)
         self.months.update([d // 100 for d in days])
         self._walk([r for r in timeline if r[1] > 0])
+
+    def extend(self, later: StatsState, head: tuple[float, bool] | None) -> bool:
+        """Fold in `later`, the state of rows that come after this state's (another ROWID
+        range, read on its own): what `add` with those rows would give. `head` is (ts, from
+        me) of later's first dated 1:1 message; the conversation start and the reply it may
+        make across the boundary are settled here. False, with nothing changed, when later's
+        1:1 messages do not all come after this state's (the rows must then be re-read).
+
+        The counters come out equal, their key order (in `to_json`) may differ."""
+        if head is not None and self.tail is not None and head[0] < self.tail[0]:
+            return False
+        self.sent += later.sent
+        self.received += later.received
+        if later.first is not None:
+            self.first = later.first if self.first is None else min(self.first, later.first)
+        if later.last is not None:
+            self.last = later.last if self.last is None else max(self.last, later.last)
+        self.days |= later.days
+        self.hours.update(later.hours)
+        self.months.update(later.months)
+        self.emoji.update(later.emoji)
+        starts = dict(later.starts)
+        if head is not None and self.tail is not None:
+            ts, me = head
+            side, gap = ("me" if me else "them"), ts - self.tail[0]
+            if gap < CONVERSATION_GAP_S:
+                starts[side] -= 1  # later counted its first message as a start: it continues
+            if me is not self.tail[1] and 0 <= gap <= MAX_REPLY_S:
+                self.replies[side].append(gap)
+        for side in ("me", "them"):
+            self.starts[side] += starts[side]
+            self.replies[side] += later.replies[side]
+        if later.tail is not None:
+            self.tail = later.tail
+        return True
 
     def _walk(self, timeline: Sequence[StatRow]) -> None:
         """`conversations` (who starts each) and `reply_times`, continued from `tail`."""

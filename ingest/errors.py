@@ -63,6 +63,10 @@ class IngestError(Exception):
         self.message = message
         self.hint = hint if hint is not None else self.default_hint
 
+    def __reduce__(self) -> tuple[type[IngestError], tuple[str, str | None]]:
+        # raised in an ingest worker process, re-raised in the main one: keep the hint
+        return type(self), (self.message, self.hint)
+
 
 class ChatDbMissing(IngestError):
     default_hint = "check the path, or set CASPER_CHAT_DB / --chat-db"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ingest.body import decode_attributed_body, decode_body_details
 from ingest.connect import map_sqlite_error
@@ -30,7 +30,7 @@ from ingest.reactions import (
     tapback_emoji,
     target_guid,
 )
-from ingest.records import Message, MessageRow, Reaction, ReactionRow
+from ingest.records import DeferredReaction, Message, MessageRow, Reaction, ReactionRow
 from ingest.schema import Capabilities
 from ingest.summary_info import parse_summary_info
 
@@ -76,6 +76,11 @@ class ReadCounters:
     recently_deleted_skipped: int = 0
     orphans: int = 0
     skipped: int = 0  # poll votes and tapbacks without a target
+
+    def add(self, other: ReadCounters) -> None:
+        """Count what another read (of another ROWID range) saw as well."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 def _label(att: AttachmentRow) -> str:
@@ -153,6 +158,10 @@ class _Converter:
         self.reactions: list[ReactionRow] = []
         self._addresses: dict[int, str] | None = None
         self.recoverable = load_recently_deleted_rowids(conn, caps)
+        # a reader of one ROWID range among several: legacy reactions its own texts cannot
+        # settle are handed back instead of dropped (see DeferredReaction)
+        self.defer_legacy = False
+        self.deferred: list[DeferredReaction] = []
 
     def sync_recent(self) -> None:
         if self.pending:
@@ -193,10 +202,12 @@ class _Converter:
 
     def _reaction(self, row: tuple, target: str, kind: int, emoji: str | None) -> None:
         self.stats.reactions += 1
-        self.reactions.append(
-            _row(ReactionRow, (row[ROWID], row[GUID], target, kind, bool(row[FROM_ME]),
-                               row[HANDLE] or None, _ts(row[DATE]), emoji))
-        )  # fmt: skip
+        self.reactions.append(self._reaction_row(row, target, kind, emoji))
+
+    @staticmethod
+    def _reaction_row(row: tuple, target: str, kind: int, emoji: str | None) -> ReactionRow:
+        return _row(ReactionRow, (row[ROWID], row[GUID], target, kind, bool(row[FROM_ME]),
+                                  row[HANDLE] or None, _ts(row[DATE]), emoji))  # fmt: skip
 
     def _body(self, row: tuple, atts: list[AttachmentRow], ex: tuple) -> None:
         """A regular row: decoded text, edits/unsends applied, annotations appended."""
@@ -229,6 +240,17 @@ class _Converter:
             self.sync_recent()
             target = self.recent.find(row[CHAT], legacy.quote)
             if target is None:
+                seen = self.recent.seen(row[CHAT])
+                if self.defer_legacy and seen < self.recent.per_chat:
+                    self.deferred.append(
+                        DeferredReaction(
+                            self._reaction_row(row, "", legacy.kind, legacy.emoji),
+                            row[CHAT],
+                            legacy.quote,
+                            seen,
+                        )
+                    )
+                    return
                 self.stats.legacy_unmatched += 1
                 return
             self.stats.legacy_reactions += 1
@@ -383,10 +405,7 @@ def iter_pages(
     conv = _Converter(conn, caps, stats if stats is not None else ReadCounters())
     sql = page_sql(caps)
     if after_rowid > 0:  # an incremental run: legacy reactions may quote the previous run's rows
-        seed = _Converter(conn, caps, ReadCounters())
-        rows = conn.execute(sql, (max(0, after_rowid - _SEED_ROWS), _SEED_ROWS)).fetchall()
-        _converted(seed, [r for r in rows if r[ROWID] <= after_rowid], True)
-        conv.recent = seed.recent
+        conv.recent = seed_recent(conn, caps, after_rowid)
     last = after_rowid
     while True:
         # fetchall per page: no statement stays open (pinning a WAL snapshot) across yields.
@@ -398,6 +417,17 @@ def iter_pages(
         if len(rows) < page_size:
             return
         last = rows[-1][ROWID]
+
+
+def seed_recent(conn: sqlite3.Connection, caps: Capabilities, after_rowid: int) -> RecentTexts:
+    """The texts an incremental read starts with: the last rows up to `after_rowid` (the
+    previous run's), which legacy reactions in the new rows may quote."""
+    seed = _Converter(conn, caps, ReadCounters())
+    if after_rowid > 0:
+        sql = page_sql(caps)
+        rows = conn.execute(sql, (max(0, after_rowid - _SEED_ROWS), _SEED_ROWS)).fetchall()
+        _converted(seed, [r for r in rows if r[ROWID] <= after_rowid], True)
+    return seed.recent
 
 
 def iter_rows(

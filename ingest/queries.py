@@ -119,6 +119,14 @@ def page_sql(caps: Capabilities) -> str:
     return f"SELECT {_select_list(caps)}{_from(caps)} WHERE m.ROWID > ? ORDER BY m.ROWID LIMIT ?"
 
 
+def range_page_sql(caps: Capabilities) -> str:
+    """Message rows in a ROWID range, in ROWID order; params: (after_rowid, upto_rowid, limit)."""
+    return (
+        f"SELECT {_select_list(caps)}{_from(caps)} WHERE m.ROWID > ? AND m.ROWID <= ? "
+        "ORDER BY m.ROWID LIMIT ?"
+    )
+
+
 def changed_sql(caps: Capabilities) -> str | None:
     """Rows edited/unsent after a time; params: (min_date, upto_rowid, after, after)."""
     # `m.date >= ?` drives Apple's message_idx_date. The unary `+` and the missing ORDER BY

@@ -6,6 +6,9 @@ import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
+
+from ingest.records import DeferredReaction, ReactionRow
 
 STICKER_PLACED = 1000
 POLL_VOTE = 4000
@@ -102,7 +105,7 @@ class RecentTexts:
     """Per-chat ring buffer of recent (text, guid): what a legacy reaction's quote can match."""
 
     def __init__(self, per_chat: int = 256) -> None:
-        self._per_chat = per_chat
+        self.per_chat = per_chat
         # items are kept as given, (chat, text, guid): no new tuple per message
         self._chats: dict[int | None, deque[tuple[int | None, str, str]]] = {}
 
@@ -111,15 +114,26 @@ class RecentTexts:
 
     def extend(self, items: Iterable[tuple[int | None, str, str]]) -> None:
         """`add` for many (chat, text, guid) items in order: one loop, no call per item."""
-        chats, size = self._chats, self._per_chat
+        chats, size = self._chats, self.per_chat
         for item in items:
             buf = chats.get(item[0])
             if buf is None:
                 buf = chats[item[0]] = deque(maxlen=size)
             buf.append(item)
 
-    def find(self, chat: int | None, quote: str) -> str | None:
-        """GUID of the most recent message in `chat` whose text is the quote (or starts it, …)."""
+    def seen(self, chat: int | None) -> int:
+        """How many texts of `chat` the buffer holds (at most `per_chat`)."""
+        buf = self._chats.get(chat)
+        return len(buf) if buf else 0
+
+    def tails(self) -> list[tuple[int | None, str, str]]:
+        """Everything held, oldest first per chat: `extend`ing another buffer with it leaves
+        that buffer as if it had seen these texts itself."""
+        return [item for buf in self._chats.values() for item in buf]
+
+    def find(self, chat: int | None, quote: str, newest: int | None = None) -> str | None:
+        """GUID of the most recent message in `chat` whose text is the quote (or starts it, …),
+        looking only at the `newest` texts of the chat when given."""
         buf = self._chats.get(chat)
         if not buf or not quote:
             return None
@@ -127,7 +141,17 @@ class RecentTexts:
         for ell in _ELLIPSES:
             if quote.endswith(ell):
                 prefix = quote[: -len(ell)].rstrip()
-        for _, text, guid in reversed(buf):
+        texts = reversed(buf) if newest is None else islice(reversed(buf), max(newest, 0))
+        for _, text, guid in texts:
             if text == quote or (prefix and text.startswith(prefix)):
                 return guid
         return None
+
+
+def resolve(carry: RecentTexts, deferred: DeferredReaction) -> ReactionRow | None:
+    """The reaction a single reader would have found, given `carry` (what every earlier
+    range left in the buffer): its quote can only match the older texts the buffer still
+    held, the newest `per_chat - seen` of `carry`; None when nothing matches."""
+    newest = carry.per_chat - deferred.seen
+    target = carry.find(deferred.chat, deferred.quote, newest=newest)
+    return None if target is None else deferred.row._replace(target_guid=target)

@@ -116,6 +116,16 @@ class ReactionRow(NamedTuple):
     emoji: str | None
 
 
+class DeferredReaction(NamedTuple):
+    """A legacy reaction whose quote matched nothing in its own ROWID range while the chat's
+    buffer there still had room: the texts just before the range decide (`resolve`)."""
+
+    row: ReactionRow  # target_guid is "" until resolved
+    chat: int | None
+    quote: str
+    seen: int  # texts of the chat this range had buffered when the reaction came
+
+
 @dataclass(frozen=True, slots=True)
 class Contact:
     """One AddressBook card: a person with any number of phone numbers and emails."""

@@ -43,9 +43,16 @@ PURE = [
     "ingest/payload.py",
     "eval/metrics.py",
 ]
-LEAF = ["casper/config.py", "casper/errors.py", "casper/protocols.py", "casper/records.py"]
+LEAF = [
+    "casper/config.py",
+    "casper/errors.py",
+    "casper/protocols.py",
+    "casper/records.py",
+    "casper/ingest_report.py",
+]
 USE_CASES = [
     "casper/pipeline.py",
+    "casper/ingest_parallel.py",
     "casper/indexing.py",
     "casper/retrieve.py",
     "casper/stats_query.py",

@@ -55,6 +55,39 @@ _INSERT_FULL = _FULL_SQL + _FULL_VALUES
 _ROWS_PER_INSERT = 50
 # Pages the store may cache (negative: KiB). Bulk loads and index builds touch tens of MB.
 _CACHE_KIB = 64 * 1024
+_INSERT_REACTION = (
+    "INSERT OR REPLACE INTO reactions(guid, target_guid, sender, kind, emoji, ts) "
+    "VALUES (?,?,?,?,?,?)"
+)
+
+
+def put_message_rows(
+    conn: sqlite3.Connection, full: Sequence[tuple], plain: Sequence[tuple] = ()
+) -> None:
+    """Insert or replace message rows laid out as FULL_COLS, and plain ones as PLAIN_COLS
+    (into the store, or into an ingest worker's staging file of the same layout)."""
+    _insert_rows(conn, _FULL_SQL, _FULL_VALUES, full)
+    _insert_rows(conn, _PLAIN_SQL, _PLAIN_VALUES, plain)
+
+
+def _insert_rows(conn: sqlite3.Connection, head: str, values: str, rows: Sequence[tuple]) -> None:
+    """`head` + many `values` groups per statement; the remainder one row at a time."""
+    n = _ROWS_PER_INSERT
+    whole = len(rows) - len(rows) % n
+    if whole:
+        sql = head + ", ".join([values] * n)
+        execute, flat = conn.execute, chain.from_iterable
+        for i in range(0, whole, n):
+            execute(sql, tuple(flat(rows[i : i + n])))
+    if whole < len(rows):
+        conn.executemany(head + values, rows[whole:])
+
+
+def put_reaction_rows(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, int, str | None, float]]
+) -> None:
+    """(guid, target_guid, sender, kind, emoji, ts) rows; the final state is derived on read."""
+    conn.executemany(_INSERT_REACTION, rows)
 
 
 def ensure_private_dir(path: Path) -> None:
@@ -154,32 +187,24 @@ class Store(DirectoryQueries, StatsQueries):
 
     def put_messages(self, full: Sequence[tuple], plain: Sequence[tuple] = ()) -> None:
         """Insert or replace message rows laid out as FULL_COLS, and plain ones as PLAIN_COLS."""
-        self._insert_rows(_FULL_SQL, _FULL_VALUES, full)
-        self._insert_rows(_PLAIN_SQL, _PLAIN_VALUES, plain)
-
-    def _insert_rows(self, head: str, values: str, rows: Sequence[tuple]) -> None:
-        """`head` + many `values` groups per statement; the remainder one row at a time."""
-        n = _ROWS_PER_INSERT
-        whole = len(rows) - len(rows) % n
-        if whole:
-            sql = head + ", ".join([values] * n)
-            execute, flat = self.conn.execute, chain.from_iterable
-            for i in range(0, whole, n):
-                execute(sql, tuple(flat(rows[i : i + n])))
-        if whole < len(rows):
-            self.conn.executemany(head + values, rows[whole:])
+        put_message_rows(self.conn, full, plain)
 
     @contextmanager
-    def bulk_load(self, alongside: Callable[[], None] | None = None) -> Iterator[None]:
+    def bulk_load(
+        self, alongside: Callable[[], None] | None = None, *, unique_only: bool = False
+    ) -> Iterator[None]:
         """Insert many messages without maintaining indexes (guid's too), then build them once.
 
         Runs inside the caller's transaction, so a crash leaves the previous store intact.
         `alongside` (which must not touch the store) runs while the indexes build: SQLite
         builds them without the GIL, so pure-Python work there costs no wall time.
+        `unique_only` drops only the guid index (random keys: the costly one to keep up) and
+        keeps the others up as rows come, for a loader with time to spare while rows arrive.
         """
         indexes = self.conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type='index' AND tbl_name='messages' "
             "AND sql IS NOT NULL AND name != 'messages_system'"  # tiny: kept up as rows come
+            + (" AND sql LIKE 'CREATE UNIQUE INDEX%'" if unique_only else "")
         ).fetchall()
         for name, _sql in indexes:
             self.conn.execute(f"DROP INDEX {name}")
@@ -225,11 +250,7 @@ class Store(DirectoryQueries, StatsQueries):
 
     def add_reactions(self, rows: Iterable[tuple[str, str, str, int, str | None, float]]) -> None:
         """(guid, target_guid, sender, kind, emoji, ts) rows; the final state is derived on read."""
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO reactions(guid, target_guid, sender, kind, emoji, ts) "
-            "VALUES (?,?,?,?,?,?)",
-            rows,
-        )
+        put_reaction_rows(self.conn, rows)
 
     def delete_messages(self, guids: Sequence[str], senders: set[str] | None = None) -> set[int]:
         """Remove messages by guid; returns the chats that changed (and adds to `senders` who

@@ -188,10 +188,13 @@ class Indexer:
                 if self.parallel.applies(new_rows, self.tz)
                 else contextlib.nullcontext()
             )
+            # a first fill (nothing stored yet) writes its pages once, not to a log and back
+            first = watermark == 0 and not rebuild and not self.store.has_messages()
             # one transaction: a crash anywhere in it leaves the previous store as it was
             with (
                 workers as reader,
                 stage(report, "ingest"),
+                self.store.first_fill() if first else contextlib.nullcontext(),
                 self.store.transaction(),
                 _gc_paused(),
             ):

@@ -16,7 +16,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from casper.errors import IndexMissing
+from casper.errors import IndexMissing, StoreBusy
 from casper.records import StoredMessage
 from casper.stats import emoji_field
 from casper.store.directory import DirectoryQueries
@@ -55,6 +55,9 @@ _INSERT_FULL = _FULL_SQL + _FULL_VALUES
 _ROWS_PER_INSERT = 50
 # Pages the store may cache (negative: KiB). Bulk loads and index builds touch tens of MB.
 _CACHE_KIB = 64 * 1024
+# how long opening waits for a writer: a first fill holds the store (rollback journal) until it
+# commits, ~10 s for a 1M-message history here (see Store.first_fill)
+BUSY_TIMEOUT_S = 30.0
 _INSERT_REACTION = (
     "INSERT OR REPLACE INTO reactions(guid, target_guid, sender, kind, emoji, ts) "
     "VALUES (?,?,?,?,?,?)"
@@ -123,14 +126,21 @@ class Store(DirectoryQueries, StatsQueries):
             # not bound to one thread: bulk_load builds indexes on a helper thread (never
             # while this one uses the connection)
             conn = sqlite3.connect(
-                path, timeout=30.0, isolation_level=None, check_same_thread=False
+                path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=OFF")
-            conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
-            conn.execute("PRAGMA temp_store=MEMORY")  # index builds sort in memory
-            migrate(conn)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=OFF")
+                conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
+                conn.execute("PRAGMA temp_store=MEMORY")  # index builds sort in memory
+                migrate(conn)
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if "locked" not in str(exc):
+                    raise
+                busy = f"`casper index` is still filling the store (waited {BUSY_TIMEOUT_S:g} s)"
+                raise StoreBusy(busy) from None
         finally:
             os.umask(old_umask)
         _private_file(path)
@@ -150,6 +160,23 @@ class Store(DirectoryQueries, StatsQueries):
             raise
         self.conn.execute("COMMIT")
         self._names = None
+
+    @contextmanager
+    def first_fill(self) -> Iterator[None]:
+        """Fill an empty store with each page written once. In WAL mode every page of a first
+        fill goes to the log and the checkpoint then copies it into the file (0.6 s of a
+        1M-message first index here); a rollback journal keeps only pages that existed before,
+        and an empty store has almost none. It is as crash-safe: a hot journal is rolled back
+        on the next open. WAL is set again after: readers beside `casper index` rely on it. If
+        another connection has the store open, the mode cannot change and the fill runs in WAL
+        as before; a process opening the store meanwhile waits for the lock (busy timeout), as
+        a store being filled for the first time has nothing to read yet."""
+        mode = self.conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+        try:
+            yield
+        finally:
+            if mode == "delete":
+                self.conn.execute("PRAGMA journal_mode=WAL")
 
     # ---- meta ----------------------------------------------------------------------------
     def get_meta(self, key: str, default: str | None = None) -> str | None:
@@ -280,6 +307,9 @@ class Store(DirectoryQueries, StatsQueries):
             )
         ]
         return self.delete_messages(guids, senders)
+
+    def has_messages(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
 
     def message_count(self, *, kind: str | None = None) -> int:
         if kind:

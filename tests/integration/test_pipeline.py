@@ -176,6 +176,39 @@ def test_store_files_are_owner_only(corpus, tmp_path: Path) -> None:  # noqa: AN
         assert f.stat().st_mode & 0o077 == 0, f
 
 
+def test_a_first_fill_is_written_once_and_leaves_the_store_in_wal(corpus, tmp_path: Path) -> None:  # noqa: ANN001
+    """Through a WAL the first fill would be written twice (log, then checkpoint) and leave a
+    log as large as the store behind; readers beside `casper index` need WAL after it."""
+    path = tmp_path / "home" / "casper.sqlite"
+    store = Store.open(path)
+    _index(store, corpus)
+    assert store.message_count() > 1000
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    wal = path.with_name(path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size < path.stat().st_size / 10
+    assert not path.with_name(path.name + "-journal").exists()
+    reader = Store.open(path, create=False)  # a second process's view: the same rows
+    assert reader.message_count() == store.message_count()
+
+
+def test_opening_a_store_held_by_a_first_fill_says_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first fill holds the store until it commits; a search opening it meanwhile waits, and
+    past the wait says so with a hint instead of a sqlite traceback."""
+    import casper.store.db as db
+
+    path = tmp_path / "home" / "casper.sqlite"
+    filler = Store.open(path)
+    with filler.first_fill(), filler.transaction():
+        filler.set_meta("probe", 1)
+        monkeypatch.setattr(db, "BUSY_TIMEOUT_S", 0.2)
+        with pytest.raises(StoreBusy) as err:
+            Store.open(path, create=False)
+        assert "casper index" in err.value.hint
+    assert Store.open(path, create=False).get_meta("probe") == "1"
+
+
 def test_two_indexers_never_run_at_once(tmp_path: Path) -> None:
     lock = tmp_path / "index.lock"
     holder = subprocess.Popen(
@@ -240,6 +273,32 @@ def test_kill_9_mid_index_leaves_the_store_usable(tmp_path: Path) -> None:
     proc.wait()
     store = Store.open(store_path)
     assert store.message_count() == before  # the interrupted run left no partial state
+    report = Indexer(store, db, None, UTC).run()
+    assert report.messages_new > 100_000
+    assert Indexer(store, db, None, UTC).run().noop
+
+
+@pytest.mark.slow
+def test_kill_9_mid_first_fill_leaves_an_empty_usable_store(tmp_path: Path) -> None:
+    """The first fill runs under a rollback journal (written once): a kill leaves a hot
+    journal that the next open rolls back, never a half-filled store."""
+    from ingest.synthetic.bulk import build_bulk_chat_db
+
+    db = tmp_path / "chat.db"
+    build_bulk_chat_db(db, n_messages=150_000, n_people=10)
+    store_path = tmp_path / "home" / "casper.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_SCRIPT, str(store_path), str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout.readline().strip() == "start"
+    assert proc.stdout.readline().strip() == "midway"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    store = Store.open(store_path)
+    assert store.message_count() == 0
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     report = Indexer(store, db, None, UTC).run()
     assert report.messages_new > 100_000
     assert Indexer(store, db, None, UTC).run().noop

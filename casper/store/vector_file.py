@@ -62,23 +62,30 @@ class VectorFile:
         if rows[0] < 0 or rows[-1] >= self.shape[0] or np.any(np.diff(rows) < 0):
             raise IndexError("rows must be ascending and inside the file")
         breaks = np.flatnonzero(np.diff(rows) > MERGE_GAP) + 1
-        starts = [0, *breaks.tolist()]
-        ends = [*breaks.tolist(), len(rows)]
-        for s, e in zip(starts, ends, strict=True):
-            lo, hi = int(rows[s]), int(rows[e - 1]) + 1
+        starts = np.concatenate(([0], breaks))
+        ends = np.concatenate((breaks, [len(rows)]))
+        firsts, lasts = rows[starts], rows[ends - 1] + 1
+        # the loop runs once per run of rows, ~1,000 times a search: bytes, not rows, and
+        # plain ints computed by numpy up front, so each turn is little more than its call
+        rb, base = self._row_bytes, self._offset
+        view = memoryview(out).cast("B")
+        runs = zip(starts.tolist(), ends.tolist(), firsts.tolist(), lasts.tolist(), strict=True)
+        for s, e, lo, hi in runs:
             if hi - lo == e - s:  # a contiguous run: straight into the result
-                self._read(out[s:e], lo)
+                self._read(view[s * rb : e * rb], base + lo * rb)
             else:
                 span = np.empty((hi - lo, self.shape[1]), dtype=np.float16)
-                self._read(span, lo)
+                self._read(memoryview(span).cast("B"), base + lo * rb)
                 out[s:e] = span[rows[s:e] - lo]
         return out
 
-    def _read(self, into: NDArray[np.float16], first_row: int) -> None:
-        view = memoryview(into).cast("B")
-        pos, offset = 0, self._offset + first_row * self._row_bytes
-        while pos < len(view):
-            if _PREADV:  # straight into the buffer
+    def _read(self, view: memoryview, offset: int) -> None:
+        """Fill `view` (bytes) from the file at `offset`."""
+        if _PREADV and os.preadv(self._fd, [view], offset) == len(view):
+            return  # the usual case: a regular file gives all of it in one call
+        pos = 0
+        while pos < len(view):  # a short read (or no preadv): keep reading
+            if _PREADV:
                 got = os.preadv(self._fd, [view[pos:]], offset + pos)
             else:  # a Python built without preadv (older macOS SDKs): one copy more
                 data = os.pread(self._fd, len(view) - pos, offset + pos)

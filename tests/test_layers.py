@@ -41,6 +41,7 @@ PURE = [
     "ingest/dates.py",
     "ingest/summary_info.py",
     "ingest/payload.py",
+    "ingest/row_text.py",
     "eval/metrics.py",
 ]
 LEAF = [

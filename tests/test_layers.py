@@ -54,6 +54,9 @@ LEAF = [
 USE_CASES = [
     "casper/pipeline.py",
     "casper/ingest_parallel.py",
+    "casper/ingest_check.py",
+    "casper/ingest_changes.py",
+    "casper/ingest_stats.py",
     "casper/indexing.py",
     "casper/retrieve.py",
     "casper/stats_query.py",

@@ -3,9 +3,10 @@
 Incremental: a cheap check first; then only rows after the ROWID watermark, recent edits and
 unsends, tombstones and disappeared rows. Stats fold this run's rows into each person's saved
 state; only what changes history (edits, deletions, a new zone or address book) reads back.
-Imports: ingest, casper.store, casper.stats, casper.people. The stages' decisions live beside it:
-`ingest_check` (the cheap check), `ingest_changes` (edits, unsends, deletions of stored rows),
-`ingest_stats` (each person's stats after the run), `ingest_rows` (the rows of the hot loop).
+Imports: ingest, casper.store, casper.stats, casper.people. The stages' decisions live beside
+it: `ingest_check` (the cheap check), `ingest_people` (people and chats), `ingest_changes`
+(edits, unsends, deletions of stored rows), `ingest_stats` (each person's stats after the run),
+`ingest_rows` (the rows of the hot loop).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from casper import ingest_parallel
 from casper.errors import CasperError
 from casper.ingest_changes import apply_changed, delete_gone
 from casper.ingest_check import changed_since_last_run, contacts_signature, nothing_to_do
+from casper.ingest_people import one_to_one_chats, people_and_chats
 from casper.ingest_report import IngestReport, record_stage, stage
 from casper.ingest_rows import Accumulator, NewRows, reaction_rows, store_rows
 from casper.ingest_stats import Fresh, stats_from_memory, update_stats
-from casper.people import UNKNOWN_CHAT, Directory, build_directory, label_chats
+from casper.people import Directory
 from casper.records import ChatInfo
 from casper.stats import LocalClock, zone_id
 from casper.store.db import Store
@@ -205,7 +207,7 @@ class Indexer:
             # edits/unsends are found by their own time, newer than any we have seen
             max_edit=self.store.meta_float("edited_after"),
         )
-        one_to_one = _one_to_one(chats)
+        one_to_one = one_to_one_chats(chats)
         everybody = {p.id for p in directory.people}
         fresh = self._read_new(src, counters, handle_person, one_to_one, everybody, acc, report)
 
@@ -244,18 +246,8 @@ class Indexer:
 
     def _people_and_chats(self, src: _Source) -> tuple[Directory, list[ChatInfo], bool]:
         """People (one per AddressBook card) and labelled chats, saved; True if names changed."""
-        handles = ingest.load_handles(src.conn)
-        contacts = ingest.load_contacts(self.contacts)
-        if not contacts and self.contacts is not None:
-            _refuse_to_drop_names(self.store.named_people(), self.contacts)
-        directory = build_directory(handles, ingest.match_contacts(handles, contacts))
-        people_changed = self.store.get_meta("contacts_sig") != src.contacts_sig or {
-            p.id: p.name for p in self.store.people()
-        } != {p.id: p.name for p in directory.people}
-        self.store.replace_people(directory.people, dict(directory.contact_keys))
-        chats = label_chats(ingest.load_chats(src.conn, src.caps), directory)
-        self.store.upsert_chats([*chats, UNKNOWN_CHAT])
-        return directory, chats, people_changed
+        # kept a method: a test wraps it to move chat.db away between the check and the read
+        return people_and_chats(self.store, src.conn, src.caps, self.contacts, src.contacts_sig)
 
     def _read_new(
         self,
@@ -355,24 +347,3 @@ class Indexer:
         self.store.put_messages(full, plain)
         self.store.add_reactions(reactions)
         self.progress("read", total, total)
-
-
-def _refuse_to_drop_names(named: int, contacts: Path) -> None:
-    """An AddressBook that cannot be read must not silently turn every named person into a
-    bare number with a new id (and re-index everything, twice): stop, unless asked to."""
-    if named:
-        raise CasperError(
-            f"cannot read the AddressBook at {contacts}; indexing without it would drop the "
-            f"names of {named} people",
-            hint="pass --contacts with the AddressBook folder or .abcddb file (Full Disk Access "
-            "is needed for ~/Library), or --no-contacts to index without names on purpose",
-        )
-
-
-def _one_to_one(chats: list[ChatInfo]) -> dict[str, list[int]]:
-    """person id → the ids of their 1:1 chats."""
-    out: dict[str, list[int]] = {}
-    for chat in chats:
-        if not chat.is_group and len(chat.members) == 1:
-            out.setdefault(chat.members[0], []).append(chat.id)
-    return out

@@ -56,6 +56,7 @@ USE_CASES = [
     "casper/ingest_parallel.py",
     "casper/ingest_check.py",
     "casper/ingest_changes.py",
+    "casper/ingest_people.py",
     "casper/ingest_stats.py",
     "casper/indexing.py",
     "casper/retrieve.py",

@@ -12,7 +12,7 @@ from ingest.schema import Capabilities
 
 IN_CHUNK = 500  # ROWIDs per IN (…) list, well under SQLite's variable limit
 
-# (alias, SQL expression) in the order messages.py unpacks them; a missing column reads NULL.
+# (alias, SQL expression) in the order row_convert.py unpacks them; a missing column reads NULL.
 # Only what every row needs is here: each column costs Python time on every row, so the rarely
 # set ones (system-row details, link payloads, edit/unsend data) come from EXTRA_FIELDS, fetched
 # per page for the few rows whose `needs_extra` flag is set. BLOBs are CAST so a UTF-16

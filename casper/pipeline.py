@@ -3,7 +3,10 @@
 Incremental: a cheap check first; then only rows after the ROWID watermark, recent edits and
 unsends, tombstones and disappeared rows. Stats fold this run's rows into each person's saved
 state; only what changes history (edits, deletions, a new zone or address book) reads back.
-Imports: ingest, casper.store, casper.stats, casper.people.
+Imports: ingest, casper.store, casper.stats, casper.people. The stages' decisions live beside
+it: `ingest_check` (the cheap check), `ingest_people` (people and chats), `ingest_changes`
+(edits, unsends, deletions of stored rows), `ingest_stats` (each person's stats after the run),
+`ingest_rows` (the rows of the hot loop).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,20 +25,16 @@ from typing import TYPE_CHECKING
 import ingest
 from casper import ingest_parallel
 from casper.errors import CasperError
+from casper.ingest_changes import apply_changed, delete_gone
+from casper.ingest_check import changed_since_last_run, contacts_signature, nothing_to_do
+from casper.ingest_people import one_to_one_chats, people_and_chats
 from casper.ingest_report import IngestReport, record_stage, stage
-from casper.ingest_rows import (
-    UNKNOWN_SENDER,
-    Accumulator,
-    NewRows,
-    reaction_rows,
-    store_rows,
-    to_stored,
-)
-from casper.people import UNKNOWN_CHAT, Directory, build_directory, label_chats
-from casper.records import ME, ChatInfo
-from casper.stats import LocalClock, StatsState, zone_id
+from casper.ingest_rows import Accumulator, NewRows, reaction_rows, store_rows
+from casper.ingest_stats import Fresh, stats_from_memory, update_stats
+from casper.people import Directory
+from casper.records import ChatInfo
+from casper.stats import LocalClock, zone_id
 from casper.store.db import Store
-from ingest.dates import APPLE_EPOCH_OFFSET
 from ingest.errors import IngestError
 from ingest.messages import iter_pages, seed_recent
 from ingest.records import Message
@@ -51,14 +50,6 @@ STAGES = ("check", "read", "store", "stats", "index")
 # (stage, done, total) — total None while unknown
 Progress = Callable[[str, int, int | None], None]
 IndexFn = Callable[[Store, dict[int, bool], Progress], tuple[int, int]]
-
-
-def _signature(path: Path | None) -> str:
-    """A cheap fingerprint of the AddressBook files (names change → people are rebuilt)."""
-    if path is None or not path.exists():
-        return "none"
-    files = [path] if path.is_file() else sorted(path.glob("**/*.abcddb"))
-    return ";".join(f"{f}:{f.stat().st_mtime_ns}:{f.stat().st_size}" for f in files if f.is_file())
 
 
 @contextlib.contextmanager
@@ -86,14 +77,6 @@ class _Source:
     contacts_sig: str
     # worker processes reading the new rows side by side (a large backlog only), else None
     parallel: ingest_parallel.ParallelReader | None = None
-
-
-@dataclass(slots=True)
-class _Fresh:
-    """Stats computed in memory from the rows read into an empty store, by person."""
-
-    store_was_empty: bool
-    states: dict[str, StatsState] = field(default_factory=dict)
 
 
 class Indexer:
@@ -149,33 +132,17 @@ class Indexer:
             # a reset happens inside the ingest transaction below, so until then the previous
             # store stays as it is (a database that fails mid-read must not leave it empty)
             watermark = 0 if rebuild else int(self.store.meta_float("watermark_rowid"))
-            edited_after = self.store.meta_float("edited_after")
-            last_date = self.store.meta_float("last_date")
-            changed = (
-                ingest.read_changed(
-                    conn,
-                    caps,
-                    upto_rowid=watermark,
-                    since_date_unix=last_date,
-                    # never before Apple's epoch: an unset date_edited (0) must not match
-                    edited_after_unix=max(edited_after, APPLE_EPOCH_OFFSET),
-                )
-                if watermark
-                else []
-            )
-            contacts_sig = _signature(self.contacts)
-            unchanged = (
-                not rebuild
-                and watermark == state.max_rowid
-                and not changed
-                and int(self.store.meta_float("source_count")) == state.message_count
-                and int(self.store.meta_float("deleted_rowid")) == state.max_deleted_rowid
-                and int(self.store.meta_float("recoverable_count")) == state.recoverable_count
-                and self.store.get_meta("contacts_sig") == contacts_sig
-                and not self.store.names_pending()  # a migrated store: read the cards' names
-                and self.store.get_meta("local_tz") == zone_id(self.tz)
-                # dirty chats only matter when this run also maintains the search index
-                and not (index_fn is not None and self.store.dirty_chats())
+            changed = changed_since_last_run(self.store, conn, caps, watermark)
+            contacts_sig = contacts_signature(self.contacts)
+            unchanged = nothing_to_do(
+                self.store,
+                state,
+                rebuild=rebuild,
+                watermark=watermark,
+                changed=changed,
+                contacts_sig=contacts_sig,
+                tz=self.tz,
+                indexing=index_fn is not None,
             )
             record_stage(report, "check", wall, cpu)
             if unchanged:
@@ -240,15 +207,19 @@ class Indexer:
             # edits/unsends are found by their own time, newer than any we have seen
             max_edit=self.store.meta_float("edited_after"),
         )
-        one_to_one = _one_to_one(chats)
+        one_to_one = one_to_one_chats(chats)
         everybody = {p.id for p in directory.people}
         fresh = self._read_new(src, counters, handle_person, one_to_one, everybody, acc, report)
 
         owner = {chat: pid for pid, ids in one_to_one.items() for chat in ids}
-        dirty_full, edited_people = self._apply_changed(src.changed, handle_person, owner, acc)
+        dirty_full, edited_people = apply_changed(
+            self.store, self.tz, src.changed, handle_person, owner, acc
+        )
         count_before = self.store.message_count()
         gone_senders: set[str] = set()
-        gone_chats, deleted_rowid = self._delete_gone(src, gone_senders)
+        gone_chats, deleted_rowid = delete_gone(
+            self.store, src.conn, src.caps, src.state, src.watermark, gone_senders
+        )
         dirty_full |= gone_chats
         report.deleted = count_before - self.store.message_count()
 
@@ -263,7 +234,7 @@ class Indexer:
                 redo = everybody
             if report.deleted:  # rows read into an empty store were all there is, until now
                 fresh.states.clear()
-            self._update_stats(acc.new.in_order(), one_to_one, redo, fresh.states)
+            update_stats(self.store, self.tz, acc.new.in_order(), one_to_one, redo, fresh.states)
         self.progress("stats", 1, 1)
 
         report.messages_new = counters.messages - counters.events
@@ -275,18 +246,8 @@ class Indexer:
 
     def _people_and_chats(self, src: _Source) -> tuple[Directory, list[ChatInfo], bool]:
         """People (one per AddressBook card) and labelled chats, saved; True if names changed."""
-        handles = ingest.load_handles(src.conn)
-        contacts = ingest.load_contacts(self.contacts)
-        if not contacts and self.contacts is not None:
-            _refuse_to_drop_names(self.store.named_people(), self.contacts)
-        directory = build_directory(handles, ingest.match_contacts(handles, contacts))
-        people_changed = self.store.get_meta("contacts_sig") != src.contacts_sig or {
-            p.id: p.name for p in self.store.people()
-        } != {p.id: p.name for p in directory.people}
-        self.store.replace_people(directory.people, dict(directory.contact_keys))
-        chats = label_chats(ingest.load_chats(src.conn, src.caps), directory)
-        self.store.upsert_chats([*chats, UNKNOWN_CHAT])
-        return directory, chats, people_changed
+        # kept a method: a test wraps it to move chat.db away between the check and the read
+        return people_and_chats(self.store, src.conn, src.caps, self.contacts, src.contacts_sig)
 
     def _read_new(
         self,
@@ -297,25 +258,16 @@ class Indexer:
         everybody: set[str],
         acc: Accumulator,
         report: IngestReport,
-    ) -> _Fresh:
+    ) -> Fresh:
         """Stream the rows after the watermark into the store; into an empty store, the stats
         come from those rows in memory (no SQL needed)."""
-        fresh = _Fresh(store_was_empty=self.store.message_count() == 0)
+        fresh = Fresh(store_was_empty=self.store.message_count() == 0)
         acc.new = NewRows({chat: pid for pid, ids in one_to_one.items() for chat in ids})
 
         def fresh_stats() -> None:
             if fresh.store_was_empty:
                 with stage(report, "stats (from memory)"):
-                    new = acc.new.in_order()
-                    clock = LocalClock(self.tz)
-                    for pid in everybody:
-                        if new.states is not None:  # read by workers: their states, joined
-                            if pid not in new.reread:  # else re-read from the store
-                                have = new.states.get(pid)
-                                fresh.states[pid] = have[0] if have else StatsState()
-                            continue
-                        state = fresh.states[pid] = StatsState()
-                        state.add(new.timelines.get(pid, []), new.authored.get(pid, []), clock)
+                    stats_from_memory(fresh, acc.new.in_order(), everybody, self.tz)
 
         total = max(src.state.max_rowid - src.watermark, 0)
         # a first run (or one with a large backlog) loads faster without live secondary indexes
@@ -337,26 +289,6 @@ class Indexer:
             report.cpu_s["read workers (busy)"] = round(src.parallel.totals.cpu_s, 3)
         return fresh
 
-    def _apply_changed(
-        self,
-        changed: list[Message],
-        handle_person: dict[int, str],
-        owner: dict[int, str],
-        acc: Accumulator,
-    ) -> tuple[set[int], set[str]]:
-        """Store edited/unsent messages; returns the chats to re-chunk whole and the people
-        whose stats must be recomputed from the store."""
-        clock = LocalClock(self.tz)
-        dirty_full: set[int] = set()
-        edited_people: set[str] = set()
-        for m in changed:
-            stored = to_stored(m, handle_person)
-            self.store.upsert_messages([stored], local=clock)
-            dirty_full.add(stored.chat_id)
-            edited_people.update((stored.sender, owner.get(stored.chat_id, ME)))
-            acc.max_edit = max(acc.max_edit, m.date_edited or 0.0, m.date_retracted or 0.0)
-        return dirty_full, edited_people
-
     def _save_watermarks(
         self, src: _Source, acc: Accumulator, deleted_rowid: int, counters: ingest.ReadCounters
     ) -> None:
@@ -375,23 +307,6 @@ class Indexer:
             ),
         ):
             self.store.set_meta(key, value)
-
-    def _delete_gone(self, src: _Source, senders: set[str]) -> tuple[set[int], int]:
-        """Remove tombstoned, recently deleted and vanished rows; returns the chats they were
-        in and the new tombstone watermark (their authors are added to `senders`)."""
-        conn, caps, state, watermark = src.conn, src.caps, src.state, src.watermark
-        deleted_guids, deleted_rowid = ingest.load_deleted_guids(
-            conn, caps, after_rowid=int(self.store.meta_float("deleted_rowid"))
-        )
-        gone_chats = self.store.delete_messages(deleted_guids, senders)
-        recently = sorted(ingest.load_recently_deleted_rowids(conn, caps))
-        gone_chats |= self.store.delete_rowids(recently, senders)
-        expected = int(self.store.meta_float("source_count")) + (state.max_rowid - watermark)
-        if watermark and state.message_count < expected:
-            # rows vanished without a tombstone: compare rowids once (only on this rare path)
-            missing = sorted(self.store.rowids() - ingest.load_rowids(conn))
-            gone_chats |= self.store.delete_rowids(missing, senders)
-        return gone_chats, deleted_rowid
 
     def _read_rows(
         self,
@@ -432,58 +347,3 @@ class Indexer:
         self.store.put_messages(full, plain)
         self.store.add_reactions(reactions)
         self.progress("read", total, total)
-
-    def _update_stats(
-        self,
-        new: NewRows,
-        one_to_one: dict[str, list[int]],
-        redo: set[str],
-        fresh: dict[str, StatsState],
-    ) -> None:
-        """Stats of everyone the new rows touch (and of `redo`), stored with their state.
-
-        A person's state from the last run takes this run's rows when they only add to it
-        (in time order); otherwise, or without a state, the store's rows are read back.
-        """
-        timelines, authored, partial = new.timelines, new.authored, new.states
-        clock = LocalClock(self.tz)
-        for pid in sorted((redo | new.touched()) - {ME, UNKNOWN_SENDER}):
-            timeline = timelines.get(pid, [])
-            state = fresh.get(pid)
-            if state is None and pid not in redo:
-                saved = self.store.stats_state(pid)
-                state = StatsState.from_json(saved) if saved else None
-                if state is None:
-                    pass
-                elif partial is not None:  # read by workers: join their state to the saved one
-                    joined = pid in partial and state.extend(*partial[pid])
-                    state = state if joined else None
-                elif state.accepts(timeline):
-                    state.add(timeline, authored.get(pid, []), clock)
-                else:
-                    state = None
-            if state is None:
-                state = StatsState()
-                state.add(*self.store.stat_rows(pid, one_to_one.get(pid, [])), clock)
-            self.store.set_stats(pid, state.result(), state.to_json())
-
-
-def _refuse_to_drop_names(named: int, contacts: Path) -> None:
-    """An AddressBook that cannot be read must not silently turn every named person into a
-    bare number with a new id (and re-index everything, twice): stop, unless asked to."""
-    if named:
-        raise CasperError(
-            f"cannot read the AddressBook at {contacts}; indexing without it would drop the "
-            f"names of {named} people",
-            hint="pass --contacts with the AddressBook folder or .abcddb file (Full Disk Access "
-            "is needed for ~/Library), or --no-contacts to index without names on purpose",
-        )
-
-
-def _one_to_one(chats: list[ChatInfo]) -> dict[str, list[int]]:
-    """person id → the ids of their 1:1 chats."""
-    out: dict[str, list[int]] = {}
-    for chat in chats:
-        if not chat.is_group and len(chat.members) == 1:
-            out.setdefault(chat.members[0], []).append(chat.id)
-    return out

@@ -12,7 +12,7 @@ from ingest.schema import Capabilities
 
 IN_CHUNK = 500  # ROWIDs per IN (…) list, well under SQLite's variable limit
 
-# (alias, SQL expression) in the order messages.py unpacks them; a missing column reads NULL.
+# (alias, SQL expression) in the order row_convert.py unpacks them; a missing column reads NULL.
 # Only what every row needs is here: each column costs Python time on every row, so the rarely
 # set ones (system-row details, link payloads, edit/unsend data) come from EXTRA_FIELDS, fetched
 # per page for the few rows whose `needs_extra` flag is set. BLOBs are CAST so a UTF-16
@@ -47,6 +47,12 @@ EXTRA_FIELDS: tuple[tuple[str, str], ...] = (
     ("part_count", "m.part_count"),
 )
 NO_EXTRA = (None,) * (len(EXTRA_FIELDS) + 1)
+# Positions in MESSAGE_FIELDS + (needs_extra, chat id), and in EXTRA_FIELDS after the ROWID:
+# the row converter indexes rows by these; a test pins them to the field tuples above.
+(ROWID, GUID, TEXT, BODY, HANDLE, FROM_ME, DATE, SERVICE, ITEM_TYPE, ASSOC_TYPE, ASSOC_GUID,
+ THREAD, NEEDS_EXTRA, CHAT) = range(14)  # fmt: skip
+(X_ACTION, X_OTHER_HANDLE, X_TITLE, X_SHARE_STATUS, X_EMOJI, X_BALLOON, X_PAYLOAD, X_EDITED,
+ X_RETRACTED, X_SUMMARY, X_PART_COUNT) = range(1, 12)  # fmt: skip
 # bplist stores the short keys `ec` (edit history) and `rp` (unsent parts) as 0x52 + 2 bytes.
 _SUMMARY_HINTS = ("X'526563'", "X'527270'")
 

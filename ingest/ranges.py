@@ -10,9 +10,9 @@ import sqlite3
 from collections.abc import Iterator
 
 from ingest.connect import map_sqlite_error
-from ingest.messages import ROWID, Page, ReadCounters, _converted, _Converter
-from ingest.queries import range_page_sql
+from ingest.queries import ROWID, range_page_sql
 from ingest.records import DeferredReaction
+from ingest.row_convert import Page, ReadCounters, RowConverter, convert_page
 from ingest.schema import Capabilities
 
 
@@ -33,7 +33,7 @@ class RangeReader:
     ) -> None:
         self.conn, self.caps = conn, caps
         self.after, self.upto, self.page_size = after_rowid, upto_rowid, page_size
-        self.conv = _Converter(conn, caps, stats)
+        self.conv = RowConverter(conn, caps, stats)
         self.conv.defer_legacy = True
 
     def pages(self) -> Iterator[Page]:
@@ -43,7 +43,7 @@ class RangeReader:
                 rows = self.conn.execute(sql, (last, self.upto, self.page_size)).fetchall()
             except sqlite3.Error as exc:
                 raise map_sqlite_error(exc) from exc
-            yield _converted(self.conv, rows, True)
+            yield convert_page(self.conv, rows, True)
             if len(rows) < self.page_size:
                 return
             last = rows[-1][ROWID]

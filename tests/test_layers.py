@@ -41,6 +41,7 @@ PURE = [
     "ingest/dates.py",
     "ingest/summary_info.py",
     "ingest/payload.py",
+    "ingest/row_text.py",
     "eval/metrics.py",
 ]
 LEAF = [
@@ -53,6 +54,10 @@ LEAF = [
 USE_CASES = [
     "casper/pipeline.py",
     "casper/ingest_parallel.py",
+    "casper/ingest_check.py",
+    "casper/ingest_changes.py",
+    "casper/ingest_people.py",
+    "casper/ingest_stats.py",
     "casper/indexing.py",
     "casper/retrieve.py",
     "casper/stats_query.py",

@@ -1,7 +1,7 @@
 """The reader's inline fast path gives exactly what its general path gives, row for row.
 
-`_converted` handles plain rows inline (the bulk of any history) and hands the rest to
-`_Converter.convert`; here every row also goes through `convert` alone, and the two outputs,
+`convert_page` handles plain rows inline (the bulk of any history) and hands the rest to
+`RowConverter.convert`; here every row also goes through `convert` alone, and the two outputs,
 counters and legacy-reaction buffers must agree.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ingest import Capabilities, open_chat_db
-from ingest.messages import ROWID, ReadCounters, _converted, _Converter
-from ingest.queries import page_sql
+from ingest.queries import ROWID, page_sql
+from ingest.row_convert import ReadCounters, RowConverter, convert_page
 from ingest.synthetic import build_demo_corpus
 from ingest.synthetic.bulk import build_bulk_chat_db
 from tests.paths import CHATDB_FIXTURES
@@ -24,10 +24,10 @@ def _both_ways(path: Path) -> None:
     caps = Capabilities.probe(conn)
     rows = conn.execute(page_sql(caps), (0, 1_000_000)).fetchall()
     assert rows
-    fast = _Converter(conn, caps, ReadCounters())
-    fast_out = _converted(fast, rows, True)
+    fast = RowConverter(conn, caps, ReadCounters())
+    fast_out = convert_page(fast, rows, True)
 
-    slow = _Converter(conn, caps, ReadCounters())
+    slow = RowConverter(conn, caps, ReadCounters())
     atts, extras = slow.fetch(rows, True)
     previous = None
     for row in rows:

@@ -27,7 +27,7 @@ from ingest import (
     read_changed,
     snapshot_state,
 )
-from ingest import messages as messages_mod
+from ingest import queries as columns
 from ingest.queries import EXTRA_FIELDS, MESSAGE_FIELDS, changed_sql
 from ingest.synthetic import ChatDbWriter, build_tiny_corpus
 from tests.paths import CHATDB_FIXTURES
@@ -57,13 +57,13 @@ def _by_rowid(rows: list[Message | Reaction]) -> dict[int, Message]:
 
 def test_row_layout_matches_the_queries() -> None:
     names = [n for n, _ in MESSAGE_FIELDS] + ["needs_extra", "chat_id"]
-    assert names.index("ROWID") == messages_mod.ROWID
-    assert names.index("thread_originator_guid") == messages_mod.THREAD
-    assert names.index("chat_id") == messages_mod.CHAT == len(names) - 1
-    assert names.index("needs_extra") == messages_mod.NEEDS_EXTRA
+    assert names.index("ROWID") == columns.ROWID
+    assert names.index("thread_originator_guid") == columns.THREAD
+    assert names.index("chat_id") == columns.CHAT == len(names) - 1
+    assert names.index("needs_extra") == columns.NEEDS_EXTRA
     extra = ["ROWID"] + [n for n, _ in EXTRA_FIELDS]
-    assert extra.index("group_action_type") == messages_mod.X_ACTION
-    assert extra.index("part_count") == messages_mod.X_PART_COUNT == len(extra) - 1
+    assert extra.index("group_action_type") == columns.X_ACTION
+    assert extra.index("part_count") == columns.X_PART_COUNT == len(extra) - 1
 
 
 # -- the two real Apple databases ---------------------------------------------------------

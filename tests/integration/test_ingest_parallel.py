@@ -92,6 +92,14 @@ def _both_ways(chat_db: Path, home: Path, tz: ZoneInfo = BERLIN, append: int = 0
             s.close()
 
 
+def _bulk_home(tmp_path: Path, messages: int, *, people: int) -> tuple[Path, Path, Store]:
+    """A generated chat.db and an empty Casper home with its store open."""
+    db = tmp_path / "bulk.db"
+    build_bulk_chat_db(db, n_messages=messages, n_people=people)
+    home = tmp_path / "home"
+    return db, home, Store.open(home / "casper.sqlite")
+
+
 @pytest.mark.parametrize(
     "fixture", ["imessagedb/chat.db", "imessage-exporter/db/test.db"], ids=lambda f: f
 )
@@ -205,10 +213,7 @@ def test_staging_files_are_private_and_removed_on_failure(
 ) -> None:
     """A failure in the middle (here: the copy of the third range) leaves the store as it was,
     no staging file and no worker process behind; the files were owner-only meanwhile."""
-    db = tmp_path / "bulk.db"
-    build_bulk_chat_db(db, n_messages=1500, n_people=4)
-    home = tmp_path / "home"
-    store = Store.open(home / "casper.sqlite")
+    db, home, store = _bulk_home(tmp_path, 1500, people=4)
     real_copy = staging.copy_in
     seen: list[int] = []
 
@@ -235,10 +240,7 @@ def test_staging_files_are_private_and_removed_on_failure(
 
 def test_an_error_in_a_worker_reaches_the_user_with_its_hint(tmp_path: Path) -> None:
     """chat.db gone between the check and the workers' read: the single reader's error."""
-    db = tmp_path / "bulk.db"
-    build_bulk_chat_db(db, n_messages=500, n_people=3)
-    home = tmp_path / "home"
-    store = Store.open(home / "casper.sqlite")
+    db, home, store = _bulk_home(tmp_path, 500, people=3)
     indexer = Indexer(store, db, None, BERLIN, parallel=PARALLEL)
     real_read = indexer._people_and_chats
 
@@ -257,10 +259,7 @@ def test_an_error_in_a_worker_reaches_the_user_with_its_hint(tmp_path: Path) -> 
 
 def test_a_dead_worker_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed (out of memory, kill -9) fails the run instead of hanging it."""
-    db = tmp_path / "bulk.db"
-    build_bulk_chat_db(db, n_messages=500, n_people=3)
-    home = tmp_path / "home"
-    store = Store.open(home / "casper.sqlite")
+    db, home, store = _bulk_home(tmp_path, 500, people=3)
     real = ingest_parallel._Workers.run
 
     def kill_first(self, jobs):  # noqa: ANN001, ANN202
@@ -275,10 +274,7 @@ def test_a_dead_worker_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_a_killed_runs_staging_directory_is_swept(tmp_path: Path) -> None:
-    db = tmp_path / "bulk.db"
-    build_bulk_chat_db(db, n_messages=300, n_people=3)
-    home = tmp_path / "home"
-    store = Store.open(home / "casper.sqlite")
+    db, home, store = _bulk_home(tmp_path, 300, people=3)
     dead = home / "ingest-staging-999999999-x"  # no such process
     dead.mkdir()
     (dead / "range-0.sqlite").write_bytes(b"left by kill -9")

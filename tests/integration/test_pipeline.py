@@ -249,6 +249,20 @@ print("done", flush=True)
 """
 
 
+def _kill_9_midway(store_path: Path, db: Path) -> None:
+    """Index in a child process and kill -9 it while read rows sit in the open transaction."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_SCRIPT, str(store_path), str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout.readline().strip() == "start"
+    # kill on a progress signal, not after a sleep: a fast machine could finish first
+    assert proc.stdout.readline().strip() == "midway"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 @pytest.mark.slow
 def test_kill_9_mid_index_leaves_the_store_usable(tmp_path: Path) -> None:
     from ingest.synthetic.bulk import append_messages, build_bulk_chat_db
@@ -261,16 +275,7 @@ def test_kill_9_mid_index_leaves_the_store_usable(tmp_path: Path) -> None:
     before = store.message_count()
     store.close()
     append_messages(db, 150_000)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", KILL_SCRIPT, str(store_path), str(db)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout.readline().strip() == "start"
-    # kill on a progress signal, not after a sleep: a fast machine could finish first
-    assert proc.stdout.readline().strip() == "midway"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    _kill_9_midway(store_path, db)
     store = Store.open(store_path)
     assert store.message_count() == before  # the interrupted run left no partial state
     report = Indexer(store, db, None, UTC).run()
@@ -287,15 +292,7 @@ def test_kill_9_mid_first_fill_leaves_an_empty_usable_store(tmp_path: Path) -> N
     db = tmp_path / "chat.db"
     build_bulk_chat_db(db, n_messages=150_000, n_people=10)
     store_path = tmp_path / "home" / "casper.sqlite"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", KILL_SCRIPT, str(store_path), str(db)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout.readline().strip() == "start"
-    assert proc.stdout.readline().strip() == "midway"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    _kill_9_midway(store_path, db)
     store = Store.open(store_path)
     assert store.message_count() == 0
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -77,11 +77,11 @@ def main() -> dict:
     """Index the demo corpus, replay each question, write bench/results/agent.{json,md}."""
     from zoneinfo import ZoneInfo
 
+    from casper.agent.answer import answer_question
     from casper.agent.core import Limits
-    from casper.answer import answer_question
+    from casper.app.runtime import make_index_fn, make_retriever
     from casper.config import load_config
-    from casper.pipeline import Indexer
-    from casper.runtime import make_index_fn, make_retriever
+    from casper.indexer.pipeline import Indexer
     from casper.store.db import Store
     from ingest.synthetic import build_demo_corpus
 

@@ -31,7 +31,7 @@ import json, sys, time, resource
 scale = 1 << 20 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
 from pathlib import Path
 from zoneinfo import ZoneInfo
-from casper.pipeline import Indexer
+from casper.indexer.pipeline import Indexer
 from casper.store.db import Store
 def children_cpu():  # worker processes, counted once they have exited (the run joins them)
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)

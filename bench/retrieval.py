@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from casper.chunking import chunker_signature
-from casper.query import Reader
+from casper.index.chunk_index import ChunkIndex, Filter
+from casper.index.lexical import SIDECAR, RankBM25Index
+from casper.index.vectors import VectorMatrix
+from casper.indexer.chunking import chunker_signature
 from casper.records import Chunk
-from casper.retrieve import Retriever
-from casper.store.index import ChunkIndex, Filter
-from casper.store.lexical import SIDECAR, RankBM25Index
-from casper.store.vectors import VectorMatrix
+from casper.search.query import Reader
+from casper.search.retriever import Retriever
 
 RESULTS = Path(__file__).parent / "results"
 DIM = 384

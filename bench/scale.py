@@ -69,7 +69,7 @@ INDEX_CHILD = (
 import json, os, sys, time
 T0 = time.perf_counter()
 import casper.backends.factory as factory
-import casper.indexing as indexing
+import casper.indexer.chunk_update as indexing
 args = json.loads(sys.argv[1])
 embedder = FakeEmbedder(args["delay"])
 factory.make_embedder = lambda cfg: embedder
@@ -88,16 +88,16 @@ def timed_lexical(*a, **k):
 indexing.update_lexical = timed_lexical
 put = None
 if args["report_batches"]:
-    from casper.store.vecstore import VectorStore
+    from casper.index.vecstore import VectorStore
     put = VectorStore.put
     def reporting_put(self, keys, vectors):
         put(self, keys, vectors)  # committed when this returns
         print(json.dumps({"batch": len(keys)}), file=sys.stderr, flush=True)
     VectorStore.put = reporting_put
-from casper.commands.data import run_index
+from casper.cli.data import run_index
 from pathlib import Path
 from casper.config import load_config
-from casper.store.index import vector_status_at
+from casper.index.chunk_index import vector_status_at
 cfg = load_config(Path(args["home"]), chat_db=Path(args["chat_db"]))
 T1 = time.perf_counter()  # imports done: run_index starts
 report = run_index(cfg, quiet=True)
@@ -191,7 +191,7 @@ def ensure_chat_db(cache: Path, n: int) -> Path:
 def end_to_end(chat_db: Path, home: Path, kill_at: float, queries: int) -> dict[str, Any]:
     """First index killed during embedding, resume, no-op, cold lexical search, hybrid."""
     from casper.config import load_config
-    from casper.store.index import vector_status_at
+    from casper.index.chunk_index import vector_status_at
 
     index_dir = load_config(home).index_dir
     out: dict[str, Any] = {}
@@ -340,7 +340,7 @@ def _a_word(index_dir: Path) -> str:
 
 class FakeIndex(NamedTuple):
     cfg: Any
-    index: Any  # casper.store.index.ChunkIndex
+    index: Any  # casper.index.chunk_index.ChunkIndex
     store: Any  # casper.store.db.Store
     embedder: Any  # FAKE's FakeEmbedder
 
@@ -350,8 +350,8 @@ def open_fake_index(home: Path) -> FakeIndex:
     its store, and the fake that embeds the queries."""
     exec(FAKE, scope := {})  # the same fake the index was built with
     from casper.config import load_config
+    from casper.index.chunk_index import ChunkIndex
     from casper.store.db import Store
-    from casper.store.index import ChunkIndex
 
     cfg = load_config(home)
     index = ChunkIndex.open(
@@ -371,7 +371,7 @@ def corpus_queries(index: Any, n: int) -> list[str]:
 
 def hybrid_in_process(home: Path, n_queries: int) -> dict[str, Any]:
     """Hybrid p50/p95 (fake query vectors, no rerank) and what the vector matrix holds."""
-    from casper.retrieve import Retriever
+    from casper.search.retriever import Retriever
 
     fake = open_fake_index(home)
     index = fake.index

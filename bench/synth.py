@@ -84,8 +84,8 @@ def recall(
 ) -> dict[str, Any]:
     """recall@k of the float16 + sign-bit search vs exact float32, its p50 wall/CPU, the vector
     cache's resident pages, and the same recall and p50 with fewer rescored candidates."""
-    from casper.store.vector_cache import build_vectors
-    from casper.store.vectors import VectorMatrix
+    from casper.index.vector_cache import build_vectors
+    from casper.index.vectors import VectorMatrix
 
     tmp = Path(tempfile.mkdtemp(prefix="casper-synth-"))
     try:
@@ -129,7 +129,7 @@ def depth_sweep(
 ) -> list[dict[str, Any]]:
     """recall@k and p50 with RESCORE_SHARE set to each of `shares` (the Hamming stage keeps
     `count // share` candidates)."""
-    import casper.store.vectors as vectors
+    import casper.index.vectors as vectors
 
     default = vectors.RESCORE_SHARE
     out = []

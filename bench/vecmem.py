@@ -46,9 +46,9 @@ def resident(home: Path, n_queries: int, with_model: bool) -> dict[str, Any]:
     import tracemalloc
 
     tracemalloc.start()
-    from casper.retrieve import Retriever
+    from casper.index.chunk_index import ChunkIndex  # noqa: F401 - likewise
+    from casper.search.retriever import Retriever
     from casper.store.db import Store  # noqa: F401 - imported before the "imports" snapshot
-    from casper.store.index import ChunkIndex  # noqa: F401 - likewise
 
     steps: dict[str, Any] = {"imports": snapshot()}
     fake = open_fake_index(Path(home))
@@ -69,7 +69,7 @@ def resident(home: Path, n_queries: int, with_model: bool) -> dict[str, Any]:
     peaks: list[float] = []
     timed = _time_queries(index, retriever, fake.embedder, queries, peaks=peaks)
     steps[f"after {timed['queries']} hybrid queries"] = snapshot()
-    from casper.store.index_vectors import release_freed_memory
+    from casper.index.vector_side import release_freed_memory
 
     release_freed_memory()  # what is live, not what the allocator kept after freeing it
     steps["the same, freed memory returned (malloc_trim)"] = snapshot()
@@ -93,7 +93,7 @@ def resident(home: Path, n_queries: int, with_model: bool) -> dict[str, Any]:
 def latency(home: str, n_queries: int) -> dict[str, Any]:
     """Vector leg and hybrid p50/p95 (wall and CPU) and RSS, nothing else measured meanwhile;
     with `--code` it runs another checkout's casper (the before/after comparison)."""
-    from casper.retrieve import Retriever
+    from casper.search.retriever import Retriever
 
     fake = open_fake_index(Path(home))
     retriever = Retriever(fake.index, fake.embedder, None, store=fake.store)

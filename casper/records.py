@@ -6,6 +6,7 @@ Imports: stdlib only, so pure modules (stats, chunking, fusion) can use them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 ME = "me"  # the sender id of the owner's own messages
 
@@ -81,3 +82,47 @@ class Chunk:
     embed_text: str  # prefixed with chat name and date, for the embedder
     content_hash: str = ""
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+
+SEGMENT_KEY = "segment_start"  # Chunk.extra key: ts of the segment's first message (repr)
+
+
+class Piece(NamedTuple):
+    """One chunk as a plain row, its fields in the index table's column order: the index
+    writes these straight into Arrow columns. A tuple, not a `Chunk`: a first index makes a
+    million of them, and a frozen dataclass costs ~4 µs each to build."""
+
+    id: str
+    chat_id: int
+    chat_name: str
+    participants: tuple[str, ...]
+    person_ids: tuple[str, ...]
+    start: float
+    end: float
+    segment_start: float
+    rowids: tuple[int, ...]
+    guids: tuple[str, ...]
+    text: str
+    embed_text: str
+    content_hash: str
+
+
+def to_chunk(piece: Piece) -> Chunk:
+    fields = piece._asdict()
+    start = fields.pop("segment_start")
+    return Chunk(**fields, extra={SEGMENT_KEY: repr(start)})
+
+
+def to_piece(chunk: Chunk) -> Piece:
+    return Piece(
+        chunk.id, chunk.chat_id, chunk.chat_name, tuple(chunk.participants),
+        tuple(chunk.person_ids), float(chunk.start), float(chunk.end), segment_start(chunk),
+        tuple(chunk.rowids), tuple(chunk.guids), chunk.text, chunk.embed_text,
+        chunk.content_hash,
+    )  # fmt: skip
+
+
+def segment_start(chunk: Chunk) -> float:
+    """The ts of the first message of the segment a chunk was cut from."""
+    value = chunk.extra.get(SEGMENT_KEY)
+    return float(value) if value is not None else chunk.start

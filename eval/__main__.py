@@ -1,17 +1,18 @@
-"""`python -m eval`: the same command as `casper eval`."""
+"""`python -m eval`: the same command as `casper eval`, run as that command's own process.
+
+A process, not an import: the harness sits below the command line, so it never imports it.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run `casper eval` with these arguments."""
-    import casper.cli  # noqa: F401  (registers every command, so "eval" is a subcommand)
-    from casper.commands import evaluate  # noqa: F401
-    from casper.commands.base import app
-
-    app(args=["eval", *(sys.argv[1:] if argv is None else argv)], prog_name="python -m eval")
+    """Replace this process with `python -m casper eval ARGS`."""
+    args = sys.argv[1:] if argv is None else argv
+    os.execv(sys.executable, [sys.executable, "-m", "casper", "eval", *args])
 
 
 if __name__ == "__main__":

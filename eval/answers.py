@@ -1,5 +1,5 @@
 """Answer-level scoring: stats questions against the stats tools (exact match), and `--answers`
-runs through `casper.answer.answer_question` (contains-gold, citation recall, abstention).
+runs through `casper.agent.answer.answer_question` (contains-gold, citation recall, abstention).
 
 Only ids, categories and scores are kept: answer text never reaches the run file or the log.
 """
@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 
+from casper.dates.ranges import days_to_utc
 from casper.errors import CasperError
-from casper.timeutil import days_to_utc
 from eval import metrics
 from eval.gold import GoldItem
 from eval.variants import make_search, variant_config
@@ -34,7 +34,7 @@ def _year_bounds(year: int) -> tuple[float | None, float | None]:
 
 
 def _check_person(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict[str, bool]:
-    from casper.stats_query import person_stats
+    from casper.store.stats_query import person_stats
 
     pid = store.resolve_person(spec["person"]).id
     got = person_stats(store, pid, tz)
@@ -42,7 +42,7 @@ def _check_person(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict[str, 
 
 
 def _check_year_ranking(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict[str, bool]:
-    from casper.stats_query import person_stats, top_people
+    from casper.store.stats_query import person_stats, top_people
 
     start, end = _year_bounds(int(spec["year"]))
     metric = str(spec.get("metric", "sent"))
@@ -237,18 +237,18 @@ def evaluate_corpora(
     """
     from zoneinfo import ZoneInfo
 
+    from casper.agent.answer import answer_question
     from casper.agent.core import Limits
-    from casper.answer import answer_question
-    from casper.runtime import open_store
-    from casper.timeutil import local_tz
+    from casper.app.runtime import open_store
+    from casper.dates.zones import local_tz
 
     spec = _pick(specs, cfg)
     if spec is None:
         return {"stats": {"skipped": "no run could build an index"}}
     why = None
     if with_llm and engine is None:
+        from casper.app.runtime import make_engine
         from casper.errors import ModelUnavailable
-        from casper.runtime import make_engine
 
         try:
             engine = make_engine(cfg)

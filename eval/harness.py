@@ -204,7 +204,7 @@ def _load_models(
     cfg: Config, specs: Sequence[RunSpec]
 ) -> tuple[dict[str, Any], Any, list[dict[str, Any]]]:
     """Embedders by model id, the reranker (or None) and the runs skipped for want of a model."""
-    from casper import runtime
+    from casper.app import runtime
 
     embedders: dict[str, Any] = {}
     skipped: list[dict[str, Any]] = []
@@ -249,7 +249,7 @@ def _evaluate_corpus(
     ks: Sequence[int],
     progress: Progress,
 ) -> None:
-    from casper.runtime import open_store
+    from casper.app.runtime import open_store
 
     scored = [item for item in corpus.items if item.answerable]
     max_k = max(ks)

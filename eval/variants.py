@@ -29,7 +29,9 @@ class RunSpec:
     embed_model: str = BUNDLED_EMBEDDER
     literal: bool = False  # no query understanding (dates, people, scaffolding)
     fuse: str = "convex"  # hybrid fusion: convex (default) | rrf (the former default)
-    feedback: bool = False  # hybrid's second pass with the best hits' words (casper.feedback)
+    feedback: bool = (
+        False  # hybrid's second pass with the best hits' words (casper.search.feedback)
+    )
 
     @property
     def unit(self) -> str:
@@ -97,9 +99,9 @@ def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
 
 def ensure_index(vcfg: Config) -> dict[str, Any]:
     """Build or update the index with the same Indexer + index_fn `casper index` uses."""
-    from casper.pipeline import Indexer
-    from casper.runtime import make_index_fn, open_store
-    from casper.timeutil import local_tz
+    from casper.app.runtime import make_index_fn, open_store
+    from casper.dates.zones import local_tz
+    from casper.indexer.pipeline import Indexer
 
     if vcfg.store_path.exists() and not vcfg.index_dir.exists():
         for suffix in ("", "-wal", "-shm"):  # a half-built variant: start it over
@@ -128,7 +130,7 @@ def make_search(
     spec: RunSpec | None = None,
 ) -> Any:
     """A Retriever over one variant's index, sharing the loaded models across runs."""
-    from casper.runtime import make_retriever
+    from casper.app.runtime import make_retriever
 
     retriever = make_retriever(
         vcfg,
@@ -140,7 +142,7 @@ def make_search(
         fuse=spec.fuse if spec else "convex",
     )
     if spec is not None and spec.feedback:
-        from casper.feedback import FEEDBACK_TERMS
+        from casper.search.feedback import FEEDBACK_TERMS
 
         retriever.feedback_terms = FEEDBACK_TERMS
     return retriever

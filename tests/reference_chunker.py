@@ -1,4 +1,4 @@
-"""The chunker as it was before the fast path (casper.chunking at ba0e4f6), kept verbatim as
+"""The chunker as it was before the fast path (casper.indexer.chunking at ba0e4f6), kept verbatim as
 the reference the equivalence tests compare the fast chunker against: chunk boundaries, ids,
 texts and hashes must stay identical, or every existing index would re-embed.
 """
@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo
 
-from casper.chunking import CHUNKER_VERSION, MAX_SEGMENT, SEGMENT_KEY, unit_name
 from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
-from casper.records import ME, ChatInfo, Chunk, StoredMessage
+from casper.indexer.chunking import CHUNKER_VERSION, MAX_SEGMENT, unit_name
+from casper.records import ME, SEGMENT_KEY, ChatInfo, Chunk, StoredMessage
 
 
 def segments(

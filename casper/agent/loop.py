@@ -228,7 +228,7 @@ def _run_tool(
 
 
 def _default_system() -> str:
-    from casper.timeutil import local_tz
+    from casper.dates.zones import local_tz
 
     tz = local_tz()
     return prompts.system_prompt(datetime.now(tz).date(), tz.key)

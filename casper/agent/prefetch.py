@@ -1,6 +1,6 @@
 """What the agent is told before its first model call: the prefetch search and grounding facts.
 
-Imports: casper.agent.{enrich,grounding,loop}, casper.protocols, casper.store, casper.timeutil
+Imports: casper.agent.{enrich,grounding,loop}, casper.protocols, casper.store, casper.dates.zones
 (no backends). A small model often answers without calling a tool; running the retrieval the
 question implies first (its words, its dates, the person it names) gives every answer messages
 to cite.
@@ -15,9 +15,9 @@ from zoneinfo import ZoneInfo
 from casper.agent.enrich import Enrichment
 from casper.agent.grounding import needs_messages
 from casper.agent.loop import Grounding
+from casper.dates.zones import iso
 from casper.protocols import ToolCall
 from casper.store.db import Store
-from casper.timeutil import iso
 
 PREFETCH_LIMIT = 3  # hits; the core caps the text at Limits.prefetch_chars
 _WORD = re.compile(r"\w+")

@@ -1,6 +1,6 @@
 """`ask --no-llm` for counting questions: "who do I text the most?", "how many messages…".
 
-Imports: casper.agent.{enrich,prefetch}, casper.stats_query, casper.store (no backends).
+Imports: casper.agent.{enrich,prefetch}, casper.store.stats_query, casper.store (no backends).
 Search hits cannot answer a count; the stats tools can, so such questions are routed to them.
 """
 
@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
 from casper.agent.prefetch import named_person
-from casper.stats_query import person_stats, top_people
 from casper.store.db import Store
+from casper.store.stats_query import person_stats, top_people
 
 _RANKING = re.compile(
     r"\bwho\b.*\b(?:most|least|more|less)\b"

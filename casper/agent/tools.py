@@ -2,7 +2,7 @@
 
 Each tool validates its arguments with a small frozen dataclass, runs against the store or the
 retriever, and returns compact text (the agent core caps it for small-model context).
-Imports: casper.store, casper.stats_query, casper.protocols, casper.errors, casper.timeutil
+Imports: casper.store, casper.store.stats_query, casper.protocols, casper.errors, casper.dates.zones
 (no backends, no cli).
 """
 
@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
+from casper.dates.ranges import date_range
+from casper.dates.zones import iso
 from casper.errors import AmbiguousPerson, CasperError
 from casper.protocols import Hit, ToolCall, ToolResult, ToolSpec
 from casper.records import ME, Person, StoredMessage
-from casper.stats_query import message_volume, person_stats, top_people
 from casper.store.db import Store
-from casper.timeutil import day_bounds, iso
+from casper.store.stats_query import message_volume, person_stats, top_people
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +272,7 @@ class Toolbox:
         return ref.strip().lower() in self.me_names | {"me", "myself", "i"}
 
     def _range(self, start: str | None, end: str | None) -> tuple[float | None, float | None]:
-        return day_bounds(start, end, self.tz, self.now)
+        return date_range(start, end, self.tz, self.now)
 
     def _line(self, m: StoredMessage, names: Mapping[str, str]) -> str:
         when = (iso(m.ts, self.tz) or "")[:16].replace("T", " ")

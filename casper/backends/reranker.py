@@ -1,7 +1,7 @@
 """CrossEncoderReranker: scores (query, passage) pairs with a sentence-transformers CrossEncoder.
 
 Imports: casper.backends.loading helpers; sentence_transformers lazily. Scores are aligned with
-the input; sorting and top-k belong to `casper.fusion`.
+the input; sorting and top-k belong to `casper.search.fusion`.
 """
 
 from __future__ import annotations

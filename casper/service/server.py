@@ -22,9 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from casper.app.runtime import Runtime
 from casper.config import Config, load_config
 from casper.errors import CasperError
-from casper.runtime import Runtime
 from casper.service import protocol
 
 log = logging.getLogger("casper.service")
@@ -223,7 +223,7 @@ class Handler(socketserver.StreamRequestHandler):
             self.work(svc, cmd, args)
 
     def work(self, svc: Service, cmd: str, args: dict[str, Any]) -> None:
-        from casper import handlers
+        from casper.app import handlers
 
         done = threading.Event()
         beat = threading.Thread(target=self.heartbeat, args=(done,), daemon=True)

@@ -1,1 +1,4 @@
-"""Casper's own storage: the SQLite store (messages, people, stats) and the LanceDB index."""
+"""Casper's own SQLite store: people, chats, messages with reactions folded in, per-person stats.
+
+May import: casper's leaf modules (config, errors, protocols, records, stats), sqlite3.
+"""

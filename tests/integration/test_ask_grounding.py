@@ -105,7 +105,7 @@ def test_text_output_has_a_usage_footer_unless_quiet(indexed, fake_models) -> No
     loud = run(home, "ask", "what's the climbing gym wifi password?")
     assert loud.exit_code == 0 and re.search(
         r"1 model call\b.*100 prompt \+ 9 completion tokens",
-        loud.stderr,  # casper.live footer
+        loud.stderr,  # casper.cli.live footer
     )
     fake_models["engine"] = CitingEngine()
     quiet = run(home, "ask", "what's the climbing gym wifi password?", "--quiet")
@@ -166,9 +166,9 @@ def test_a_directory_that_is_not_a_model_falls_back_to_search(
 def test_no_llm_counting_questions_use_the_stats_tools(indexed) -> None:  # noqa: ANN001, F811
     from zoneinfo import ZoneInfo
 
+    from casper.app.runtime import open_store
     from casper.config import load_config
-    from casper.runtime import open_store
-    from casper.stats_query import person_stats, top_people
+    from casper.store.stats_query import person_stats, top_people
 
     home, _ = indexed
     ranking = ask_json(home, "who do I text the most?", "--no-llm")

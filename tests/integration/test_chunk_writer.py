@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from casper.chunking import ChunkOptions, chunk_pieces
+from casper.index.chunk_index import ChunkIndex
+from casper.index.chunk_table import pieces_to_arrow
+from casper.index.chunk_writer import ChunkWriter
+from casper.indexer.chunking import ChunkOptions, chunk_pieces
 from casper.records import ChatInfo
-from casper.store.chunk_table import pieces_to_arrow
-from casper.store.chunk_writer import ChunkWriter
-from casper.store.index import ChunkIndex
 
 CHAT = ChatInfo(3, "g", "Sam", False, ("p_sam",))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import casper.commands.evaluate  # noqa: F401  (registers `eval` until cli.py imports it)
+import casper.cli.evaluate  # noqa: F401  (registers `eval` until cli.py imports it)
 from casper.cli import app
 from casper.config import load_config
 from eval import answers, harness, report

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from casper.indexing import update_index
+from casper.index.chunk_index import ChunkIndex
+from casper.indexer.chunk_update import update_index
 from casper.records import ME, ChatInfo, Person, StoredMessage
-from casper.retrieve import Retriever
+from casper.search.retriever import Retriever
 from casper.store.db import Store
-from casper.store.index import ChunkIndex
 from tests.fakes_search import HashEmbedder
 from tests.integration.test_index_search import OPTIONS, open_index, reader_for
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from casper.app.runtime import open_index
 from casper.config import load_config
-from casper.retrieve import Retriever
-from casper.runtime import open_index
+from casper.search.retriever import Retriever
 from casper.store.db import Store
 from ingest.synthetic import ChatDbWriter, build_demo_corpus
 from tests.fakes_search import HashEmbedder, OverlapReranker

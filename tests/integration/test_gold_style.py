@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from casper.query import NameIndex, numeric_date
+from casper.search.query import NameIndex, numeric_date
 from eval import gold_style
 from eval.gold import load_gold
 from ingest.synthetic import build_demo_corpus

@@ -65,7 +65,7 @@ def test_the_bundled_model_loads_after_the_lexical_step(
     demo_src, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # noqa: ANN001
     import casper.backends.embedder as embedder_module
-    from casper.store.index import vector_status_at
+    from casper.index.chunk_index import vector_status_at
 
     home = tmp_path / "home"
     seen: list[object] = []

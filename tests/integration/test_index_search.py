@@ -11,16 +11,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from casper.chunking import ChunkOptions, chunk_chat, chunker_signature, searchable_rows
 from casper.errors import IndexMismatch, IndexMissing
-from casper.indexing import update_index
-from casper.query import Reader
+from casper.index.chunk_index import ChunkIndex, Filter
+from casper.index.lexical import SIDECAR, RankBM25Index, tokenize
+from casper.index.vectors import EXACT_MAX, ChunkMeta, VectorMatrix
+from casper.indexer.chunk_update import update_index
+from casper.indexer.chunking import ChunkOptions, chunk_chat, chunker_signature, searchable_rows
 from casper.records import ME, ChatInfo, Person, StoredMessage
-from casper.retrieve import Retriever
+from casper.search.query import Reader
+from casper.search.retriever import Retriever
 from casper.store.db import Store
-from casper.store.index import ChunkIndex, Filter
-from casper.store.lexical import SIDECAR, RankBM25Index, tokenize
-from casper.store.vectors import EXACT_MAX, ChunkMeta, VectorMatrix
 from tests.fakes_search import HashEmbedder, OverlapReranker
 
 UNIT = {"size": 8, "stride": 4}  # these tests are written around 8-message windows
@@ -447,7 +447,7 @@ def test_a_lexical_search_reads_only_the_hits_meta_and_matches_the_matrix(
 def test_incremental_updates_over_several_chat_groups_match_a_full_rechunk(
     index: ChunkIndex, store: Store, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import casper.indexing as indexing
+    import casper.indexer.chunk_update as indexing
 
     monkeypatch.setattr(indexing, "PLAN_CHATS", 1)  # read each chat's rows between writes
     for chat in CHATS:

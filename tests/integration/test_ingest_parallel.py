@@ -18,11 +18,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from casper import ingest_parallel
 from casper.errors import CasperError
-from casper.ingest_parallel import Options, plan_ranges
-from casper.ingest_rows import NewRows
-from casper.pipeline import Indexer
+from casper.indexer import parallel as ingest_parallel
+from casper.indexer.parallel import Options, plan_ranges
+from casper.indexer.pipeline import Indexer
+from casper.indexer.rows import NewRows
 from casper.stats import StatsState
 from casper.store import staging
 from casper.store.db import Store

@@ -15,11 +15,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from casper.errors import StoreOutdated
-from casper.pipeline import Indexer
+from casper.indexer.pipeline import Indexer
 from casper.records import ME
 from casper.stats import Line, compute_stats
-from casper.stats_query import person_stats
 from casper.store.db import Store
+from casper.store.stats_query import person_stats
 from ingest.synthetic import ChatDbWriter
 from ingest.synthetic.bulk import append_messages, build_bulk_chat_db
 
@@ -203,7 +203,7 @@ def _top_people_one_by_one(store: Store, start=None, end=None) -> list[tuple[str
 def test_top_people_counts_in_sql_like_the_message_by_message_definition(
     chat_db: Path, tmp_path: Path
 ) -> None:
-    from casper.stats_query import top_people
+    from casper.store.stats_query import top_people
 
     store = Store.open(tmp_path / "home" / "casper.sqlite")
     _run(store, chat_db)

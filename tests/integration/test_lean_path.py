@@ -98,8 +98,8 @@ def test_a_reranker_that_appears_is_tried_again(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
+    from casper.app.optional_models import load_reranker
     from casper.backends import factory
-    from casper.backends.optional import load_reranker
     from casper.config import load_config
 
     model = tmp_path / "reranker-later"
@@ -139,10 +139,10 @@ def test_a_bm25_retriever_loads_the_embedder_only_for_a_vector_and_checks_it(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
+    from casper.app.runtime import make_retriever
     from casper.backends import factory
     from casper.config import load_config
     from casper.errors import IndexMismatch
-    from casper.runtime import make_retriever
     from casper.store.db import Store
 
     home = indexed_with(str(tmp_path / "no-reranker"))

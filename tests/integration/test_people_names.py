@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 
 from casper.agent.prefetch import named_person
 from casper.agent.tools import Toolbox
+from casper.app.runtime import make_reader
 from casper.cli import app
 from casper.config import Config
-from casper.pipeline import Indexer
+from casper.indexer.pipeline import Indexer
 from casper.protocols import ToolCall
-from casper.runtime import make_reader
 from casper.store.db import Store
 from ingest.synthetic import build_tiny_corpus
 from ingest.synthetic.cast import PEOPLE

@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from casper.errors import StoreBusy
-from casper.lock import exclusive
-from casper.pipeline import Indexer
+from casper.indexer.lock import exclusive
+from casper.indexer.pipeline import Indexer
 from casper.records import ME
 from casper.store.db import Store
 from ingest.synthetic import ChatDbWriter
@@ -215,7 +215,8 @@ def test_two_indexers_never_run_at_once(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from casper.lock import exclusive\n"
+            "import sys, time; from pathlib import Path\n"
+            "from casper.indexer.lock import exclusive\n"
             f"with exclusive(Path({str(lock)!r})):\n    print('held', flush=True); time.sleep(30)",
         ],
         stdout=subprocess.PIPE,
@@ -236,7 +237,7 @@ KILL_SCRIPT = """
 import sys
 from pathlib import Path
 from zoneinfo import ZoneInfo
-from casper.pipeline import Indexer
+from casper.indexer.pipeline import Indexer
 from casper.store.db import Store
 store = Store.open(Path(sys.argv[1]))
 print("start", flush=True)

@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from casper.commands.transport import execute
+from casper.cli.transport import execute
 from casper.config import load_config
 from casper.service import client, protocol
 from tests.service_helpers import REPO, env_on, fake_factory, status
 
 HEAVY = ("numpy", "torch", "sentence_transformers", "transformers", "lancedb", "pyarrow", "mlx",
-         "mlx_lm", "dateparser", "casper.store", "casper.retrieve", "casper.runtime")  # fmt: skip
+         "mlx_lm", "dateparser", "casper.store", "casper.index", "casper.search",
+         "casper.app.runtime")  # fmt: skip
 
 
 def _casper(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

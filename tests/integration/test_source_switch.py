@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import casper.pipeline as pipeline
+import casper.indexer.pipeline as pipeline
 from casper.cli import app
 from casper.store.db import Store
 from ingest.errors import ChatDbCorrupt

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from casper.agent.tools import ARG_TYPES, SPECS, Toolbox
-from casper.pipeline import Indexer
+from casper.indexer.pipeline import Indexer
 from casper.protocols import Hit, HitMessage, ToolCall
 from casper.store.db import Store
 from ingest.synthetic import DemoToggles, build_demo_corpus

@@ -15,12 +15,12 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from casper.chunking import ChunkOptions
-from casper.indexing import EMBED_BATCH, ensure_vectors, update_index, update_lexical
-from casper.pipeline import Indexer
-from casper.retrieve import Retriever
+from casper.index.chunk_index import ChunkIndex, vector_status_at
+from casper.indexer.chunk_update import EMBED_BATCH, ensure_vectors, update_index, update_lexical
+from casper.indexer.chunking import ChunkOptions
+from casper.indexer.pipeline import Indexer
+from casper.search.retriever import Retriever
 from casper.store.db import Store
-from casper.store.index import ChunkIndex, vector_status_at
 from tests.fakes_search import HashEmbedder
 
 UTC = ZoneInfo("UTC")
@@ -114,8 +114,8 @@ def test_a_partial_semantic_index_searches_the_embedded_part(tmp_path: Path) -> 
 FILL_SCRIPT = """
 import sys, time
 from pathlib import Path
-from casper.indexing import ensure_vectors
-from casper.store.index import ChunkIndex
+from casper.indexer.chunk_update import ensure_vectors
+from casper.index.chunk_index import ChunkIndex
 from tests.fakes_search import HashEmbedder
 
 class Slow(HashEmbedder):

@@ -10,10 +10,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import casper.timeutil as timeutil
-from casper.pipeline import Indexer
+import casper.dates.zones as timeutil
+from casper.dates.zones import local_tz
+from casper.indexer.pipeline import Indexer
 from casper.store.db import Store
-from casper.timeutil import local_tz
 
 
 def test_fallback_zone_stats_match_the_named_zone_and_stay_valid(

@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from casper.app.runtime import make_index_fn, make_retriever
 from casper.config import load_config
-from casper.pipeline import Indexer
-from casper.runtime import make_index_fn, make_retriever
+from casper.indexer.pipeline import Indexer
 from casper.store.db import Store
 from ingest.synthetic import build_demo_corpus
 

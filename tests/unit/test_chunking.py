@@ -6,16 +6,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from casper.chunking import (
+from casper.index.chunk_text import unsegmented_text
+from casper.indexer.chunking import (
     CHUNKER_VERSION,
     chunk_chat,
     chunker_signature,
-    segment_start,
     segments,
-    unsegmented_text,
     window_bounds,
 )
-from casper.records import ME, ChatInfo, StoredMessage
+from casper.records import ME, ChatInfo, StoredMessage, segment_start
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC).timestamp()
 CHAT = ChatInfo(7, "chat-guid", "Sam", False, ("p_sam",))

@@ -10,7 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from casper.chunking import ChunkOptions, _DayNames, chunk_chat, chunk_pieces, searchable_rows
+from casper.indexer.chunking import (
+    ChunkOptions,
+    _DayNames,
+    chunk_chat,
+    chunk_pieces,
+    searchable_rows,
+)
 from casper.records import ME, ChatInfo, StoredMessage
 from tests import reference_chunker
 

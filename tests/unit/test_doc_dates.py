@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from casper.timeutil import day_bounds, parse_span
+from casper.dates.ranges import date_range, parse_span
 from tests.paths import REPO, SHARED
 
 TZ = ZoneInfo("Europe/London")
@@ -54,7 +54,7 @@ def test_every_documented_date_parses(example: str) -> None:
     assert first <= last <= NOW.date()
     if example in EXPECTED:  # the value is known: check it exactly
         assert (first.isoformat(), last.isoformat()) == EXPECTED[example]
-    since, until = day_bounds(example, example, TZ, NOW)
+    since, until = date_range(example, example, TZ, NOW)
     assert since == datetime.combine(first, datetime.min.time(), TZ).timestamp()
     assert until is not None and until > since
 
@@ -72,5 +72,5 @@ def test_every_last_month_works(month: str) -> None:
 
 
 def test_until_a_month_includes_the_whole_month() -> None:
-    _, end = day_bounds(None, "last March", TZ, NOW)
+    _, end = date_range(None, "last March", TZ, NOW)
     assert end == datetime(2026, 4, 1, tzinfo=TZ).timestamp()

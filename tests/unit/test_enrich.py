@@ -176,7 +176,7 @@ def test_month_without_a_year_means_one_with_messages(question: str, start: str,
 
 
 def test_locale_parsing_and_unknown_countries() -> None:
-    from casper.agent.holiday_dates import country_of, holiday_date
+    from casper.dates.holidays import country_of, holiday_date
 
     assert [country_of(x) for x in ("en_GB", "de-DE", "fr_CA.UTF-8", "en", "C")] == [
         "GB", "DE", "CA", "US", "US",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from casper.feedback import expansion, words
+from casper.search.feedback import expansion, words
 
 TOP = [
     "me: did you see the place?\nSam Rivera: yes! a bigger backyard for the dogs, moving friday",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from casper.followup import Turn, names_in, rewrite, turn_of
+from casper.agent.followup import Turn, names_in, rewrite, turn_of
 
 NAMES = ["Priya Natarajan", "Sam Rivera", "Mom"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from casper.fusion import (
+from casper.search.fusion import (
     convex,
     dedupe_overlapping,
     hybrid,

@@ -13,7 +13,7 @@ from tests.paths import REPO
 
 SCRIPT = """
 import json, sys
-from casper.store.lance_import import lancedb
+from casper.index.lance_import import lancedb
 db = lancedb().connect(sys.argv[1])
 table = db.create_table("t", data=[{"id": "a", "text": "hello world"}])
 rows = table.search().limit(5).to_arrow().num_rows

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from casper.live import AskView, fmt_args, usage_footer
+from casper.cli.live import AskView, fmt_args, usage_footer
 
 
 def view() -> tuple[AskView, io.StringIO]:

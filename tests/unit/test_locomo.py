@@ -137,7 +137,7 @@ def test_captions_are_appended_and_images_flagged() -> None:
 
 
 def test_write_corpus_is_a_real_chat_db_that_ingests(tmp_path: Path) -> None:
-    from casper.pipeline import Indexer
+    from casper.indexer.pipeline import Indexer
     from casper.store.db import Store
 
     conv = locomo.convert(_sample())
@@ -221,7 +221,7 @@ def test_real_file_counts_and_errata() -> None:
 
 @pytest.mark.skipif(not REAL.is_file(), reason="shared LoCoMo fixture not present")
 def test_real_conversation_ingests(tmp_path: Path) -> None:
-    from casper.pipeline import Indexer
+    from casper.indexer.pipeline import Indexer
     from casper.store.db import Store
 
     conv = locomo.load_locomo(REAL, conversations=1)[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from casper.commands.progress import PlainProgress, fmt_duration, stage_bars
+from casper.cli.progress import PlainProgress, fmt_duration, stage_bars
 
 
 class Clock:

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from casper.query import NameIndex, day_first, numeric_date, understand
+from casper.search.query import NameIndex, day_first, numeric_date, understand
 
 NOW = datetime(2024, 6, 1, 12, tzinfo=UTC)
 TZ = ZoneInfo("Europe/Berlin")

@@ -6,8 +6,7 @@ from __future__ import annotations
 import io
 from datetime import UTC, datetime
 
-from casper.protocols import Hit, HitMessage
-from casper.render_text import (
+from casper.cli.render import (
     citations_view,
     console,
     contacts_table,
@@ -16,6 +15,7 @@ from casper.render_text import (
     month_bars,
     query_terms,
 )
+from casper.protocols import Hit, HitMessage
 
 T0 = datetime(2024, 3, 2, 18, 4, tzinfo=UTC).timestamp()
 
@@ -131,7 +131,7 @@ def test_narrow_citations_put_the_text_under_its_header() -> None:
 
 
 def test_first_names_only_when_unambiguous() -> None:
-    from casper.render_text import short_names
+    from casper.cli.render import short_names
 
     got = short_names(["Priya Natarajan", "Sam Rivera", "Sam Lee", "me", "+13125550177"])
     assert got == {"Priya Natarajan": "Priya", "Sam Rivera": "Sam Rivera", "Sam Lee": "Sam Lee",

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from casper.cli.repl import line_reader, run_repl
 from casper.config import Config
-from casper.repl import line_reader, run_repl
 
 
 def reader(lines: list[str]):  # noqa: ANN201

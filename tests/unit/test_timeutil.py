@@ -10,10 +10,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import casper.timeutil as timeutil
+import casper.dates.zones as timeutil
+from casper.dates.zones import local_tz
 from casper.errors import ConfigError
 from casper.stats import LocalClock, zone_id
-from casper.timeutil import local_tz
 
 WINTER = datetime(2024, 3, 30, 12, 0, tzinfo=UTC).timestamp()  # GMT, UTC+0
 SUMMER = datetime(2024, 4, 1, 12, 0, tzinfo=UTC).timestamp()  # BST, UTC+1 since 31 March
@@ -75,9 +75,9 @@ def test_a_named_zone_id_does_not_change_at_dst() -> None:
 
 
 def test_ask_uses_the_zone_index_uses(machine_without_zone_name: Path, tmp_path: Path) -> None:
+    from casper.app.handlers import zone
+    from casper.app.runtime import Runtime
     from casper.config import load_config
-    from casper.handlers import zone
-    from casper.runtime import Runtime
 
     cfg = load_config(tmp_path / "home")
     asked = zone(Runtime(cfg))  # the zone `ask` answers in, in-process or in the service

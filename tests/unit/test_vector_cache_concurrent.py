@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from casper.store import vector_cache
-from casper.store.vector_cache import build_vectors, load_vectors
+from casper.index import vector_cache
+from casper.index.vector_cache import build_vectors, load_vectors
 
 DIM = 8
 

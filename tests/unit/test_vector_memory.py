@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from casper.store.chunk_meta import ChunkIds, ChunkMeta
-from casper.store.sign_bits import FAR, hamming, nearest, pack, sign_codes, sign_scores
-from casper.store.vector_file import VectorFile
-from casper.store.vectors import EXACT_MAX, VectorMatrix
+from casper.index.chunk_meta import ChunkIds, ChunkMeta
+from casper.index.sign_bits import FAR, hamming, nearest, pack, sign_codes, sign_scores
+from casper.index.vector_file import VectorFile
+from casper.index.vectors import EXACT_MAX, VectorMatrix
 
 DIM = 100  # not a multiple of 64: the padding bits must not count
 
@@ -72,7 +72,7 @@ def test_sign_scores_are_the_dot_product_with_the_signs() -> None:
 def test_vector_file_reads_the_rows_asked_for_even_after_the_file_is_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, preadv: bool
 ) -> None:
-    import casper.store.vector_file as vector_file
+    import casper.index.vector_file as vector_file
 
     if preadv and not hasattr(os, "preadv"):
         pytest.skip("this Python has no os.preadv")

@@ -1,0 +1,67 @@
+"""The `--json` shapes from CLI.md, built from the store's records (terminal views of these
+documents are in casper.cli.views).
+
+Imports: stdlib, casper.protocols, casper.records, casper.dates.zones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import tzinfo
+from typing import Any
+
+from casper.dates.zones import iso
+from casper.protocols import Hit
+from casper.records import Person, StoredMessage
+
+
+def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "rowid": m.rowid,
+        "guid": m.guid,
+        "ts": iso(m.ts, tz),
+        "sender": names.get(m.sender, m.sender),
+        "text": m.text,
+        "chat_id": m.chat_id,
+        "kind": m.kind,
+    }
+    if m.edited:
+        data["edited"] = True
+    if m.reply_to:
+        data["reply_to"] = m.reply_to
+    if m.reactions:
+        data["reactions"] = [[names.get(s, s), label] for s, label in m.reactions]
+    if m.attachments:
+        data["attachments"] = [{"name": n, "mime": mime} for n, mime in m.attachments]
+    if m.event:
+        data["event"] = m.event
+    return data
+
+
+def stats_json(person: Person, stats: Mapping[str, Any], tz: tzinfo) -> dict[str, Any]:
+    out = {"person": {"id": person.id, "name": person.name, "handles": list(person.handles)}}
+    out.update(stats)
+    out["first"] = iso(stats.get("first"), tz)
+    out["last"] = iso(stats.get("last"), tz)
+    return out
+
+
+def hit_json(hit: Hit, tz: tzinfo) -> dict[str, Any]:
+    return {
+        "chunk_id": hit.chunk_id,
+        "chat": hit.chat,
+        "score": round(hit.score, 6),
+        "start": iso(hit.start, tz),
+        "end": iso(hit.end, tz),
+        "participants": list(hit.participants),
+        "messages": [
+            {
+                "rowid": m.rowid,
+                "guid": m.guid,
+                "ts": iso(m.ts, tz),
+                "sender": m.sender,
+                "text": m.text,
+            }
+            for m in hit.messages
+        ],
+    }

@@ -1,0 +1,84 @@
+"""The optional reranker: loaded when it is on and available; a missing one is said once.
+
+When it cannot be loaded, the reason is remembered in the data dir (`casper.app.notices`) together
+with a cheap probe of where the model would be (its local path or its Hugging Face cache
+folder). Later runs see the same probe and skip the attempt entirely — no `import
+sentence_transformers` (~5 s cold) for a model known to be absent, and no repeated notice —
+until the probe changes (e.g. after `casper pull`). `casper doctor` shows the remembered reason.
+
+Imports: casper.config, casper.app.notices, casper.backends.{factory,loading}; models lazily.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from casper.app import notices
+from casper.backends import factory
+from casper.config import Config
+
+if TYPE_CHECKING:
+    from casper.protocols import Reranker
+
+NOTICE = "reranker"
+
+
+def hf_cache_dir() -> Path:
+    """Where huggingface_hub keeps downloaded models (same precedence as the library)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "huggingface" / "hub"
+
+
+def model_probe(model: str) -> str:
+    """A cheap fingerprint of where `model` would load from; changes when it appears or changes."""
+    path = Path(model).expanduser()
+    if not path.exists() and "/" in model and not model.startswith(("/", "~", ".")):
+        path = hf_cache_dir() / ("models--" + model.replace("/", "--")) / "snapshots"
+    try:
+        return f"{path}:{path.stat().st_mtime_ns}"
+    except OSError:
+        return f"{path}:absent"
+
+
+def reranker_notice(cfg: Config) -> dict[str, str] | None:
+    """The remembered "reranker unavailable" notice for the configured model, if any."""
+    found = notices.get(cfg.data_dir, NOTICE)
+    if not found or found.get("model") != cfg.rerank_model:
+        return None
+    return found
+
+
+def load_reranker(cfg: Config, say: Callable[[str], None]) -> Reranker | None:
+    """The configured reranker, or None when it is off or can't be loaded (said once via `say`)."""
+    if not cfg.rerank or not cfg.rerank_model:
+        return None
+    model = cfg.rerank_model
+    probe = model_probe(model)
+    known = reranker_notice(cfg)
+    if known is not None and known.get("probe") == probe:
+        return None  # known to be missing and nothing changed: said already, don't retry
+    reranker, reason = factory.make_reranker(cfg)
+    if reranker is not None:
+        notices.forget(cfg.data_dir, NOTICE)
+        return reranker
+    notices.remember(
+        cfg.data_dir,
+        NOTICE,
+        {
+            "model": model,
+            "probe": probe,
+            "reason": reason or "unavailable",
+            "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
+    say(f"rerank off: {model} is not available; searching without it (see `casper doctor`)")
+    return None

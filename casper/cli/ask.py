@@ -1,0 +1,158 @@
+"""`casper ask` and `casper chat`: the agent with a live progress view on stderr."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from casper.cli.base import (
+    Home,
+    Json,
+    NoService,
+    Verbose,
+    app,
+    config,
+    default_of,
+    guarded,
+    print_json,
+)
+from casper.config import Config
+from casper.errors import CasperError
+
+MAX_QUESTION_CHARS = 2000  # beyond this a question would crowd the evidence out of the prompt
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
+
+
+def check_question(question: str) -> str:
+    """The question, stripped; an empty or overlong one is an error with a hint."""
+    from casper.app.inputs import require_text
+
+    require_text(question, what="question", example='casper ask "when is the dentist?"')
+    text = question.strip()
+    if len(text) > MAX_QUESTION_CHARS:
+        raise CasperError(
+            f"the question is {len(text):,} characters long (at most {MAX_QUESTION_CHARS:,})",
+            hint="ask about one thing in a sentence or two; `casper search` takes keywords",
+        )
+    return text
+
+
+def check_iterations(value: int | None) -> None:
+    if value is not None and value < 1:
+        raise CasperError(
+            f"--max-iterations must be at least 1 (got {value})",
+            hint="each iteration is one model call; the default is 5",
+        )
+
+
+def ask_once(
+    cfg: Config,
+    question: str,
+    *,
+    json: bool,
+    no_llm: bool = False,
+    history: tuple[str, ...] = (),
+    quiet: bool = False,
+    show_sources: bool = True,
+    model: str | None = None,
+    max_iterations: int | None = None,
+    session: Any = None,
+) -> dict[str, Any]:
+    """Answer one question and print it (answer, then citations); returns the JSON shape.
+
+    The work runs in the service or in-process (casper.cli.transport); this only renders
+    the dict events and the final document, so both paths look the same. `elapsed_s` is the
+    wall time of the whole answer including loading the model; `load_s` is the loading part.
+    """
+    from casper.cli.live import AskView
+    from casper.cli.transport import Session
+
+    question = check_question(question)
+    check_iterations(max_iterations)
+    session = session or Session(cfg)
+    args = {
+        "question": question,
+        "model": model,
+        "max_iterations": max_iterations,
+        "no_llm": no_llm,
+        "history": list(history),
+    }
+    view = AskView(quiet=json)  # its clock starts before anything loads
+    with view.doing("searching your messages" if no_llm else "thinking"):
+        data = session.execute("ask", args, on_event=view)
+    if json:
+        print_json(data)
+        return data
+    from casper.cli.render import print_answer
+
+    print_answer(data, question, sources=show_sources)
+    if not quiet:
+        view.finish(data)
+    return data
+
+
+@app.command()
+@guarded
+def ask(
+    question: Annotated[str, typer.Argument(help="your question")],
+    model: Annotated[str | None, typer.Option("--model", help="MLX model id or local path")] = None,
+    max_iterations: Annotated[
+        int | None,
+        typer.Option(
+            "--max-iterations",
+            help=f"model calls in the tool loop {default_of('max_iterations')}",
+        ),
+    ] = None,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
+    home: Home = None,
+    json: Json = False,
+    quiet: Quiet = False,
+    no_service: NoService = False,
+    verbose: Verbose = False,
+) -> None:
+    """One question through the agent, with cited messages."""
+    from casper.cli.transport import Session
+
+    check_iterations(max_iterations)
+    check_question(question)
+    cfg = config(home)
+    ask_once(
+        cfg,
+        question,
+        json=json,
+        no_llm=no_llm,
+        quiet=quiet,
+        model=model,
+        max_iterations=max_iterations,
+        session=Session(cfg, no_service=no_service),
+    )
+
+
+@app.command()
+@guarded
+def chat(
+    model: Annotated[str | None, typer.Option("--model", help="MLX model id or local path")] = None,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
+    home: Home = None,
+    quiet: Quiet = False,
+    no_service: NoService = False,
+    verbose: Verbose = False,
+) -> None:
+    """A REPL with line editing and history: /help, /sources, /clear, /quit."""
+    from casper.cli.repl import run_repl
+    from casper.cli.transport import Session
+
+    cfg = config(home)
+    # one session for the whole REPL: the service, or one in-process Runtime that loads the
+    # store, index, embedder, reranker and model once, not once per turn
+    session = Session(cfg, no_service=no_service)
+    people = [p["name"] for p in session.execute("contacts", {})]  # for resolving follow-ups
+    run_repl(
+        cfg,
+        lambda question, hints: ask_once(
+            cfg, question, json=False, no_llm=no_llm, history=hints, quiet=quiet,
+            show_sources=False, model=model, session=session,
+        ),
+        names=people,
+    )  # fmt: skip

@@ -1,0 +1,140 @@
+"""The typer app, shared options and the error guard that every command uses."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from casper.cli.usage import CasperGroup
+from casper.config import Config, load_config
+from casper.errors import CasperError
+
+app = typer.Typer(
+    name="casper",
+    cls=CasperGroup,
+    no_args_is_help=True,
+    add_completion=False,
+    help="Ask questions about your own iMessage history, privately, on your Mac.",
+    context_settings={"help_option_names": ["-h", "--help"]},  # commands inherit it
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+Home = Annotated[
+    Path | None, typer.Option("--home", help="data dir (default $CASPER_HOME or ~/.casper)")
+]
+Json = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
+Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="debug logs and tracebacks")]
+NoService = Annotated[
+    bool,
+    typer.Option("--no-service", help="run in this process, not in the background service"),
+]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"casper {version('casper')}")
+        except PackageNotFoundError:  # a source checkout that was never installed
+            from casper import __version__
+
+            typer.echo(f"casper {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Ask questions about your own iMessage history, privately, on your Mac."""
+
+
+def _stderr():  # noqa: ANN202 - rich is imported lazily
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def guarded(fn: F) -> F:
+    """Turn CasperError into `error:` + `hint:` and exit 1; anything else is a bug."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        verbose = bool(kwargs.get("verbose"))
+        _setup_logging(verbose)
+        go_offline()
+        try:
+            return fn(*args, **kwargs)
+        except CasperError as exc:
+            err = _stderr()
+            err.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+            if exc.hint:
+                err.print(f"[yellow]hint:[/] {exc.hint}", soft_wrap=True)
+            raise typer.Exit(1) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            if verbose:
+                raise
+            err = _stderr()
+            err.print(f"[red]error:[/] unexpected {type(exc).__name__}: {exc}", soft_wrap=True)
+            err.print("[yellow]hint:[/] run again with -v to see the traceback", soft_wrap=True)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def go_offline() -> None:
+    """No network while Casper reads or answers: models load from the local cache only.
+
+    Set before any Hugging Face import (their constants read the environment at import time);
+    `casper pull` is the one command that downloads, explicitly.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def _setup_logging(verbose: bool) -> None:
+    level = logging.DEBUG if verbose else logging.WARNING
+    if verbose:
+        from rich.logging import RichHandler
+
+        handler: logging.Handler = RichHandler(console=_stderr(), show_path=False)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout and nothing else there (same bytes as casper.app.documents)."""
+    import json
+
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def default_of(setting: str) -> str:
+    """`[default: 8, setting top_k]` for the help of flags whose None means "the setting"."""
+    import dataclasses
+
+    field = next(f for f in dataclasses.fields(Config) if f.name == setting)
+    return f"\\[default: {field.default}, setting {setting}]"  # \\[: not rich markup
+
+
+def config(home: Path | None, **overrides: Any) -> Config:
+    return load_config(home, **overrides)

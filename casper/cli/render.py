@@ -1,0 +1,328 @@
+"""What a person reads in a terminal: search hits, citations, people, chats, stats.
+
+Everything here builds rich renderables from user data as `Text` objects, never as markup, so
+a message saying "[bold]" prints as typed, and with `highlight=False` consoles so digits in
+timestamps stay uncoloured. Long messages wrap under their own column (a hanging indent).
+
+Imports: stdlib, rich (lazily), casper.protocols, casper.dates.zones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING, Any
+
+from casper.dates.zones import iso
+
+if TYPE_CHECKING:  # numpy behind it: the thin client renders without it
+    from casper.protocols import Hit
+
+TERM_STYLE = "bold red"  # ripgrep's match colour
+BAR_CELLS = 5
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# words that match nearly everything in a chat history; highlighting them is noise
+_STOP = (
+    "a an and are at be did do does for from had has have how i in is it me my of on or our "
+    "she he her him his they them their the to was we were what when where which who why "
+    "will with you your about didn't than that this there"
+)
+STOPWORDS = frozenset(_STOP.split())
+
+
+def console(*, stderr: bool = False, **options: Any) -> Any:
+    """A rich Console that never auto-highlights (numbers, dates) and never emits markup
+    from data: callers pass Text objects for anything a user or a message wrote."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, **options)
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a query worth highlighting: no stopwords, no single letters."""
+    seen: list[str] = []
+    for word in _WORD.findall(query.lower()):
+        if (len(word) > 1 or not word.isascii()) and word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+
+def highlighted(text: str, terms: Sequence[str], style: str = "") -> Any:
+    """`text` as a rich Text with every occurrence of a term (at a word start) emphasised."""
+    from rich.text import Text
+
+    out = Text(text, style=style)
+    if terms:
+        pattern = r"(?<![^\W_])(?:" + "|".join(re.escape(t) for t in terms) + ")"
+        out.highlight_regex(re.compile(pattern, re.IGNORECASE), TERM_STYLE)
+    return out
+
+
+def match_bar(score: float, best: float, worst: float) -> str:
+    """A 5-cell bar relative to the best hit of this search (raw RRF scores mean nothing)."""
+    if best <= worst:
+        filled = BAR_CELLS
+    else:
+        filled = 1 + round((BAR_CELLS - 1) * (score - worst) / (best - worst))
+    return "▰" * filled + "▱" * (BAR_CELLS - filled)
+
+
+def _day(ts: float, tz: tzinfo) -> str:
+    return (iso(ts, tz) or "")[:10]
+
+
+def _clock(ts: float, tz: tzinfo) -> str:
+    return datetime.fromtimestamp(ts, tz).strftime("%H:%M")
+
+
+def short_names(names: Sequence[str]) -> dict[str, str]:
+    """First names where they are unambiguous among `names` ("Priya Natarajan" → "Priya"), so
+    the message text keeps its room; phone numbers and clashing first names stay whole."""
+    firsts: dict[str, list[str]] = {}
+    for name in dict.fromkeys(names):
+        first = name.split(" ", 1)[0]
+        firsts.setdefault(first.lower(), []).append(name)
+    out = {}
+    for name in dict.fromkeys(names):
+        first = name.split(" ", 1)[0]
+        unique = len(firsts[first.lower()]) == 1 and first[:1].isalpha()
+        out[name] = first if unique else name
+    return out
+
+
+def hits_view(hits: Sequence[Hit], tz: tzinfo, query: str = "") -> Any:
+    """Numbered hits; each message once (a later hit only lists what is new in it)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    terms = query_terms(query)
+    scores = [h.score for h in hits]
+    best, worst = (max(scores), min(scores)) if scores else (0.0, 0.0)
+    shown: dict[int, int] = {}  # rowid -> hit number it was printed under
+    senders = [m.sender for h in hits for m in h.messages] + [
+        p for h in hits for p in h.participants
+    ]
+    short = short_names(senders)
+    parts: list[Any] = []
+    for n, hit in enumerate(hits, 1):
+        head = Text()
+        head.append(f"{n}. ", style="bold")
+        head.append(hit.chat, style="bold")
+        head.append(f"  {_day(hit.start, tz)}  ", style="dim")
+        head.append(match_bar(hit.score, best, worst), style="green")
+        parts.append(head)
+        grid = Table.grid(padding=(0, 1), expand=True)
+        grid.add_column(width=2)  # indent under the number
+        grid.add_column(no_wrap=True, style="dim")  # time (with date when another day)
+        grid.add_column(no_wrap=True, style="cyan", max_width=16)  # sender
+        grid.add_column(ratio=1, overflow="fold")  # text: wraps in its own column
+        grid.add_column(no_wrap=True, style="dim", justify="right")  # rowid
+        repeated = []
+        for m in hit.messages:
+            if m.rowid in shown:
+                repeated.append(shown[m.rowid])
+                continue
+            shown[m.rowid] = n
+            when = _clock(m.ts, tz)
+            if _day(m.ts, tz) != _day(hit.start, tz):
+                when = f"{_day(m.ts, tz)[5:]} {when}"
+            grid.add_row(
+                "", when, Text(short.get(m.sender, m.sender), overflow="ellipsis"),
+                highlighted(m.text, terms),
+                f"#{m.rowid}",
+            )  # fmt: skip
+        if grid.row_count:
+            parts.append(grid)
+        if repeated:
+            where = ", ".join(str(x) for x in sorted(set(repeated)))
+            plural = "s" if len(repeated) > 1 else ""
+            parts.append(
+                Text(f"   + {len(repeated)} message{plural} shown under {where}", style="dim")
+            )
+    return Group(*parts)
+
+
+def citations_view(
+    citations: Sequence[Mapping[str, Any]], terms: Sequence[str] = (), width: int = 80
+) -> Any:
+    """The `Sources` block under an answer: `#rowid  date time  sender  text`, the text wrapped
+    in its own column; below 72 columns the text goes, indented, under its header line."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = []
+    for c in citations:
+        when = (c.get("ts") or "")[:16].replace("T", " ")
+        text = c.get("text") or ""
+        if len(text) > 240:
+            text = text[:239] + "…"
+        rows.append((f"#{c['rowid']}", when, c.get("sender") or "", highlighted(text, terms)))
+    if width < 72:
+        parts: list[Any] = []
+        for rowid, when, sender, body in rows:
+            head = Text(f"  {rowid} {when} ", style="dim")
+            head.append(sender, style="cyan")
+            parts += [head, Padding(body, (0, 0, 0, 4))]
+        return Group(*parts)
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(width=1)
+    grid.add_column(no_wrap=True, style="dim", justify="right")
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column(no_wrap=True, style="cyan", max_width=16)
+    grid.add_column(ratio=1, overflow="fold")
+    for rowid, when, sender, body in rows:
+        grid.add_row("", rowid, when, Text(sender, overflow="ellipsis"), body)
+    return grid
+
+
+def contacts_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:
+    """People: the id column never shrinks (hints ask people to pass it); one handle a line;
+    below 72 columns the `last` date gives its room to names and handles."""
+    from rich.table import Table
+    from rich.text import Text
+
+    wide = width >= 72
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    id_width = max((len(r["id"]) for r in rows), default=2)
+    table.add_column("id", no_wrap=True, min_width=id_width)
+    table.add_column("name", ratio=1, overflow="fold")
+    table.add_column("handles", ratio=1, overflow="fold")
+    table.add_column("sent", justify="right", no_wrap=True)
+    table.add_column("recv", justify="right", no_wrap=True)
+    if wide:
+        table.add_column("last", no_wrap=True)
+    for r in rows:
+        cells = [r["id"], Text(r["name"]), Text("\n".join(r["handles"])), str(r["sent"]),
+                 str(r["received"])]  # fmt: skip
+        table.add_row(*cells, *([(r["last"] or "")[:10]] if wide else []))
+    return table
+
+
+def chats_table(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """Chats for `casper chats`: the id column never shrinks (`--chat ID` takes it)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    width = max((len(str(r["id"])) for r in rows), default=2)
+    table.add_column("id", no_wrap=True, min_width=width, justify="right")
+    table.add_column("name", ratio=1, overflow="fold")
+    table.add_column("kind", no_wrap=True)
+    table.add_column("messages", justify="right", no_wrap=True)
+    table.add_column("last", no_wrap=True)
+    for r in rows:
+        table.add_row(
+            str(r["id"]), Text(r["name"]), "group" if r["is_group"] else "1:1",
+            str(r["messages"]), (r["last"] or "")[:10],
+        )  # fmt: skip
+    return table
+
+
+def conversation_view(
+    messages: Sequence[Any], names: Mapping[str, str], tz: tzinfo, target: int | None = None
+) -> Any:
+    """`casper show`: one message a row, wrapped under its own column, the target reversed."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column(no_wrap=True, style="cyan", max_width=16)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_column(no_wrap=True, style="dim", justify="right")
+    short = short_names([names.get(m.sender, m.sender) for m in messages])
+    for m in messages:
+        who = "me" if m.sender == "me" else short[names.get(m.sender, m.sender)]
+        body = m.event if m.kind == "system" and m.event else m.text
+        if m.reactions:
+            body += "  " + " ".join(label for _, label in m.reactions)
+        if m.edited:
+            body += "  (edited)"
+        style = "reverse" if m.rowid == target else ""
+        when = (iso(m.ts, tz) or "")[:16].replace("T", " ")
+        grid.add_row(when, Text(who, overflow="ellipsis"), Text(body), f"#{m.rowid}", style=style)
+    return grid
+
+
+def month_bars(by_month: Mapping[str, int], columns: int = 80, indent: int = 4) -> list[str]:
+    """`2024-03  ████████▌ 123` lines scaled to the busiest month, fitting `columns`."""
+    if not by_month:
+        return []
+    peak = max(by_month.values()) or 1
+    width = max(5, min(40, columns - indent - len("2024-03  ") - 1 - len(str(peak))))
+    lines = []
+    for month, n in sorted(by_month.items()):
+        eighths = round(8 * width * n / peak)
+        bar = "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
+        lines.append(f"{month}  {bar:<{width}} {n}")
+    return lines
+
+
+def print_answer(data: Mapping[str, Any], question: str = "", *, sources: bool = True) -> None:
+    """An answer on stdout (as typed: no markup), then its cited messages."""
+    from rich.text import Text
+
+    out = console()
+    if data.get("answer"):
+        out.print(Text(data["answer"]))
+    cited = len(data.get("citations") or [])
+    if not sources and cited:  # chat keeps answers short; the sources are one command away
+        out.print(Text(f"{cited} source{'s' if cited != 1 else ''} — /sources shows them", "dim"))
+    # a message the answer already shows in full (the retrieval-only answer) is not repeated
+    shown = data.get("answer") or ""
+    rest = [c for c in data.get("citations") or [] if not (c["text"] and c["text"][:80] in shown)]
+    if sources and rest:
+        out.print()
+        out.print(Text("Sources", style="bold"))
+        out.print(citations_view(rest, query_terms(question), out.width))
+    if sources and data.get("citations"):
+        out.print(Text("open one with: casper show ID", style="dim"))
+
+
+# ---- the `--json` documents → the views above -------------------------------------------------
+# Commands render from the document the service (or the in-process handler) returned, so the
+# views get light records rebuilt from it instead of store objects.
+def _epoch(ts: str | None) -> float | None:
+    return datetime.fromisoformat(ts).timestamp() if ts else None
+
+
+def hits_from_doc(hits: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """`search --json` hits → objects with the attributes `hits_view` reads."""
+    from types import SimpleNamespace as NS
+
+    return [
+        NS(
+            chat=h["chat"],
+            score=h["score"],
+            start=_epoch(h["start"]),
+            participants=list(h.get("participants", [])),
+            messages=[
+                NS(rowid=m["rowid"], ts=_epoch(m["ts"]), sender=m["sender"], text=m["text"])
+                for m in h["messages"]
+            ],
+        )
+        for h in hits
+    ]
+
+
+def messages_from_doc(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """`show --json` messages → objects with the attributes `conversation_view` reads."""
+    from types import SimpleNamespace as NS
+
+    return [
+        NS(
+            rowid=m["rowid"],
+            ts=_epoch(m["ts"]),
+            sender=m["sender"],
+            text=m.get("text") or "",
+            kind=m.get("kind"),
+            event=m.get("event"),
+            reactions=[tuple(r) for r in m.get("reactions", [])],
+            edited=bool(m.get("edited")),
+        )
+        for m in messages
+    ]

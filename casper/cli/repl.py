@@ -1,0 +1,152 @@
+"""`casper chat`: the read-eval-print loop around one `ask` per line.
+
+Line editing and a persistent input history come from prompt_toolkit when stdin is a
+terminal (history file in the data dir, 0600); pipes and tests get plain `input()`. Slash
+commands never reach the model; a follow-up that leans on "she"/"it" is rewritten with the
+previous turn's people, dates and topic (`casper.agent.followup`), and the rewrite is shown.
+
+Imports: stdlib, casper.config, casper.cli.history, casper.agent.followup, casper.agent.enrich,
+casper.cli.render, casper.dates.zones; prompt_toolkit lazily.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from casper.agent.followup import Turn, rewrite, turn_of
+from casper.config import Config
+from casper.errors import CasperError
+
+PROMPT = "you> "
+COMMANDS = {
+    "/help": "this list",
+    "/sources": "the messages the last answer cites",
+    "/clear": "forget the conversation so far (history and sources)",
+    "/quit": "leave (also /exit, Ctrl-D)",
+}
+Ask = Callable[[str, tuple[str, ...]], dict[str, Any]]
+
+
+def input_history_path(cfg: Config) -> Path:
+    return cfg.data_dir / "chat_input_history"
+
+
+def line_reader(history_file: Path, *, interactive: bool | None = None) -> Callable[[str], str]:
+    """prompt_toolkit with history on a terminal, else `input()`. Raises EOFError at the end."""
+    if interactive is None:
+        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if not interactive:
+        return input
+    try:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+    except ImportError:  # pragma: no cover - a declared dependency; degrade, don't crash
+        return input
+    history_file.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    os.chmod(history_file, 0o600)  # typed questions are private, like the messages
+    session: Any = PromptSession(history=FileHistory(str(history_file)))
+    return lambda prompt: session.prompt(prompt)
+
+
+@dataclass
+class _Session:
+    history: Any  # casper.cli.history.History
+    last: dict[str, Any] = field(default_factory=dict)  # the last answer's citations, question
+    turn: Turn | None = None  # what the last question was about, for follow-ups
+
+
+def run_repl(
+    cfg: Config,
+    ask: Ask,
+    *,
+    read: Callable[[str], str] | None = None,
+    names: Sequence[str] = (),
+) -> None:
+    """Loop until /quit or end of input; `ask(question, hints)` prints and returns the doc."""
+    from rich.text import Text
+
+    from casper.agent.enrich import enrich
+    from casper.cli.history import History
+    from casper.cli.render import console
+    from casper.dates.zones import local_tz
+
+    err = console(stderr=True)
+    session = _Session(History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget))
+    read = read or line_reader(input_history_path(cfg))
+    names = sorted(names or (), key=len, reverse=True)  # longest first: full names win
+    tz = local_tz(cfg.timezone)
+    err.print(Text("casper chat — /help for commands, Ctrl-D to leave", style="dim"))
+    while True:
+        try:
+            line = read(PROMPT).strip()
+        except EOFError:
+            sys.stdout.write("\n")  # leave the shell's prompt on a line of its own
+            sys.stdout.flush()
+            break
+        except KeyboardInterrupt:  # Ctrl-C drops the line being typed, like a shell
+            continue
+        if not line:
+            continue
+        if line.startswith("/"):
+            if _command(line, session, err) == "quit":
+                break
+            continue
+        question = line
+        carried = rewrite(line, session.turn, names)
+        if carried:
+            question, note = carried
+            err.print(Text(f"({note})", style="dim"))
+        try:
+            doc = ask(question, session.history.as_hints())
+        except KeyboardInterrupt:  # Ctrl-C stops this answer, not the session
+            err.print(Text("(stopped)", style="dim"))
+            continue
+        except CasperError as exc:  # one bad turn (e.g. an overlong paste) must not end the chat
+            err.print(Text("error: ", "red") + Text(exc.message))
+            if exc.hint:
+                err.print(Text(f"hint: {exc.hint}", "dim"))
+            continue
+        session.last = {"citations": doc.get("citations") or [], "q": question}
+        found = (
+            enrich(line, datetime.now(tz), tz, locale=cfg.locale) if hasattr(tz, "key") else None
+        )
+        session.turn = turn_of(
+            line, session.last["citations"], names, found.date_range if found else None,
+            previous=session.turn if carried else None,
+        )  # fmt: skip
+        session.history.add(line, doc.get("answer", ""))
+        session.history.save()
+
+
+def _command(line: str, session: _Session, err: Any) -> str | None:
+    """Run one slash command locally; returns "quit" to end the session."""
+    from rich.text import Text
+
+    from casper.cli.render import print_answer
+
+    command = line.split()[0].lower()
+    if command in ("/quit", "/exit"):
+        return "quit"
+    if command == "/help":
+        for name, what in COMMANDS.items():
+            err.print(Text(f"  {name:<9} {what}"))
+        err.print(Text("  anything else is a question about your messages", style="dim"))
+    elif command == "/clear":
+        session.history.clear()
+        session.last, session.turn = {}, None
+        err.print(Text("history and sources cleared", style="dim"))
+    elif command == "/sources":
+        if session.last.get("citations"):
+            print_answer({"answer": "", "citations": session.last["citations"]}, session.last["q"])
+        else:
+            err.print(Text("no sources yet: ask a question first", style="dim"))
+    else:
+        err.print(Text(f"unknown command {command} — /help lists them", style="yellow"))
+    return None

@@ -1,0 +1,81 @@
+"""`casper search`: retrieval only, no LLM (the work runs in the service or in-process)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from casper.cli.base import Home, Json, NoService, Verbose, app, config, default_of, guarded
+
+
+@app.command()
+@guarded
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for")],
+    person: Annotated[str | None, typer.Option("--person", help="name, handle or id")] = None,
+    chat: Annotated[str | None, typer.Option("--chat", help="chat name or id")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="ISO date or phrase")] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="ISO date or phrase (whole day)")
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option("-k", help=f"number of hits {default_of('top_k')}")
+    ] = None,
+    mode: Annotated[str, typer.Option("--mode", help="hybrid | bm25 | vector")] = "hybrid",
+    lexical: Annotated[str | None, typer.Option("--lexical", help="lancedb | rank-bm25")] = None,
+    no_rerank: Annotated[bool, typer.Option("--no-rerank", help="skip the cross-encoder")] = False,
+    literal: Annotated[
+        bool, typer.Option("--literal", help="search the words as typed: no date/people reading")
+    ] = False,
+    home: Home = None,
+    json: Json = False,
+    no_service: NoService = False,
+    verbose: Verbose = False,
+) -> None:
+    """Retrieval only, no LLM: hybrid BM25 + vector, fused, reranked."""
+    from casper.app.inputs import require_positive_k, require_text
+    from casper.cli.transport import execute, print_notice
+
+    require_text(query, what="query", example='casper search "dentist appointment"')
+    require_positive_k(k)
+
+    args = {
+        "query": query,
+        "person": person,
+        "chat": chat,
+        "since": since,
+        "until": until,
+        "k": k,
+        "mode": mode,
+        "lexical": lexical,
+        "rerank": not no_rerank,
+        "literal": literal,
+    }
+
+    def on_event(event: dict) -> None:
+        if event.get("event") == "read_as":
+            if not json:  # how the question was read, for people; --json has `understood`
+                from casper.cli.base import _stderr
+
+                line = f"read as: {event['text']} (--literal to search as typed)"
+                _stderr().print(line, style="dim", markup=False, soft_wrap=True)
+            return
+        print_notice(event)
+
+    doc = execute("search", args, config(home), no_service=no_service, on_event=on_event)
+    if json:
+        from casper.cli.base import print_json
+
+        print_json(doc)
+        return
+    from casper.cli.render import console, hits_from_doc, hits_view
+
+    out = console()
+    if not doc["hits"]:
+        out.print("no matching messages")
+        return
+    from casper.dates.zones import local_tz
+
+    tz = local_tz(config(home).timezone)  # the zone the document's timestamps were written in
+    out.print(hits_view(hits_from_doc(doc["hits"]), tz, query))

@@ -1,0 +1,87 @@
+"""Where a command's work runs: in the warm background service (default) or in this process.
+
+`CASPER_SERVICE=0` or `--no-service` run in-process. When the service can't be reached or
+started, or dies mid-request, the command runs here instead (one dim line on stderr says so),
+so a user never waits on a broken service. Only stdlib (and rich, lazily) on the service path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from casper.config import Config
+
+Event = Callable[[dict[str, Any]], None]
+_OFF = {"0", "false", "no", "off"}
+
+
+def service_enabled(no_service: bool = False) -> bool:
+    return not no_service and os.environ.get("CASPER_SERVICE", "1").strip().lower() not in _OFF
+
+
+def print_notice(event: dict[str, Any]) -> None:
+    """The default event sink: notices on stderr; progress events are for richer views."""
+    if event.get("event") != "notice":
+        return
+    from rich.markup import escape
+
+    from casper.cli.base import _stderr
+
+    err = _stderr()
+    if event.get("hint"):
+        err.print(f"[yellow]notice:[/] {escape(event['text'])}", soft_wrap=True)
+        err.print(f"[dim]hint: {escape(event['hint'])}[/]", soft_wrap=True)
+    else:
+        err.print(f"[dim]{escape(event['text'])}[/]", soft_wrap=True)
+
+
+class Session:
+    """Runs commands for one CLI invocation or one `casper chat` session.
+
+    With the service on, each command is a request to it; if it can't be used (or dies), the
+    session falls back to its own Runtime for the rest of its life, so models load once.
+    """
+
+    def __init__(self, cfg: Config, *, no_service: bool = False) -> None:
+        self.cfg = cfg
+        self.use_service = service_enabled(no_service)
+        self.runtime: Any = None
+
+    def execute(self, cmd: str, args: dict[str, Any], on_event: Event = print_notice) -> Any:
+        """Run one command and return its `--json` document, wherever it runs."""
+        if self.use_service:
+            from casper.service import client
+
+            try:
+                return client.call(self.cfg.data_dir, cmd, args, on_event=on_event)
+            except client.ServiceUnavailable as exc:
+                _say(f"{exc}; running in this process")
+            except client.ServiceLost as exc:
+                _say(f"{exc}; running it again in this process")
+            self.use_service = False
+        from casper.app import handlers
+        from casper.app.runtime import Runtime
+
+        if self.runtime is None:
+            self.runtime = Runtime(self.cfg)
+        return handlers.run(self.runtime, cmd, args, emit=on_event)
+
+
+def execute(
+    cmd: str,
+    args: dict[str, Any],
+    cfg: Config,
+    *,
+    no_service: bool = False,
+    on_event: Event = print_notice,
+) -> Any:
+    """One command, once: through the service unless it is switched off or unusable."""
+    return Session(cfg, no_service=no_service).execute(cmd, args, on_event)
+
+
+def _say(text: str) -> None:
+    from casper.cli.base import _stderr
+
+    _stderr().print(f"[dim]{text}[/]", soft_wrap=True, markup=True)

@@ -1,1 +1,0 @@
-"""CLI commands, registered on `casper.cli.app`."""

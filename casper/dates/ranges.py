@@ -1,0 +1,114 @@
+"""`--since`/`--until` and date phrases → local days → UTC seconds: the one range function.
+
+An ISO date or a phrase ("last March", "2 weeks ago", "easter 2024") names local days; a range
+is checked once (an end before its start is an error) and turned into UTC seconds here.
+Imports: stdlib, casper.errors, casper.dates.phrases; dateparser lazily (slow to import).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta, tzinfo
+
+from casper.errors import CasperError
+
+_AGO = re.compile(r"\bago\b", re.I)  # "2 weeks ago" is a point in time, not a period
+
+
+def parse_span(
+    text: str, tz: tzinfo, now: datetime | None = None, *, locale: str = "en_US"
+) -> tuple[date, date]:
+    """An ISO date or a phrase → the local days it names, first and last.
+
+    A period ("last March", "March", "last summer", "easter 2024", "last week", "2023") is
+    resolved by the same rules as questions (casper.dates.phrases), so `--since` starts on its
+    first day and `--until` ends on its last; "2 weeks ago" and other points go to dateparser.
+    """
+    text = text.strip()
+    try:
+        day = date.fromisoformat(text)
+        return day, day
+    except ValueError:
+        pass
+    now = now.astimezone(tz) if now is not None and now.tzinfo else now or datetime.now(tz)
+    if not _AGO.search(text):
+        from casper.dates.phrases import phrase_span
+
+        span = phrase_span(text, now.date(), tz, locale=locale)  # type: ignore[arg-type]
+        if span:
+            return span
+    import dateparser
+
+    parsed = dateparser.parse(
+        text,
+        settings={
+            "PREFER_DATES_FROM": "past",
+            "RELATIVE_BASE": now.replace(tzinfo=None),
+            "PREFER_DAY_OF_MONTH": "first",
+        },
+    )
+    if parsed is None:
+        raise CasperError(
+            f"cannot read the date {text!r}",
+            hint='use YYYY-MM-DD or a phrase like "last March", "2 weeks ago", "last summer"',
+        )
+    return parsed.date(), parsed.date()
+
+
+def parse_day(text: str, tz: tzinfo, now: datetime | None = None) -> date:
+    """An ISO date or a natural phrase ("last March", "2 weeks ago") → its first local day."""
+    return parse_span(text, tz, now)[0]
+
+
+def days_to_utc(
+    first: date | None, last: date | None, tz: tzinfo
+) -> tuple[float | None, float | None]:
+    """Local calendar days → UTC seconds: the start of `first`, the end of the whole `last` day.
+
+    The one place a day range becomes timestamps (CLI options, the agent's date hints).
+    """
+    start = None if first is None else datetime.combine(first, time.min, tz).timestamp()
+    end = None
+    if last is not None:
+        end = datetime.combine(last + timedelta(days=1), time.min, tz).timestamp()
+    return start, end
+
+
+def span_days(
+    since: str | None,
+    until: str | None,
+    tz: tzinfo,
+    now: datetime | None = None,
+    *,
+    locale: str = "en_US",
+) -> tuple[date | None, date | None]:
+    """The first day `since` names and the last day `until` names (None where not given)."""
+    first = parse_span(since, tz, now, locale=locale)[0] if since else None
+    last = parse_span(until, tz, now, locale=locale)[1] if until else None
+    return first, last
+
+
+def date_range(
+    since: str | None,
+    until: str | None,
+    tz: tzinfo,
+    now: datetime | None = None,
+    *,
+    locale: str = "en_US",
+) -> tuple[float | None, float | None]:
+    """`--since`/`--until` as UTC seconds (the first day of what --since names, the last of
+    what --until names); a range that ends before it starts is an
+    error."""
+    first, last = span_days(since, until, tz, now, locale=locale)
+    if first is not None and last is not None and first > last:
+        raise CasperError(
+            f"--since {_shown(since, first)} is after --until {_shown(until, last)}",
+            hint="swap the two dates, or drop one of them",
+        )
+    return days_to_utc(first, last, tz)
+
+
+def _shown(text: str | None, day: date) -> str:
+    """The date as typed, with the day it was read as when that is not plain to see."""
+    typed = (text or "").strip()
+    return day.isoformat() if typed == day.isoformat() else f"{typed!r} ({day.isoformat()})"

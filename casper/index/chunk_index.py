@@ -1,0 +1,376 @@
+"""The chunk index: one LanceDB table (FTS + scalar indexes) plus an in-memory vector matrix.
+
+Generations: a writer (`casper index`) works on the table's head and, when done, `publish`es it
+by writing `generation.json` last; only then are older versions cleaned up. Readers open and stay
+on the published version (never a half-written head), and `refresh_if_stale()` (one `stat`)
+moves them to a newer one; a read that races the cleanup of the version it held reopens at the
+new generation and retries once.
+
+The read side (scans, the search legs) is `index_reads.ChunkReads`, the vector side
+`index_vectors.VectorSide`, the directory's file names and removal `index_files`.
+
+Imports: pyarrow, numpy, casper.records, casper.errors, casper.index.*; lancedb lazily (it
+costs ~1.4 s to import, and a process that never opens the index should not pay it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from casper.errors import IndexMismatch, IndexMissing
+from casper.index.chunk_table import (
+    Filter,
+    IndexedChunk,
+    file_key,
+    index_specs,
+    pieces_to_arrow,
+    read_json,
+    table_schema,
+    write_json,
+)
+from casper.index.files import (
+    GENERATION,
+    MANIFEST,
+    SCHEMA_VERSION,
+    TABLE,
+    discard,
+    identity,
+    mismatch_message,
+    remove_index,
+)
+from casper.index.lance_import import lancedb as import_lancedb
+from casper.index.reads import ChunkReads, id_predicates
+from casper.index.vecstore import FILE as VECTOR_FILE
+from casper.index.vecstore import VectorStore
+from casper.index.vector_side import VectorSide
+from casper.index.vectors import VectorMatrix, private_files
+from casper.records import Chunk, to_piece
+
+log = logging.getLogger(__name__)
+
+# Old versions still hold deleted messages' text, so once a new generation is published every
+# older version goes. A time-based grace would not protect a long-lived reader anyway: Lance ages
+# a version from when it was written, and a service's generation may be hours old. Readers that
+# lose the race reopen at the new generation and retry once instead.
+CLEANUP_OLDER_THAN = timedelta(0)
+KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader holds goes early
+_REOPEN_TRIES = 3
+T = TypeVar("T")
+__all__ = ["ChunkIndex", "Filter", "IndexedChunk", "discard", "table_schema", "vector_status_at"]
+
+
+class ChunkIndex(ChunkReads, VectorSide):
+    """Chunks with vectors in LanceDB; exact-or-binary vector search served from memory."""
+
+    def __init__(
+        self, index_dir: Path, db: Any, table: Any, dim: int, manifest: dict[str, Any]
+    ) -> None:
+        self.dir = index_dir
+        self.dim = dim
+        self._db = db
+        self.table = table
+        self.manifest = manifest
+        self._matrix: VectorMatrix | None = None
+        self._writing = False  # a writer works on the head; readers stay on a generation
+        self._seen: tuple[int, int, int] | None = None  # generation file identity last read
+        self.epoch = 0  # +1 at every reopen: a search that spans two epochs mixed generations
+        self._vectors = None  # the side file (index_vectors.VectorSide.vectors)
+        self._meta_cache = (None, {})  # index_reads.ChunkReads.chunk_meta's, per version
+
+    # ---- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        index_dir: Path,
+        *,
+        embedder_name: str | None,
+        dim: int | None,
+        checksum: str | None,
+        chunker_version: str,
+        create: bool = True,
+        reset: bool = False,
+    ) -> ChunkIndex:
+        """Open the index at its published generation; a different model or chunker raises
+        IndexMismatch, not mixed vectors. `embedder_name=None` accepts the recorded model (for
+        BM25-only use without loading one; `check_embedder` verifies a model loaded later)."""
+        index_dir = Path(index_dir)
+        if reset and index_dir.exists():
+            remove_index(index_dir)
+        found = read_json(index_dir / MANIFEST)
+        if embedder_name is None:
+            embedder_name, dim, checksum = (
+                found.get("embedder"),
+                found.get("dim"),
+                found.get("checksum"),
+            )
+        expected = {
+            "schema": SCHEMA_VERSION, "embedder": embedder_name, "dim": dim,
+            "checksum": checksum, "chunker": chunker_version,
+        }  # fmt: skip
+        if not (index_dir / f"{TABLE}.lance").exists():
+            if not create:
+                raise IndexMissing(f"no search index at {index_dir}")
+            if embedder_name is None or dim is None:
+                raise IndexMissing(f"no search index at {index_dir}")
+            return cls._create(index_dir, expected)
+        if not found or identity(found) != expected:
+            raise IndexMismatch(mismatch_message(found, expected))
+        index = cls(index_dir, None, None, int(found["dim"]), found)
+        index._reopen()
+        return index
+
+    @classmethod
+    def _create(cls, index_dir: Path, manifest: dict[str, Any]) -> ChunkIndex:
+        lancedb = import_lancedb()
+
+        with private_files():
+            index_dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(index_dir, 0o700)
+            db = lancedb.connect(str(index_dir))
+            table = db.create_table(TABLE, schema=table_schema(manifest["dim"]))
+            write_json(index_dir / MANIFEST, manifest)
+        index = cls(index_dir, db, table, manifest["dim"], dict(manifest))
+        index._writing = True
+        index.publish(cleanup=False)  # readers see it empty, never a half-written first run
+        return index
+
+    def check_embedder(self, embedder: Any) -> None:
+        """Raise IndexMismatch unless `embedder` is the model this index's vectors came from."""
+        now = {
+            "embedder": embedder.name,
+            "dim": int(embedder.dim),
+            "checksum": getattr(embedder, "checksum", ""),
+        }
+        recorded = {k: self.manifest.get(k) for k in now}
+        if recorded != now:
+            raise IndexMismatch(mismatch_message(self.manifest, {**self.manifest, **now}))
+
+    @property
+    def version(self) -> int:
+        return int(self.table.version)
+
+    # ---- generations ---------------------------------------------------------------------
+    def generation(self) -> int:
+        """The table version this process reads (the published one, for a reader); `epoch`
+        tells reopens apart even when a rebuilt index reuses version numbers."""
+        return self.version
+
+    def refresh_if_stale(self) -> bool:
+        """Move to the newest published generation if a writer published one since we last
+        looked; True when it moved. Costs one `stat` when nothing changed (call it per request)."""
+        if self._writing or file_key(self.dir / GENERATION) == self._seen:
+            return False
+        self._reopen()
+        return True
+
+    def publish(self, *, cleanup: bool = True) -> int:
+        """Make the head the generation readers use (the file is written last, atomically), then
+        drop older versions. Returns the published version."""
+        version = self._write_generation()
+        if cleanup:
+            with private_files(), warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                self.table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
+            if self.version != version:  # the cleanup pass compacted once more: same rows
+                version = self._write_generation()
+        return version
+
+    def _write_generation(self) -> int:
+        version = self.version
+        with private_files():
+            write_json(self.dir / GENERATION, {"version": version, "published": time.time()})
+        self._seen = file_key(self.dir / GENERATION)
+        return version
+
+    def _reopen(self) -> None:
+        """Open the table afresh at the published generation (the head when none is published).
+
+        A fresh connection, not a checkout on the old handle: `--rebuild` replaces the whole
+        directory, and version numbers restart with it."""
+        lancedb = import_lancedb()
+
+        for attempt in range(_REOPEN_TRIES):
+            self._seen = file_key(self.dir / GENERATION)
+            published = read_json(self.dir / GENERATION).get("version")
+            manifest = read_json(self.dir / MANIFEST)
+            if manifest and identity(manifest) != identity(self.manifest):
+                raise IndexMismatch(
+                    "the search index was rebuilt with different settings while open",
+                    hint="run the command again",
+                )
+            try:
+                db = lancedb.connect(str(self.dir))
+                table = db.open_table(TABLE)
+                if published is not None and int(published) != int(table.version):
+                    table.checkout(int(published))
+            except (OSError, RuntimeError, ValueError) as exc:
+                # a writer replaced the generation (or the directory) under us: look again
+                if attempt == _REOPEN_TRIES - 1:
+                    raise IndexMissing(
+                        f"the search index in {self.dir} is being rewritten",
+                        hint="try again when `casper index` has finished",
+                    ) from exc
+                time.sleep(0.05 * (attempt + 1))
+                continue
+            self._db, self.table, self.manifest = db, table, manifest or self.manifest
+            self._matrix = None
+            self.epoch += 1
+            return
+
+    def _read(self, fn: Callable[[], T]) -> T:
+        """Run a read; if the version it used was cleaned up meanwhile, reopen at the published
+        generation and retry (a writer may publish twice in quick succession)."""
+        for attempt in range(_REOPEN_TRIES):
+            try:
+                return fn()
+            except (OSError, RuntimeError, ValueError):
+                if self._writing or attempt == _REOPEN_TRIES - 1:
+                    raise
+                log.info("index version gone during a read; reopening at the published one")
+                self._reopen()
+        raise AssertionError("unreachable")
+
+    def _for_writing(self) -> None:
+        if not self._writing:
+            self.table.checkout_latest()  # a reader's pinned version is read-only
+            self._writing = True
+
+    # ---- writing -------------------------------------------------------------------------
+    def upsert(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None = None) -> None:
+        """Insert or replace chunks (by id); with `vectors` (rows aligned) they are stored too,
+        without them the chunks are searchable lexically until `ensure_vectors` fills them in."""
+        if not chunks:
+            return
+        self.upsert_rows(self._to_arrow(chunks, vectors))
+
+    def add(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None = None) -> None:
+        """Append chunks whose ids are known to be new (cheaper than `upsert`)."""
+        if not chunks:
+            return
+        self.append_rows(self._to_arrow(chunks, vectors))
+
+    def _to_arrow(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None) -> pa.Table:
+        if vectors is not None:
+            vecs = np.asarray(vectors, dtype=np.float32)
+            if vecs.shape != (len(chunks), self.dim):
+                raise ValueError(
+                    f"expected vectors of shape {(len(chunks), self.dim)}, got {vecs.shape}"
+                )
+            self.vectors.put([c.content_hash for c in chunks], vecs)
+        return pieces_to_arrow([to_piece(c) for c in chunks], self.dim)
+
+    def append_rows(self, data: pa.Table | pa.RecordBatchReader) -> None:
+        """Append rows (see `pieces_to_arrow`) whose ids are known to be new; a reader is
+        written as it is read, in one commit."""
+        self._for_writing()
+        with private_files():
+            self.table.add(data)
+        self._matrix = None
+
+    def upsert_rows(self, data: pa.Table) -> None:
+        """Insert or replace rows (see `pieces_to_arrow`) by id."""
+        self._for_writing()
+        with private_files():
+            (
+                self.table.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(data)
+            )
+        self._matrix = None
+
+    def delete_ids(self, ids: Sequence[str]) -> int:
+        """Delete chunks by id; returns how many ids were asked for."""
+        ids = list(dict.fromkeys(ids))
+        if ids:
+            self._for_writing()
+        with private_files():
+            for where in id_predicates(ids):
+                self.table.delete(where)
+        if ids:
+            self._matrix = None
+        return len(ids)
+
+    def clear(self) -> None:
+        """Delete every chunk (readers keep the published generation until `optimize`)."""
+        self._for_writing()
+        with private_files():
+            self.table.delete("true")
+        self._matrix = None
+
+    def set_source(self, source: dict[str, str]) -> None:
+        """Record which store (and chat.db) the chunks were built from, in the manifest."""
+        if self.manifest.get("source") == source:
+            return
+        self.manifest = {**self.manifest, "source": dict(source)}
+        with private_files():
+            write_json(self.dir / MANIFEST, self.manifest)
+
+    def optimize(self, *, warm: bool = True) -> None:
+        """Create missing indexes, fold new rows into them, compact; then publish the result as
+        the new generation (which drops old versions, and with them deleted messages' text)."""
+        self._for_writing()
+        if self.count():
+            with private_files():
+                self._ensure_indices()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    # no cleanup yet: readers still hold the last published generation
+                    for _ in range(3):  # until compaction and index folding settle
+                        before = self.version
+                        self.table.optimize(cleanup_older_than=KEEP_WHILE_WRITING)
+                        if self.version == before:
+                            break
+            self._matrix = None
+            if warm:
+                self.matrix().coverage  # noqa: B018 - builds the vector cache now, not on a search
+        self.publish()
+
+    def _ensure_indices(self) -> None:
+        present = {ix.name for ix in self.table.list_indices()}
+        for column, name, config in index_specs():
+            if name not in present:
+                self.table.create_index(column, config=config, replace=True, name=name)
+
+
+def vector_status_at(index_dir: Path) -> tuple[int, int] | None:
+    """(vectors_done, vectors_total) of the index in `index_dir` without loading a model;
+    None when there is no index (or one from an older schema). Exact when the last fill
+    recorded this table version, otherwise counted (a pass over the chunk hashes)."""
+    index_dir = Path(index_dir)
+    found = read_json(index_dir / MANIFEST)
+    if not (index_dir / f"{TABLE}.lance").exists() or found.get("schema") != SCHEMA_VERSION:
+        return None
+    published = read_json(index_dir / GENERATION).get("version")
+    if published is not None and (index_dir / VECTOR_FILE).exists():
+        # the common case, answered without importing LanceDB (~1.4 s): the last fill
+        # recorded the published generation
+        with private_files():
+            side = VectorStore.open(index_dir, int(found["dim"]))
+        try:
+            status = side.status()
+        finally:
+            side.close()
+        if status is not None and status["version"] == int(published):
+            return status["done"], status["total"]
+    index = ChunkIndex(index_dir, None, None, int(found["dim"]), found)
+    index._reopen()
+    try:
+        status = index.vectors.status()
+        total = index.count()
+        if status is not None and status["version"] == index.version:
+            return status["done"], status["total"]
+        return total - index.count_missing(), total
+    finally:
+        index.vectors.close()

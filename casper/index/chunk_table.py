@@ -1,0 +1,156 @@
+"""The `chunks` table's layout and the small pieces around it: Arrow schema, index specs, the
+filter every retrieval leg applies, row <-> Chunk, and atomic JSON files (manifest, generation).
+
+Imports: pyarrow, casper.records, casper.index.chunk_text; lancedb lazily. Split from
+`casper.index.chunk_index` so that module keeps to the index's behaviour (opening,
+generations, writing, reading).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+from casper.index.chunk_text import unsegmented_text
+from casper.records import SEGMENT_KEY, Chunk, Piece
+
+CHUNK_COLS = [
+    "id", "chat_id", "chat_name", "participants", "person_ids", "start", "end",
+    "segment_start", "rowids", "guids", "text", "embed_text", "content_hash",
+]  # fmt: skip
+
+
+assert list(Piece._fields) == CHUNK_COLS, "pieces are written column by column, in this order"
+
+
+def pieces_to_arrow(pieces: Sequence[Piece], dim: int) -> pa.Table:
+    """Rows for the `chunks` table (the `cjk` residue derived from `text`)."""
+    schema = table_schema(dim)
+    # one transpose in C instead of a Python loop per column
+    transposed = zip(*pieces, strict=True) if pieces else ([] for _ in CHUNK_COLS)
+    columns: dict[str, Sequence[Any]] = dict(zip(CHUNK_COLS, transposed, strict=True))
+    columns["cjk"] = [unsegmented_text(text) for text in columns["text"]]
+    arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def table_schema(dim: int) -> pa.Schema:
+    """Arrow schema of the `chunks` table."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("chat_id", pa.int64()),
+            pa.field("chat_name", pa.string()),
+            pa.field("participants", pa.list_(pa.string())),
+            pa.field("person_ids", pa.list_(pa.string())),
+            pa.field("start", pa.float64()),
+            pa.field("end", pa.float64()),
+            pa.field("segment_start", pa.float64()),
+            pa.field("rowids", pa.list_(pa.int64())),
+            pa.field("guids", pa.list_(pa.string())),
+            pa.field("text", pa.string()),
+            pa.field("cjk", pa.string()),  # CJK/emoji characters only, for the n-gram leg
+            pa.field("embed_text", pa.string()),
+            pa.field("content_hash", pa.string()),
+        ]
+    )
+
+
+def quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """Restrictions applied inside every retrieval leg; times are UTC seconds, until exclusive."""
+
+    person_id: str | None = None
+    chat_id: int | None = None
+    since: float | None = None
+    until: float | None = None
+
+    @property
+    def empty(self) -> bool:
+        return all(v is None for v in (self.person_id, self.chat_id, self.since, self.until))
+
+    def sql(self) -> str | None:
+        """The same restriction as a LanceDB `where` clause (overlapping chunks count)."""
+        parts: list[str] = []
+        if self.chat_id is not None:
+            parts.append(f"chat_id = {int(self.chat_id)}")
+        if self.person_id is not None:
+            parts.append(f"array_has_any(person_ids, [{quote(self.person_id)}])")
+        if self.since is not None:
+            parts.append(f"`end` >= {float(self.since)!r}")
+        if self.until is not None:
+            parts.append(f"`start` < {float(self.until)!r}")
+        return " AND ".join(parts) or None
+
+
+class IndexedChunk(NamedTuple):
+    """What incremental indexing needs to know about a stored chunk."""
+
+    id: str
+    content_hash: str
+    segment_start: float
+    rowids: tuple[int, ...]
+
+
+def index_specs() -> list[tuple[str, str, Any]]:
+    from casper.index.lance_import import defer_namespace_client
+
+    defer_namespace_client()
+    from lancedb.index import FTS, BTree, LabelList
+
+    ngram = FTS(
+        base_tokenizer="ngram", ngram_min_length=1, ngram_max_length=3, lower_case=False,
+        stem=False, remove_stop_words=False, ascii_folding=False,
+    )  # fmt: skip
+    return [
+        ("text", "text_idx", FTS()),
+        ("cjk", "cjk_idx", ngram),
+        ("id", "id_idx", BTree()),
+        ("chat_id", "chat_id_idx", BTree()),
+        ("start", "start_idx", BTree()),
+        ("end", "end_idx", BTree()),
+        ("person_ids", "person_ids_idx", LabelList()),
+    ]
+
+
+def row_to_chunk(row: dict[str, Any]) -> Chunk:
+    tuples = {k: tuple(row[k] or ()) for k in ("participants", "person_ids", "rowids", "guids")}
+    return Chunk(
+        id=row["id"], chat_id=int(row["chat_id"]), chat_name=row["chat_name"] or "",
+        start=float(row["start"]), end=float(row["end"]), text=row["text"] or "",
+        embed_text=row["embed_text"] or "", content_hash=row["content_hash"] or "",
+        extra={SEGMENT_KEY: repr(float(row["segment_start"]))}, **tuples,
+    )  # fmt: skip
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomic replace: a reader sees the old file or the new one, never half of either."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
+def file_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)

@@ -1,0 +1,159 @@
+"""The read side of the chunk index (a mixin of `ChunkIndex`): scans, chunks by id or chat,
+display meta for hits, and the three search legs (vector, word FTS, CJK/emoji n-grams).
+
+Every read goes through `ChunkIndex._read`, which reopens at the published generation and
+retries when a writer cleaned up the version a read held.
+
+Imports: pyarrow, numpy, casper.records, casper.index (chunk_text, chunk_table, vectors).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from casper.index.chunk_table import CHUNK_COLS, Filter, IndexedChunk, quote, row_to_chunk
+from casper.index.chunk_text import unsegmented_text
+from casper.index.vectors import META_COLUMNS, ChunkMeta, VectorMatrix
+from casper.records import Chunk
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+IN_BATCH = 1000  # ids per `id IN (...)` predicate
+_META_CACHE_MAX = 50_000  # chunk_meta rows kept between searches without a matrix
+
+
+def id_predicates(ids: Sequence[str]) -> list[str]:
+    """`id IN (...)` predicates covering `ids`, IN_BATCH ids each (LanceDB parses each one)."""
+    return [
+        f"id IN ({', '.join(quote(x) for x in ids[i : i + IN_BATCH])})"
+        for i in range(0, len(ids), IN_BATCH)
+    ]
+
+
+class ChunkReads:
+    """Expects from `ChunkIndex`: table, version, epoch, _matrix, _read(), matrix()."""
+
+    table: Any
+    epoch: int
+    _matrix: VectorMatrix | None
+    # chunk_meta read without a matrix, per (version, epoch); ChunkIndex.__init__ sets it
+    _meta_cache: tuple[tuple[int, int] | None, dict[str, ChunkMeta]]
+
+    if TYPE_CHECKING:  # declared for the type checker only: defined by the other parts
+
+        @property
+        def version(self) -> int: ...  # ChunkIndex
+
+        def _read(self, fn: Callable[[], T]) -> T: ...  # ChunkIndex
+
+        def matrix(self, *, refresh: bool = False) -> VectorMatrix: ...  # VectorSide
+
+    def count(self) -> int:
+        return self._read(lambda: int(self.table.count_rows()))
+
+    def scan(self, columns: list[str], where: str | None = None) -> pa.Table:
+        """Selected columns of every row (optionally matching a SQL `where`)."""
+
+        def run() -> pa.Table:
+            query = self.table.search().select(columns).limit(None)
+            return (query.where(where) if where else query).to_arrow()
+
+        return self._read(run)
+
+    def chunk_rows(self, chat_ids: Sequence[int]) -> dict[int, list[IndexedChunk]]:
+        """The indexed chunks of several chats in one scan, grouped by chat."""
+        out: dict[int, list[IndexedChunk]] = {int(c): [] for c in chat_ids}
+        wanted = sorted(out)
+        cols = ["id", "chat_id", "content_hash", "segment_start", "rowids"]
+        for i in range(0, len(wanted), IN_BATCH):
+            part = ", ".join(str(c) for c in wanted[i : i + IN_BATCH])
+            for r in self.scan(cols, f"chat_id IN ({part})").to_pylist():
+                row = (r["id"], r["content_hash"], r["segment_start"], tuple(r["rowids"] or ()))
+                out[int(r["chat_id"])].append(IndexedChunk(*row))
+        return out
+
+    def chunk_meta(self, ids: Sequence[str]) -> dict[str, ChunkMeta]:
+        """Display fields and rowids of the given chunks (unknown ids are skipped): from the
+        search matrix when one is built for this version, else read for just these ids. A
+        cold lexical search then never loads the meta of every chunk (seconds at 1M)."""
+        current = self._matrix
+        if current is not None and current.version == self.version:
+            return current.meta(list(ids))
+        if self._meta_cache[0] != (self.version, self.epoch):
+            self._meta_cache = ((self.version, self.epoch), {})
+        cache = self._meta_cache[1]
+        wanted = [cid for cid in dict.fromkeys(ids) if cid not in cache]
+        for where in id_predicates(wanted):
+            for row in self.scan(META_COLUMNS, where).to_pylist():
+                cache[row["id"]] = ChunkMeta(
+                    id=row["id"], chat_id=int(row["chat_id"]), chat_name=row["chat_name"] or "",
+                    participants=tuple(row["participants"] or ()), start=float(row["start"]),
+                    end=float(row["end"]), rowids=tuple(row["rowids"] or ()),
+                )  # fmt: skip
+        if len(cache) > _META_CACHE_MAX:
+            self._meta_cache = (self._meta_cache[0], {})
+        return {cid: cache[cid] for cid in ids if cid in cache}
+
+    def ids_for_chat(self, chat_id: int) -> dict[str, str]:
+        """id → content_hash of one chat's chunks."""
+        return {c.id: c.content_hash for c in self.chunk_rows([chat_id])[int(chat_id)]}
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        """Chunks by id, in the order asked (unknown ids are skipped)."""
+        wanted = list(dict.fromkeys(ids))
+        found: dict[str, Chunk] = {}
+        for where in id_predicates(wanted):
+            for row in self.scan(CHUNK_COLS, where).to_pylist():
+                found[row["id"]] = row_to_chunk(row)
+        return [found[i] for i in wanted if i in found]
+
+    # ---- the search legs -----------------------------------------------------------------
+    def vector_search(
+        self, vec: NDArray[np.float32], n: int, where: Filter | None = None
+    ) -> list[tuple[str, float]]:
+        """Top-n (id, cosine) by the query vector, restricted by `where` before ranking."""
+        matrix = self.matrix()
+        return matrix.search(vec, n, matrix.mask(where))
+
+    def fts_search(
+        self, query: str, n: int, where: Filter | None = None
+    ) -> list[tuple[str, float]]:
+        """Top-n (id, BM25) from LanceDB's word FTS on `text`, prefiltered by `where`."""
+        return self._fts(query, "text", n, where)
+
+    def ngram_search(
+        self, query: str, n: int, where: Filter | None = None
+    ) -> list[tuple[str, float]]:
+        """Top-n (id, BM25) over CJK/emoji n-grams; empty when the query has none."""
+        residue = unsegmented_text(query)
+        return self._fts(residue, "cjk", n, where) if residue.strip() else []
+
+    def _fts(
+        self, query: str, column: str, n: int, where: Filter | None
+    ) -> list[tuple[str, float]]:
+        if not query.strip() or n <= 0 or self.count() == 0:
+            return []
+        sql = where.sql() if where else None
+
+        def run() -> pa.Table:
+            builder = (
+                self.table.search(query, query_type="fts", fts_columns=column)
+                .select(["id", "_score"])
+                .limit(n)
+            )
+            return (builder.where(sql, prefilter=True) if sql else builder).to_arrow()
+
+        try:
+            rows = self._read(run)
+        except (ValueError, RuntimeError, OSError) as exc:
+            # a broken FTS index must not take search down: the other legs still answer
+            log.warning("full-text search on %s failed: %s", column, type(exc).__name__)
+            return []
+        return list(zip(rows["id"].to_pylist(), rows["_score"].to_pylist(), strict=True))

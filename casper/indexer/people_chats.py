@@ -1,0 +1,63 @@
+"""Who is who in an ingest run: one person per AddressBook card (or bare handle), chats
+labelled with them, and each person's 1:1 chats (their stats are counted over those).
+
+Imports: ingest, casper.store, casper.indexer.people, casper.records. Split from
+`casper.indexer.pipeline` (the run's control flow stays there).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import ingest
+from casper.errors import CasperError
+from casper.indexer.people import UNKNOWN_CHAT, Directory, build_directory, label_chats
+from casper.records import ChatInfo
+from casper.store.db import Store
+
+if TYPE_CHECKING:
+    import sqlite3
+
+
+def people_and_chats(
+    store: Store,
+    conn: sqlite3.Connection,
+    caps: ingest.Capabilities,
+    contacts_path: Path | None,
+    contacts_sig: str,
+) -> tuple[Directory, list[ChatInfo], bool]:
+    """People (one per AddressBook card) and labelled chats, saved; True if names changed."""
+    handles = ingest.load_handles(conn)
+    contacts = ingest.load_contacts(contacts_path)
+    if not contacts and contacts_path is not None:
+        _refuse_to_drop_names(store.named_people(), contacts_path)
+    directory = build_directory(handles, ingest.match_contacts(handles, contacts))
+    people_changed = store.get_meta("contacts_sig") != contacts_sig or {
+        p.id: p.name for p in store.people()
+    } != {p.id: p.name for p in directory.people}
+    store.replace_people(directory.people, dict(directory.contact_keys))
+    chats = label_chats(ingest.load_chats(conn, caps), directory)
+    store.upsert_chats([*chats, UNKNOWN_CHAT])
+    return directory, chats, people_changed
+
+
+def _refuse_to_drop_names(named: int, contacts: Path) -> None:
+    """An AddressBook that cannot be read must not silently turn every named person into a
+    bare number with a new id (and re-index everything, twice): stop, unless asked to."""
+    if named:
+        raise CasperError(
+            f"cannot read the AddressBook at {contacts}; indexing without it would drop the "
+            f"names of {named} people",
+            hint="pass --contacts with the AddressBook folder or .abcddb file (Full Disk Access "
+            "is needed for ~/Library), or --no-contacts to index without names on purpose",
+        )
+
+
+def one_to_one_chats(chats: list[ChatInfo]) -> dict[str, list[int]]:
+    """person id → the ids of their 1:1 chats."""
+    out: dict[str, list[int]] = {}
+    for chat in chats:
+        if not chat.is_group and len(chat.members) == 1:
+            out.setdefault(chat.members[0], []).append(chat.id)
+    return out

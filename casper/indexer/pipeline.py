@@ -1,0 +1,349 @@
+"""The ingest use-case: chat.db + AddressBook → Casper's store (+ stats) → search index.
+
+Incremental: a cheap check first; then only rows after the ROWID watermark, recent edits and
+unsends, tombstones and disappeared rows. Stats fold this run's rows into each person's saved
+state; only what changes history (edits, deletions, a new zone or address book) reads back.
+Imports: ingest, casper.store, casper.stats, casper.indexer.*. The stages' decisions live
+beside it: `check` (the cheap check), `people_chats` (people and chats), `changes` (edits,
+unsends, deletions of stored rows), `stats_update` (each person's stats after the run), `rows`
+(the rows of the hot loop), `parallel` (a large backlog read by worker processes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import ingest
+from casper.errors import CasperError
+from casper.indexer import parallel as ingest_parallel
+from casper.indexer.changes import apply_changed, delete_gone
+from casper.indexer.check import changed_since_last_run, contacts_signature, nothing_to_do
+from casper.indexer.people import Directory
+from casper.indexer.people_chats import one_to_one_chats, people_and_chats
+from casper.indexer.report import IngestReport, record_stage, stage
+from casper.indexer.rows import Accumulator, NewRows, reaction_rows, store_rows
+from casper.indexer.stats_update import Fresh, stats_from_memory, update_stats
+from casper.records import ChatInfo
+from casper.stats import LocalClock, zone_id
+from casper.store.db import Store
+from ingest.errors import IngestError
+from ingest.messages import iter_pages, seed_recent
+from ingest.records import Message
+
+if TYPE_CHECKING:
+    import sqlite3
+
+log = logging.getLogger(__name__)
+
+STAGES = ("check", "read", "store", "stats", "index")
+
+
+# (stage, done, total) — total None while unknown
+Progress = Callable[[str, int, int | None], None]
+IndexFn = Callable[[Store, dict[int, bool], Progress], tuple[int, int]]
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic GC while ingesting: it would re-scan the growing batches of row tuples (which
+    hold no cycles) every few thousand allocations, ~4% of the run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """The open chat.db and what the cheap check learned about it; `_ingest` works from it."""
+
+    conn: sqlite3.Connection
+    caps: ingest.Capabilities
+    state: ingest.SourceState
+    watermark: int  # ROWID read up to by the last run (0: read everything)
+    changed: list[Message]  # older rows edited or unsent since the last run
+    contacts_sig: str
+    # worker processes reading the new rows side by side (a large backlog only), else None
+    parallel: ingest_parallel.ParallelReader | None = None
+
+
+class Indexer:
+    """Runs one incremental (or full) ingest into an open store."""
+
+    def __init__(
+        self,
+        store: Store,
+        chat_db: Path,
+        contacts: Path | None,
+        tz: tzinfo,
+        *,
+        on_progress: Progress | None = None,
+        batch_size: int = 20_000,
+        parallel: ingest_parallel.Options | None = None,
+    ) -> None:
+        self.store = store
+        self.chat_db = chat_db
+        self.contacts = contacts
+        self.tz = tz
+        self.progress: Progress = on_progress or (lambda stage, done, total: None)
+        self.batch_size = batch_size
+        # worker processes for a large backlog (Options(workers=1): never)
+        self.parallel = parallel or ingest_parallel.Options()
+
+    def run(self, *, rebuild: bool = False, index_fn: IndexFn | None = None) -> IngestReport:
+        """Bring the store (and, with `index_fn`, the search index) up to date."""
+        started, cpu = time.perf_counter(), time.process_time()
+        report = IngestReport()
+        try:
+            self._run(report, rebuild, index_fn)
+        except IngestError as exc:
+            raise CasperError(exc.message, hint=exc.hint) from exc
+        report.messages_total = self.store.messages_total()
+        report.undated = self.store.undated_count()
+        if report.noop and index_fn is not None:
+            report.chunks_total = int(self.store.meta_float("chunks_total"))
+        first, last = self.store.coverage()
+        report.coverage = {"first": first, "last": last}
+        report.elapsed_s = round(time.perf_counter() - started, 3)
+        report.cpu_s["total"] = round(time.process_time() - cpu, 3)
+        return report
+
+    def _run(self, report: IngestReport, rebuild: bool, index_fn: IndexFn | None) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        conn = ingest.open_chat_db(self.chat_db)
+        try:
+            caps = ingest.Capabilities.probe(conn)
+            state = ingest.snapshot_state(conn, caps)
+            source = str(self.chat_db.resolve())
+            if self.store.get_meta("source") not in (None, source):
+                rebuild = True  # a different chat.db: never mix two people's histories
+            # a reset happens inside the ingest transaction below, so until then the previous
+            # store stays as it is (a database that fails mid-read must not leave it empty)
+            watermark = 0 if rebuild else int(self.store.meta_float("watermark_rowid"))
+            changed = changed_since_last_run(self.store, conn, caps, watermark)
+            contacts_sig = contacts_signature(self.contacts)
+            unchanged = nothing_to_do(
+                self.store,
+                state,
+                rebuild=rebuild,
+                watermark=watermark,
+                changed=changed,
+                contacts_sig=contacts_sig,
+                tz=self.tz,
+                indexing=index_fn is not None,
+            )
+            record_stage(report, "check", wall, cpu)
+            if unchanged:
+                report.noop = True
+                return
+            new_rows = max(state.max_rowid - watermark, 0)
+            # the workers start here: they import while people and chats are read
+            workers = (
+                ingest_parallel.open_reader(self.store, self.parallel)
+                if self.parallel.applies(new_rows, self.tz)
+                else contextlib.nullcontext()
+            )
+            # a first fill (nothing stored yet) writes its pages once, not to a log and back
+            first = watermark == 0 and not rebuild and not self.store.has_messages()
+            # one transaction: a crash anywhere in it leaves the previous store as it was
+            with (
+                workers as reader,
+                stage(report, "ingest"),
+                self.store.first_fill() if first else contextlib.nullcontext(),
+                self.store.transaction(),
+                _gc_paused(),
+            ):
+                if rebuild:
+                    self._reset()
+                if self.store.get_meta("store_id") is None:
+                    self.store.set_meta("store_id", uuid.uuid4().hex)  # the index follows it
+                self.store.set_meta("source", source)
+                src = _Source(conn, caps, state, watermark, changed, contacts_sig, reader)
+                self._ingest(src, report)
+                committing = time.perf_counter(), time.process_time()
+            record_stage(report, "commit+cleanup", *committing)  # staging files removed too
+        finally:
+            conn.close()
+        if index_fn is not None:
+            with stage(report, "index"):
+                dirty = self.store.dirty_chats()
+                report.chunks_total, report.chunks_new = index_fn(self.store, dirty, self.progress)
+                with self.store.transaction():
+                    self.store.clear_dirty(dirty)
+                    # a run with nothing new reports this without opening the index
+                    self.store.set_meta("chunks_total", report.chunks_total)
+
+    def _reset(self) -> None:
+        """Empty the store for another history (inside the caller's transaction); its new
+        `store_id` tells the search index to drop every chunk of the old one."""
+        for table in ("messages", "reactions", "contact_stats", "chats", "dirty_chats", "meta"):
+            self.store.conn.execute(f"DELETE FROM {table}")
+
+    def _ingest(self, src: _Source, report: IngestReport) -> None:
+        """Read everything new into the store and bring the stats up to date (one transaction,
+        opened by the caller)."""
+        directory, chats, people_changed = self._people_and_chats(src)
+        handle_person = dict(directory.handle_person)
+        # stats columns (local day/hour) are precomputed for one zone: a new zone redoes them
+        zone_changed = self.store.get_meta("local_tz") != zone_id(self.tz)
+        if zone_changed and src.watermark:
+            self.store.refresh_local(LocalClock(self.tz))
+        counters = ingest.ReadCounters()
+        acc = Accumulator(
+            max_rowid=src.watermark,
+            max_date=self.store.meta_float("last_date"),
+            # edits/unsends are found by their own time, newer than any we have seen
+            max_edit=self.store.meta_float("edited_after"),
+        )
+        one_to_one = one_to_one_chats(chats)
+        everybody = {p.id for p in directory.people}
+        fresh = self._read_new(src, counters, handle_person, one_to_one, everybody, acc, report)
+
+        owner = {chat: pid for pid, ids in one_to_one.items() for chat in ids}
+        dirty_full, edited_people = apply_changed(
+            self.store, self.tz, src.changed, handle_person, owner, acc
+        )
+        count_before = self.store.message_count()
+        gone_senders: set[str] = set()
+        gone_chats, deleted_rowid = delete_gone(
+            self.store, src.conn, src.caps, src.state, src.watermark, gone_senders
+        )
+        dirty_full |= gone_chats
+        report.deleted = count_before - self.store.message_count()
+
+        self.store.mark_dirty(acc.dirty - dirty_full)
+        everything = set(c.id for c in chats) if people_changed else set()
+        self.store.mark_dirty(dirty_full | everything, full=True)
+        self.progress("stats", 0, None)
+        with stage(report, "stats"):
+            # who needs a recompute from the store; everyone else just folds in the new rows
+            redo = edited_people | gone_senders | {owner[c] for c in gone_chats if c in owner}
+            if people_changed or zone_changed or (fresh.store_was_empty and report.deleted):
+                redo = everybody
+            if report.deleted:  # rows read into an empty store were all there is, until now
+                fresh.states.clear()
+            update_stats(self.store, self.tz, acc.new.in_order(), one_to_one, redo, fresh.states)
+        self.progress("stats", 1, 1)
+
+        report.messages_new = counters.messages - counters.events
+        report.decode_failures = counters.decode_failures
+        report.reactions = counters.reactions  # legacy SMS reactions are counted in it already
+        report.events = counters.events
+        report.recently_deleted_skipped = counters.recently_deleted_skipped
+        self._save_watermarks(src, acc, deleted_rowid, counters)
+
+    def _people_and_chats(self, src: _Source) -> tuple[Directory, list[ChatInfo], bool]:
+        """People (one per AddressBook card) and labelled chats, saved; True if names changed."""
+        # kept a method: a test wraps it to move chat.db away between the check and the read
+        return people_and_chats(self.store, src.conn, src.caps, self.contacts, src.contacts_sig)
+
+    def _read_new(
+        self,
+        src: _Source,
+        counters: ingest.ReadCounters,
+        handle_person: dict[int, str],
+        one_to_one: dict[str, list[int]],
+        everybody: set[str],
+        acc: Accumulator,
+        report: IngestReport,
+    ) -> Fresh:
+        """Stream the rows after the watermark into the store; into an empty store, the stats
+        come from those rows in memory (no SQL needed)."""
+        fresh = Fresh(store_was_empty=self.store.message_count() == 0)
+        acc.new = NewRows({chat: pid for pid, ids in one_to_one.items() for chat in ids})
+
+        def fresh_stats() -> None:
+            if fresh.store_was_empty:
+                with stage(report, "stats (from memory)"):
+                    stats_from_memory(fresh, acc.new.in_order(), everybody, self.tz)
+
+        total = max(src.state.max_rowid - src.watermark, 0)
+        # a first run (or one with a large backlog) loads faster without live secondary indexes
+        if total > 50_000:  # index build and in-memory stats run side by side
+            with (
+                stage(report, "read+store+indexes"),
+                # workers leave the main process time to keep the time-ordered indexes up as
+                # ranges are copied in, instead of building them all at the end
+                self.store.bulk_load(alongside=fresh_stats, unique_only=src.parallel is not None),
+                stage(report, "read+store"),
+            ):
+                self._read_rows(src, counters, handle_person, total, acc)
+        else:
+            with stage(report, "read+store"):
+                self._read_rows(src, counters, handle_person, total, acc)
+            fresh_stats()
+        if src.parallel is not None:  # the workers' own time, beside the main process's
+            report.timings["read workers (busy)"] = round(src.parallel.totals.wall_s, 3)
+            report.cpu_s["read workers (busy)"] = round(src.parallel.totals.cpu_s, 3)
+        return fresh
+
+    def _save_watermarks(
+        self, src: _Source, acc: Accumulator, deleted_rowid: int, counters: ingest.ReadCounters
+    ) -> None:
+        for key, value in (
+            ("watermark_rowid", acc.max_rowid),
+            ("source_count", src.state.message_count),
+            ("deleted_rowid", max(deleted_rowid, int(self.store.meta_float("deleted_rowid")))),
+            ("recoverable_count", src.state.recoverable_count),
+            ("contacts_sig", src.contacts_sig),
+            ("local_tz", zone_id(self.tz)),
+            ("last_date", acc.max_date),
+            ("edited_after", acc.max_edit),
+            (
+                "decode_failures",
+                int(self.store.meta_float("decode_failures")) + counters.decode_failures,
+            ),
+        ):
+            self.store.set_meta(key, value)
+
+    def _read_rows(
+        self,
+        src: _Source,
+        counters: ingest.ReadCounters,
+        handle_person: dict[int, str],
+        total: int,
+        acc: Accumulator,
+    ) -> None:
+        """Stream new rows into the store page by page, noting what they touch."""
+        conn, caps, watermark = src.conn, src.caps, src.watermark
+        if src.parallel is not None:
+            # the last range is open-ended, as the single reader reads to the end
+            src.parallel.read(
+                self.chat_db, watermark, src.state.max_rowid, handle_person, self.tz, acc,
+                counters, seed_recent(conn, caps, watermark), self.progress,
+            )  # fmt: skip
+            self.progress("read", total, total)
+            return
+        clock = LocalClock(self.tz)
+        self.progress("read", 0, total)
+        full: list[tuple] = []
+        plain: list[tuple] = []
+        reactions: list[tuple] = []
+        for msgs, reacts in iter_pages(conn, caps, after_rowid=watermark, stats=counters):
+            if msgs or reacts:
+                last = max(msgs[-1].rowid if msgs else 0, reacts[-1].rowid if reacts else 0)
+                acc.max_rowid = max(acc.max_rowid, last)
+            page_full, page_plain = store_rows(msgs, handle_person, clock, acc)
+            full += page_full
+            plain += page_plain
+            reactions += reaction_rows(reacts, handle_person)
+            if len(full) + len(plain) >= self.batch_size:
+                self.store.put_messages(full, plain)
+                self.store.add_reactions(reactions)
+                full, plain, reactions = [], [], []
+                self.progress("read", acc.max_rowid - watermark, total)
+        self.store.put_messages(full, plain)
+        self.store.add_reactions(reactions)
+        self.progress("read", total, total)

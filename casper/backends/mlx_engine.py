@@ -15,6 +15,9 @@ from casper.backends.toolcalls import (
     CALL_START,
     THINK_END,
     THINK_START,
+    SegmentParser,
+    library_parsers,
+    parser_format,
     reply_from_text,
     tools_as_text,
 )
@@ -58,6 +61,7 @@ class MlxEngine:
             )
         template = str(getattr(self._tokenizer, "chat_template", "") or "")
         self.native_tools: bool = bool(self._tokenizer.has_tool_calling) or "tools" in template
+        self.tool_format, self.tool_parsers = tool_parsers_for(self._tokenizer)
         # KV cache of the previous call and the tokens it holds: the agent's next prompt
         # repeats the last one plus a few turns, so only the new tail needs reading
         self._cache: list[Any] | None = None
@@ -121,6 +125,7 @@ class MlxEngine:
         return reply_from_text(
             raw,
             tools,
+            parsers=self.tool_parsers,
             finish_reason=finish,
             prompt_tokens=len(ids),
             completion_tokens=generated,
@@ -153,6 +158,19 @@ class MlxEngine:
     def _remember(self, cache: list[Any], seen: list[int]) -> None:
         offset = int(getattr(cache[0], "offset", 0)) if cache else 0
         self._cache, self._cached_ids = cache, seen[:offset]
+
+
+def tool_parsers_for(tokenizer: Any) -> tuple[str | None, dict[str, SegmentParser]]:
+    """The tokenizer's tool-call format (if one of FORMATS) and the mlx_lm parser per shape."""
+    # mlx_lm names the format from the chat template and gives the tokenizer its parser, which
+    # reads that shape; the other shape keeps the library's parser, since either was read
+    # whatever the template (and `tools_as_text` asks templates without tools for JSON)
+    parsers = library_parsers()
+    parser = getattr(tokenizer, "tool_parser", None)
+    fmt = parser_format(parser)
+    if fmt is not None and parser is not None:
+        parsers[fmt] = parser
+    return fmt, parsers
 
 
 def _seconds(tokens: int, per_second: float) -> float:

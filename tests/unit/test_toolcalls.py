@@ -1,4 +1,4 @@
-"""Tool-call slicing and think-stripping on Qwen-style strings (table-driven, no mlx)."""
+"""Tool-call slicing and think-stripping on Qwen-style strings (table-driven, no model)."""
 
 from __future__ import annotations
 

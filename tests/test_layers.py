@@ -1,4 +1,5 @@
-"""The import rules of the architecture (README "Layers"), checked with an AST walk."""
+"""The import rules of the architecture (docs/architecture.md, "Layers and folder map"), checked
+with an AST walk."""
 
 from __future__ import annotations
 

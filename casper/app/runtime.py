@@ -181,9 +181,10 @@ def index_embedder(cfg: Config) -> EmbedderSupply:
     checksum are known without loading it, so it comes deferred and loads after the lexical
     step, which does not need it (the first search then waits for no model load); any other
     model loads first, as its size and checksum go into a new index's manifest."""
-    from casper.backends import factory
 
     def supply(progress: Progress) -> Embedder:
+        from casper.backends import factory  # only when the run touches the index
+
         known = factory.embedder_identity(cfg)
         if known is not None:
             name, dim, checksum = known

@@ -79,9 +79,10 @@ def main() -> dict:
 
     from casper.agent.answer import answer_question
     from casper.agent.core import Limits
-    from casper.app.runtime import make_index_fn, make_retriever
+    from casper.app import runtime
+    from casper.app.runtime import make_retriever
     from casper.config import load_config
-    from casper.indexer.pipeline import Indexer
+    from casper.indexer.run import run_index
     from casper.store.db import Store
     from ingest.synthetic import build_demo_corpus
 
@@ -93,7 +94,8 @@ def main() -> dict:
             Path(tmp) / "home", chat_db=corpus.chat_db, contacts=corpus.contacts, rerank=False
         )
         store = Store.open(cfg.store_path)
-        Indexer(store, cfg.chat_db, cfg.contacts, tz).run(index_fn=make_index_fn(cfg))
+        run_index(store, runtime.index_source(cfg), runtime.index_place(cfg),
+                  runtime.index_embedder(cfg), options=runtime.chunk_options(cfg))  # fmt: skip
         retriever = make_retriever(cfg, store, rerank=False)
         # model load, caches and the dateparser import are once-per-process costs, not per question
         retriever.search("warm up")
@@ -108,7 +110,7 @@ def main() -> dict:
             asked = answer_question(
                 question,
                 store=store,
-                search=retriever.search,
+                search=retriever.hits,
                 engine=engine,
                 tz=tz,
                 limits=Limits(),

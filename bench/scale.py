@@ -100,7 +100,7 @@ from casper.config import load_config
 from casper.index.chunk_index import vector_status_at
 cfg = load_config(Path(args["home"]), chat_db=Path(args["chat_db"]))
 T1 = time.perf_counter()  # imports done: run_index starts
-report = run_index(cfg, quiet=True)
+report = run_index(cfg, quiet=True).ingest
 run_s = time.perf_counter() - T1
 wall = time.perf_counter() - T0
 rss = next(int(l.split()[1]) / 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:"))

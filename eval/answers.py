@@ -288,7 +288,7 @@ def evaluate_corpora(
                 return answer_question(
                     question,
                     store=store,
-                    search=search.search,
+                    search=search.hits,
                     engine=None if engine == RETRIEVAL_ONLY else engine,
                     tz=tz,
                     limits=limits,

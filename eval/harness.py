@@ -275,7 +275,7 @@ def _evaluate_corpus(
                 for item in scored:
                     cache.replayed_ms = 0.0
                     t0 = time.perf_counter()
-                    hits = search.search(
+                    hits = search.hits(
                         item.question,
                         k=max_k,
                         mode=spec.mode,

@@ -11,10 +11,15 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casper.config import BUNDLED_EMBEDDER, CHUNK_SIZE, CHUNK_STRIDE, Config
 from eval.gold import GoldItem
+
+if TYPE_CHECKING:
+    from casper.protocols import Embedder, Reranker
+    from casper.search.retriever import Retriever
+    from casper.store.db import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,18 +103,19 @@ def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
 
 
 def ensure_index(vcfg: Config) -> dict[str, Any]:
-    """Build or update the index with the same Indexer + index_fn `casper index` uses."""
-    from casper.app.runtime import make_index_fn, open_store
-    from casper.dates.zones import local_tz
-    from casper.indexer.pipeline import Indexer
+    """Build or update the index with the same run `casper index` makes."""
+    from casper.app import runtime
+    from casper.indexer.run import run_index
 
     if vcfg.store_path.exists() and not vcfg.index_dir.exists():
         for suffix in ("", "-wal", "-shm"):  # a half-built variant: start it over
             Path(str(vcfg.store_path) + suffix).unlink(missing_ok=True)
-    store = open_store(vcfg, must_exist=False)
+    store = runtime.open_store(vcfg, must_exist=False)
     try:
-        indexer = Indexer(store, vcfg.chat_db, vcfg.contacts, local_tz(vcfg.timezone))
-        report = indexer.run(index_fn=make_index_fn(vcfg))
+        report = run_index(
+            store, runtime.index_source(vcfg), runtime.index_place(vcfg),
+            runtime.index_embedder(vcfg), options=runtime.chunk_options(vcfg),
+        ).ingest  # fmt: skip
     finally:
         store.close()
     return {
@@ -122,17 +128,18 @@ def ensure_index(vcfg: Config) -> dict[str, Any]:
 
 def make_search(
     vcfg: Config,
-    store: Any,
-    embedder: Any,
-    reranker: Any,
+    store: Store,
+    embedder: Embedder,
+    reranker: Reranker | None,
     *,
     max_k: int,
     spec: RunSpec | None = None,
-) -> Any:
+) -> Retriever:
     """A Retriever over one variant's index, sharing the loaded models across runs."""
     from casper.app.runtime import make_retriever
+    from casper.search.feedback import FEEDBACK_TERMS
 
-    retriever = make_retriever(
+    return make_retriever(
         vcfg,
         store,
         rerank=reranker is not None,
@@ -140,9 +147,5 @@ def make_search(
         reranker=reranker,
         candidates=max(vcfg.candidates, max_k),
         fuse=spec.fuse if spec else "convex",
+        feedback_terms=FEEDBACK_TERMS if spec is not None and spec.feedback else 0,
     )
-    if spec is not None and spec.feedback:
-        from casper.search.feedback import FEEDBACK_TERMS
-
-        retriever.feedback_terms = FEEDBACK_TERMS
-    return retriever

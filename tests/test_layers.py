@@ -40,6 +40,7 @@ PURE = [
     "casper/dates/phrases.py",
     "casper/index/chunk_text.py",
     "casper/search/feedback.py",
+    "casper/search/modes.py",
     # not casper/backends/toolcalls.py: it reads tool calls with mlx_lm.tool_parsers, imported
     # inside a function (test_backends_import_heavy_libraries_inside_functions keeps its top
     # level light; tests/unit/test_tool_parsers.py holds it to stdlib + that one package)
@@ -149,9 +150,18 @@ def test_commands_load_nothing_heavy_at_import(path: Path) -> None:
     command that talks to the service stays a thin client (checked at run time too)."""
     top = imports(path, top_level_only=True)
     light = {"casper.cli", "casper.config", "casper.errors", "casper.dates.zones",
-             "casper.agent.followup"}  # fmt: skip
+             "casper.agent.followup", "casper.search.modes"}  # fmt: skip
     assert _starts(top, {"casper"}) <= _starts(top, light), path
     assert not _starts(top, HEAVY - {"typer", "rich"} | {"numpy"})
+
+
+def test_what_the_cli_reads_before_a_request_is_stdlib_only() -> None:
+    """The search modes (typer's choices) and the request checks run in the client process
+    before anything is sent to the service: stdlib and casper.errors, nothing heavier."""
+    for rel in ("casper/search/modes.py", "casper/search/__init__.py", "casper/app/requests.py"):
+        casper = _starts(imports(REPO / rel), {"casper"})
+        assert casper <= {"casper.errors", "casper.search.modes"}, rel
+        assert not _starts(imports(REPO / rel), HEAVY | {"numpy"}), rel
 
 
 def test_eval_only_enters_through_the_eval_command() -> None:

@@ -1,4 +1,4 @@
-"""The agent's imperative shell: drives `agent.core` with a real Engine and Toolbox.
+"""The agent's imperative shell: drives `agent.core` with a real Engine and ToolRunner.
 
 Imports: casper.agent.core, casper.agent.prompts, casper.protocols. The only agent part with
 effects (the prefetch, the engine call, tool calls, the clock for timings and the prompt).
@@ -19,8 +19,10 @@ from casper.protocols import ChatMessage, Engine, Reply, ToolCall, ToolResult, T
 log = logging.getLogger(__name__)
 
 
-class Toolbox(Protocol):
-    """The tools the agent may call; `call` never raises (failures come back as ok=False)."""
+class ToolRunner(Protocol):
+    """What the loop needs of the tools the agent may call (`casper.agent.tools.Toolbox` is
+    the real one): their specs, and `call`, which never raises (failures come back as
+    ok=False)."""
 
     specs: tuple[ToolSpec, ...]
 
@@ -98,7 +100,7 @@ def _ignore(event: Event) -> None:
 def run_agent(
     question: str,
     engine: Engine,
-    toolbox: Toolbox,
+    toolbox: ToolRunner,
     limits: core.Limits,
     on_event: Callable[[Event], None] = _ignore,
     hints: Sequence[str] = (),
@@ -203,7 +205,7 @@ def _token(text: str) -> Event:
 
 
 def _run_tool(
-    toolbox: Toolbox,
+    toolbox: ToolRunner,
     call: ToolCall,
     on_event: Callable[[Event], None],
     clock: dict[str, float],

@@ -3,9 +3,10 @@
 The same functions run in the CLI process (`CASPER_SERVICE=0`, `--no-service`) and inside the
 background service, so both paths print identical documents by construction. Progress of
 `ask` leaves through `emit` as the dict events shared with the renderer and the socket:
-`{"event": "step"|"tool"|"tool_done"|"token"|"notice"|"loading", ...}`.
+`{"event": "step"|"tool"|"tool_done"|"token"|"notice"|"loading", ...}`. Arguments are checked
+once, by casper.app.requests, before a handler runs.
 
-Imports: runtime, use-cases, render; heavy libraries only through them, lazily.
+Imports: requests, runtime, use-cases, documents; heavy libraries only through them, lazily.
 """
 
 from __future__ import annotations
@@ -13,13 +14,28 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from casper.app.requests import (
+    AskRequest,
+    ContactsRequest,
+    Request,
+    SearchRequest,
+    ShowRequest,
+    StatsRequest,
+    parse,
+)
 from casper.app.runtime import Runtime
 from casper.errors import CasperError
 
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
+
+    from casper.protocols import Hit
+    from casper.search.retriever import SearchResult
+
 Emit = Callable[[dict[str, Any]], None]
-COMMANDS = ("search", "contacts", "stats", "show", "ask")
+Document = dict[str, Any] | list[dict[str, Any]]  # what `--json` prints
 
 
 def _ignore(_event: dict[str, Any]) -> None:
@@ -30,95 +46,95 @@ def _notice(emit: Emit) -> Callable[[str], None]:
     return lambda text: emit({"event": "notice", "text": text})
 
 
-def zone(rt: Runtime):  # noqa: ANN201
+def zone(rt: Runtime) -> ZoneInfo:
     """The one zone every command uses (casper.dates.zones.local_tz of the config)."""
     from casper.dates.zones import local_tz
 
     return local_tz(rt.cfg.timezone)
 
 
-def run(rt: Runtime, cmd: str, args: dict[str, Any], emit: Emit = _ignore) -> Any:
-    """Dispatch one request by name; unknown names and arguments are CasperErrors."""
-    handler = _HANDLERS.get(cmd)
-    if handler is None:
-        raise CasperError(f"unknown command {cmd!r}", hint=f"one of {', '.join(COMMANDS)}")
-    try:
-        return handler(rt, emit=emit, **args)
-    except TypeError as exc:
-        if "unexpected keyword" in str(exc):
-            raise CasperError(f"bad arguments for {cmd}: {exc}") from exc
-        raise
+def run(rt: Runtime, cmd: str, args: dict[str, Any], emit: Emit = _ignore) -> Document:
+    """Check one request (casper.app.requests: the one place arguments are validated, for
+    both transports) and answer it; a bad command or argument is a CasperError with a hint."""
+    return answer(rt, parse(cmd, args), emit)
 
 
-def search(
-    rt: Runtime,
-    *,
-    query: str,
-    person: str | None = None,
-    chat: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    k: int | None = None,
-    mode: str = "hybrid",
-    lexical: str | None = None,
-    rerank: bool = True,
-    literal: bool = False,
-    emit: Emit = _ignore,
-) -> dict[str, Any]:
+def answer(rt: Runtime, request: Request, emit: Emit = _ignore) -> Document:
+    """Answer a checked request."""
+    match request:
+        case SearchRequest():
+            return search(rt, request, emit)
+        case ContactsRequest():
+            return contacts(rt, emit)
+        case StatsRequest():
+            return stats(rt, request, emit)
+        case ShowRequest():
+            return show(rt, request, emit)
+        case AskRequest():
+            return ask(rt, request, emit)
+    raise AssertionError(f"no handler for {type(request).__name__}")
+
+
+def _say_notices(rt: Runtime, result: SearchResult, emit: Emit) -> None:
+    """A search's notices (a partly built semantic index, …), each kind once per process."""
+    for notice in result.notices:
+        if rt.first_time(notice.key):
+            emit({"event": "notice", "text": notice.text})
+
+
+def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, Any]:
     from casper.app.documents import hit_json
     from casper.dates.ranges import date_range
 
-    if mode not in ("hybrid", "bm25", "vector"):
-        raise CasperError(f"unknown mode {mode!r}", hint="use hybrid, bm25 or vector")
-    if lexical not in (None, "lancedb", "rank-bm25"):
-        raise CasperError(f"unknown lexical backend {lexical!r}", hint="use lancedb or rank-bm25")
     tz = zone(rt)
-    start, end = date_range(since, until, tz, locale=rt.cfg.locale)  # before opening anything
+    start, end = date_range(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
     store = rt.store()
-    person_id = store.resolve_person(person).id if person else None
+    person_id = store.resolve_person(req.person).id if req.person else None
     chat_id = None
-    if chat:
-        found = store.find_chats(chat)
+    if req.chat:
+        found = store.find_chats(req.chat)
         if len(found) != 1:
             names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
             raise CasperError(
-                f"--chat {chat!r} matches {len(found)} chats: {names}",
+                f"--chat {req.chat!r} matches {len(found)} chats: {names}",
                 hint="pass the chat id (`casper chats` lists them)",
             )
         chat_id = found[0].id
-    retriever = rt.retriever(rerank=rerank, lexical=lexical, mode=mode, say=_notice(emit))
-    said = len(retriever.notices)
-    hits = retriever.search(
-        query,
+    retriever = rt.retriever(lexical=req.lexical, mode=req.mode)
+    result = retriever.search(
+        req.query,
         person_id=person_id,
         chat_id=chat_id,
         since=start,
         until=end,
-        k=k,
-        mode=mode,
-        rerank=rerank,
-        literal=literal,
+        k=req.k,
+        mode=req.mode,
+        rerank=req.rerank,
+        reranker=rt.reranker(_notice(emit)) if req.rerank else None,
+        literal=req.literal,
     )
-    _say_new(retriever, said, emit)
-    understood = retriever.understood
-    if understood is not None and understood.rewritten:
+    _say_notices(rt, result, emit)
+    understood = result.understood
+    if understood.rewritten:
         emit({"event": "read_as", "text": understood.summary()})
     filters = {
         "person": person_id,
         "chat": chat_id,
-        "since": since,
-        "until": until,
-        "mode": mode,
-        "lexical": lexical or rt.cfg.lexical,
-        "rerank": rerank,
+        "since": req.since,
+        "until": req.until,
+        "mode": req.mode,
+        "lexical": req.lexical or rt.cfg.lexical,
+        "rerank": req.rerank,
     }
-    doc: dict[str, Any] = {"query": query, "filters": filters}
-    if understood is not None:
-        doc["understood"] = understood.to_json()
-    return {**doc, "hits": [hit_json(h, tz) for h in hits]}
+    return {
+        "query": req.query,
+        "filters": filters,
+        "understood": understood.to_json(),
+        "hits": [hit_json(h, tz) for h in result.hits],
+    }
 
 
-def contacts(rt: Runtime, *, emit: Emit = _ignore) -> list[dict[str, Any]]:
+def contacts(rt: Runtime, emit: Emit = _ignore) -> list[dict[str, Any]]:
     from casper.dates.zones import iso
 
     tz = zone(rt)
@@ -144,22 +160,15 @@ def contacts(rt: Runtime, *, emit: Emit = _ignore) -> list[dict[str, Any]]:
     return rows
 
 
-def stats(
-    rt: Runtime,
-    *,
-    person: str,
-    since: str | None = None,
-    until: str | None = None,
-    emit: Emit = _ignore,
-) -> dict[str, Any]:
+def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> dict[str, Any]:
     from casper.app.documents import stats_json
     from casper.dates.ranges import date_range
     from casper.store.stats_query import person_stats
 
     tz = zone(rt)
-    start, end = date_range(since, until, tz, locale=rt.cfg.locale)  # before opening anything
+    start, end = date_range(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
     store = rt.store()
-    who = store.resolve_person(person)
+    who = store.resolve_person(req.person)
     doc = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
     doc["range"] = _days(start, end, tz)  # what "last March" resolved to
     return doc
@@ -178,17 +187,17 @@ def _days(start: float | None, end: float | None, tz: Any) -> dict[str, str | No
     return {"since": first, "until": last}
 
 
-def show(
-    rt: Runtime, *, ref: str, before: int = 5, after: int = 5, emit: Emit = _ignore
-) -> dict[str, Any]:
+def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> dict[str, Any]:
     from casper.app.documents import message_json
 
     tz = zone(rt)
     store = rt.store()
-    msg = store.message(ref)
+    msg = store.message(req.ref)
     if msg is None:
-        raise CasperError(f"no message {ref!r}", hint="use a rowid or guid from `casper search`")
-    ctx = store.context(msg, before, after)
+        raise CasperError(
+            f"no message {req.ref!r}", hint="use a rowid or guid from `casper search`"
+        )
+    ctx = store.context(msg, req.before, req.after)
     names = store.names()
     chat = store.chat(msg.chat_id)
     return {
@@ -198,33 +207,26 @@ def show(
     }
 
 
-def ask(
-    rt: Runtime,
-    *,
-    question: str,
-    model: str | None = None,
-    max_iterations: int | None = None,
-    no_llm: bool = False,
-    history: list[str] | tuple[str, ...] = (),
-    emit: Emit = _ignore,
-) -> dict[str, Any]:
+def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     """One question through the agent (or retrieval alone); the model loads once per Runtime."""
     from casper.agent.answer import answer_question
     from casper.agent.core import Limits
 
-    if max_iterations is not None and max_iterations < 1:
-        raise CasperError(
-            f"--max-iterations must be at least 1 (got {max_iterations})",
-            hint="each iteration is one model call; the default is 5",
-        )
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
     store = rt.store()
-    retriever = rt.retriever(say=_notice(emit))
-    said = len(retriever.notices)
+    retriever = rt.retriever()
+    reranker = rt.reranker(_notice(emit))
+
+    def search(query: str, **options: Any) -> list[Hit]:
+        """The agent's search: this request's reranker, notices said as they come."""
+        result = retriever.search(query, reranker=reranker, **options)
+        _say_notices(rt, result, emit)
+        return result.hits
+
     engine, why = None, None
     loading = time.perf_counter()
-    if not no_llm:
-        name = model or rt.cfg.llm_model
+    if not req.no_llm:
+        name = req.model or rt.cfg.llm_model
         if not rt.engine_loaded(name):
             emit({"event": "loading", "what": name})
         engine, failure = rt.engine(name)
@@ -233,77 +235,19 @@ def ask(
             why = "the language model is not available"
     load_s = time.perf_counter() - loading  # ~0 when this Runtime already holds the model
     asked = answer_question(
-        question,
+        req.question,
         store=store,
-        search=retriever.search,
+        search=search,
         engine=engine,
         tz=tz,
-        limits=Limits(max_iterations=max_iterations or rt.cfg.max_iterations),
-        history=tuple(history),
+        limits=Limits(max_iterations=req.max_iterations or rt.cfg.max_iterations),
+        history=req.history,
         unavailable_reason=why,
-        on_event=EventAdapter(emit),
+        on_event=emit,  # the loop's events are already the shared dicts
         locale=rt.cfg.locale,
         me_names=rt.cfg.me_names,
     )
-    _say_new(retriever, said, emit)
     asked = dataclasses.replace(
         asked, load_s=round(load_s, 3), elapsed_s=round(asked.elapsed_s + load_s, 3)
     )
     return asked.to_dict()
-
-
-def _say_new(retriever: Any, said: int, emit: Emit) -> None:
-    """Notices the retriever raised during this request (a partly built semantic index, …)."""
-    for text in retriever.notices[said:]:
-        emit({"event": "notice", "text": text})
-
-
-class EventAdapter:
-    """The agent loop's events → the shared dict shape (dicts pass through unchanged)."""
-
-    def __init__(self, emit: Emit) -> None:
-        self.emit = emit
-        self._started: float | None = None
-
-    def __call__(self, event: Any) -> None:
-        if isinstance(event, dict):
-            self.emit(event)
-            return
-        from casper.agent import loop
-
-        if isinstance(event, loop.Thinking):
-            self.emit({"event": "step", "iteration": event.iteration})
-        elif isinstance(event, loop.ToolStarted):
-            self._started = time.perf_counter()
-            self.emit(
-                {
-                    "event": "tool",
-                    "name": event.call.name,
-                    "arguments": dict(event.call.arguments),
-                }
-            )
-        elif isinstance(event, loop.ToolFinished):
-            elapsed = time.perf_counter() - self._started if self._started else 0.0
-            self.emit(
-                {
-                    "event": "tool_done",
-                    "name": event.result.call.name,
-                    "ok": event.result.ok,
-                    "elapsed_s": round(elapsed, 3),
-                    "found": len(event.result.message_guids),
-                    "summary": "" if event.result.ok else event.result.text[:80],
-                }
-            )
-        elif isinstance(event, loop.Answering):
-            self.emit({"event": "answering"})
-        elif isinstance(event, loop.Token):
-            self.emit({"event": "token", "text": event.text})
-
-
-_HANDLERS: dict[str, Callable[..., Any]] = {
-    "search": search,
-    "contacts": contacts,
-    "stats": stats,
-    "show": show,
-    "ask": ask,
-}

@@ -10,22 +10,27 @@ so tests can swap the backends), use-cases. Heavy libraries only inside function
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from casper.backends.lazy import LazyEmbedder
 from casper.config import Config
 from casper.errors import IndexMissing, ModelUnavailable
+from casper.index.files import Generation, read_generation
 
 if TYPE_CHECKING:
+    from casper.index.chunk_index import ChunkIndex
+    from casper.index.place import IndexPlace
+    from casper.indexer.chunking import ChunkOptions
+    from casper.indexer.pipeline import Progress
+    from casper.indexer.run import EmbedderSupply, Source
     from casper.protocols import Embedder, Engine, Reranker
+    from casper.search.query import Reader
+    from casper.search.retriever import Retriever
     from casper.store.db import Store
 
 Say = Callable[[str], None]
-GENERATION_FILE = "index.generation"
 
 
 def _quiet(_text: str) -> None:
@@ -63,26 +68,12 @@ def open_store(cfg: Config, *, must_exist: bool = True) -> Store:
     return Store.open(cfg.store_path)
 
 
-def open_index(cfg: Config, embedder: Any | None, *, create: bool = False) -> Any:
+def open_index(cfg: Config, embedder: Embedder | None, *, create: bool = False) -> ChunkIndex:
     """The LanceDB chunk index, checked against the embedder and chunker it was built with
     (`embedder=None`: whichever model built it, for BM25-only use without loading one)."""
-    # lance's Rust logger warns on routine events (a new table); keep stderr for real problems
-    os.environ.setdefault("LANCE_LOG", "error")
-    from casper.index.chunk_index import ChunkIndex
-    from casper.indexer.chunking import chunker_signature
-
     if not create and not cfg.index_dir.exists():
         raise IndexMissing(f"no search index in {cfg.data_dir}")
-    return ChunkIndex.open(
-        cfg.index_dir,
-        embedder_name=embedder.name if embedder is not None else None,
-        dim=embedder.dim if embedder is not None else None,
-        checksum=getattr(embedder, "checksum", "") if embedder is not None else None,
-        chunker_version=chunker_signature(
-            cfg.chunk_size, cfg.chunk_stride, cfg.chunk_gap_s, cfg.chunk_max_chars
-        ),
-        create=create,
-    )
+    return index_place(cfg).open(embedder, create=create)
 
 
 def make_retriever(
@@ -96,19 +87,22 @@ def make_retriever(
     reranker: Reranker | None = None,
     candidates: int | None = None,
     fuse: str = "convex",
+    feedback_terms: int = 0,
     say: Say = _quiet,
-) -> Any:
+) -> Retriever:
     """Embedder + index + (optional) reranker + query reader → Retriever.
 
     With `mode="bm25"` and no embedder given, the embedder is a LazyEmbedder: built (and
     checked against the index) only if a vector is ever asked for, so a BM25 search never
     imports torch. A reranker that can't be loaded is said once through `say` (remembered in
-    the data dir) and then only by `casper doctor`.
+    the data dir) and then only by `casper doctor`. The reranker is fixed here; a long-lived
+    retriever shared by requests gets none and is handed one per search instead.
     """
     from casper.app.optional_models import load_reranker
     from casper.backends import factory
     from casper.search.retriever import Retriever
 
+    index: ChunkIndex
     if embedder is None and mode == "bm25":
         index = open_index(cfg, None)
         embedder = LazyEmbedder(
@@ -130,10 +124,11 @@ def make_retriever(
         lexical=lexical or cfg.lexical,
         fuse=fuse,
         reader=make_reader(cfg, store),
+        feedback_terms=feedback_terms,
     )
 
 
-def make_reader(cfg: Config, store: Store, *, aliases: bool = True) -> Any:
+def make_reader(cfg: Config, store: Store, *, aliases: bool = True) -> Reader:
     """The query reader over the store's people: every name on their cards (`aliases`), the
     owner's own names, the locale's date order and the indexed days."""
     from casper.agent.answer import covered_days
@@ -152,7 +147,7 @@ def make_reader(cfg: Config, store: Store, *, aliases: bool = True) -> Any:
     )
 
 
-def _same_history(index: Any, store: Store) -> None:
+def _same_history(index: ChunkIndex, store: Store) -> None:
     """An index built from another history (the store was reset and `casper index` did not
     finish) must not label new messages with old chunks."""
     from casper.errors import IndexMismatch
@@ -165,48 +160,46 @@ def _same_history(index: Any, store: Store) -> None:
         )
 
 
-def make_index_fn(
-    cfg: Config, *, rebuild: bool = False, vectors: bool = True
-) -> Callable[..., tuple[int, int]]:
-    """The pipeline's search-index step: re-chunk changed chats and write them, then embed
-    what has no vector. With `vectors=False` it stops once the lexical legs are searchable
-    (`casper index` does that, then runs `fill_vectors` after the store's dirty chats are
-    cleared, so a killed fill never redoes the lexical step)."""
+# ---- the parts of `casper index` (casper.indexer.run.run_index) -------------------------------
+def index_place(cfg: Config) -> IndexPlace:
+    """Where this configuration's chunk index lives and the chunker it must have been cut with."""
+    from casper.index.place import IndexPlace
 
-    def index_fn(
-        store: Store, dirty: dict[int, bool], progress: Callable[..., None]
-    ) -> tuple[int, int]:
-        from casper.indexer.chunk_update import ensure_vectors, update_lexical
-
-        embedder = _index_embedder(cfg, progress)
-        index_fn.embedder = embedder  # type: ignore[attr-defined]  # fill_vectors reuses it
-        if rebuild and cfg.index_dir.exists() and not _reusable(cfg, embedder):
-            from casper.index.chunk_index import discard
-
-            discard(cfg.index_dir)  # another model or a broken index: start afresh
-        index = open_index(cfg, embedder, create=True)
-        if isinstance(embedder, LazyEmbedder):
-            embedder.set_check(index.check_embedder)  # the model, once loaded, must match
-        if rebuild:
-            # every chunk is rebuilt in place: readers keep the published generation until
-            # the rebuilt one is published, instead of losing the directory under them
-            index.clear()
-        if not cfg.index_dir.exists() or index.count() == 0:
-            dirty = {c.id: True for c in store.chats()}
-        update = update_lexical(
-            store, index, dirty=dirty, options=chunk_options(cfg), on_progress=progress
-        )
-        if vectors:
-            _load_now(embedder, progress)
-            ensure_vectors(index, embedder, lambda done, total: progress("embed", done, total))
-        # chunks_new: what this run re-chunked for embedding (new ids and changed content)
-        return update.chunks_total, update.embedded
-
-    return index_fn
+    return IndexPlace(cfg.index_dir, chunk_options(cfg).signature())
 
 
-def chunk_options(cfg: Config) -> Any:
-    """How this configuration cuts chats into chunks (`casper.indexer.chunking.ChunkOptions`)."""
+def index_source(cfg: Config) -> Source:
+    """The history `casper index` reads: chat.db, the AddressBook, the zone all commands use."""
+    from casper.dates.zones import local_tz
+    from casper.indexer.run import Source
+
+    return Source(cfg.chat_db, cfg.contacts, local_tz(cfg.timezone))
+
+
+def index_embedder(cfg: Config) -> EmbedderSupply:
+    """How `casper index` gets the embedder it writes with. The bundled MiniLM's name, size and
+    checksum are known without loading it, so it comes deferred and loads after the lexical
+    step, which does not need it (the first search then waits for no model load); any other
+    model loads first, as its size and checksum go into a new index's manifest."""
+
+    def supply(progress: Progress) -> Embedder:
+        from casper.backends import factory  # only when the run touches the index
+
+        known = factory.embedder_identity(cfg)
+        if known is not None:
+            name, dim, checksum = known
+            build = lambda: factory.make_embedder(cfg)  # noqa: E731
+            return LazyEmbedder(build, name=name, dim=dim, checksum=checksum)
+        progress("load", 0, None)  # loading a model can take half a minute: say so
+        embedder = factory.make_embedder(cfg)
+        progress("load", 1, 1)
+        return embedder
+
+    return supply
+
+
+def chunk_options(cfg: Config) -> ChunkOptions:
+    """How this configuration cuts chats into chunks."""
     from casper.dates.zones import local_tz
     from casper.indexer.chunking import ChunkOptions
 
@@ -217,108 +210,24 @@ def chunk_options(cfg: Config) -> Any:
     )  # fmt: skip
 
 
-def fill_vectors(
-    cfg: Config,
-    progress: Callable[..., None],
-    announce: Callable[[str], None],
-    embedder: Any | None = None,
-) -> Any:
-    """Embed the chunks that have no vector yet (all of a first index, or what a killed run left).
-
-    Returns the VectorFill, or None when there is no index. Checks completeness before loading
-    the embedder, so a run with nothing to do stays fast.
-    """
-    from casper.index.chunk_index import vector_status_at
-
-    status = vector_status_at(cfg.index_dir)
-    if status is None:
-        return None
-    done, total = status
-    if done == total:
-        from casper.indexer.chunk_update import VectorFill
-
-        return VectorFill(0, done, total)
-    from casper.backends import factory
-    from casper.indexer.chunk_update import ensure_vectors
-
-    if done:
-        announce(f"resuming: {done} of {total} chunks already embedded; embedding the rest")
-    # the lexical step of the same run already loaded the model: loading it twice costs seconds
-    embedder = embedder or factory.make_embedder(cfg)
-    index = open_index(cfg, embedder)
-    _load_now(embedder, progress)
-    return ensure_vectors(index, embedder, lambda d, t: progress("embed", d, t))
-
-
-def _index_embedder(cfg: Config, progress: Callable[..., None]) -> Any:
-    """The embedder `casper index` writes with. The bundled MiniLM's name, size and checksum are
-    known without loading it, so it loads after the lexical step, which does not need it (the
-    first search then waits for no model load); any other model loads first, as its size and
-    checksum go into a new index's manifest."""
-    from casper.backends import factory
-
-    known = factory.embedder_identity(cfg)
-    if known is not None:
-        name, dim, checksum = known
-        build = lambda: factory.make_embedder(cfg)  # noqa: E731
-        return LazyEmbedder(build, name=name, dim=dim, checksum=checksum)
-    progress("load", 0, None)  # loading a model can take half a minute: say so
-    embedder = factory.make_embedder(cfg)
-    progress("load", 1, 1)
-    return embedder
-
-
-def _load_now(embedder: Any, progress: Callable[..., None]) -> None:
-    """Load a deferred model under its own progress stage, not inside the first embed batch."""
-    if isinstance(embedder, LazyEmbedder) and not embedder.loaded:
-        progress("load", 0, None)
-        embedder.real()
-        progress("load", 1, 1)
-
-
-def _reusable(cfg: Config, embedder: Any) -> bool:
-    """True when the existing index opens for this embedder and chunker."""
-    try:
-        open_index(cfg, embedder)
-    except Exception:  # noqa: BLE001 - a mismatch or a damaged index: either way, rebuild it
-        return False
-    return True
-
-
-# ---- index generations ------------------------------------------------------------------------
-def index_generation(data_dir: Path) -> str:
-    """The number of `casper index` runs that changed something ("0" before the first).
-
-    Long-lived readers (the service, a chat session) read it (one small file) before each
-    request and reopen the store and index when it moved, so they never serve what an index
-    run replaced. The file is replaced atomically, so a reader sees the old or the new number.
-    """
-    try:
-        return (data_dir / GENERATION_FILE).read_text().strip() or "0"
-    except (FileNotFoundError, NotADirectoryError):
-        return "0"
-
-
-def bump_generation(data_dir: Path) -> None:
-    """Called by `casper index` after a run that changed something (atomic rename, 0600)."""
-    path = data_dir / GENERATION_FILE
-    try:
-        current = int(path.read_text().strip() or 0)
-    except (FileNotFoundError, ValueError):
-        current = 0
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(f"{current + 1}\n")
-    os.replace(tmp, path)
-
-
 # ---- the cached runtime -------------------------------------------------------------------
+class Loaded(TypedDict):
+    """What a Runtime holds, for `casper serve --status`."""
+
+    store: bool
+    index: bool
+    embedder: str | None
+    reranker: str | None
+    engines: list[str]
+    loads: dict[str, int]
+
+
 class Runtime:
     """Everything one process needs to answer requests for one Config, built lazily, kept.
 
     Not thread-safe by itself: the service serialises data access around it (see
-    casper.service.server) and a CLI process has one thread.
+    casper.service.server) and a CLI process has one thread. Nothing on it changes per request
+    except what is kept on purpose: the parts it built and the notices said once.
     """
 
     def __init__(self, cfg: Config) -> None:
@@ -328,27 +237,39 @@ class Runtime:
         self._embedder: Embedder | None = None
         self._reranker: tuple[Reranker | None, str | None] | None = None
         self._engines: dict[str, tuple[Engine | None, ModelUnavailable | None]] = {}
-        self._retrievers: dict[tuple[str, bool], Any] = {}
-        self._generation = index_generation(cfg.data_dir)
+        self._retrievers: dict[tuple[str, bool], Retriever] = {}
+        self._generation = read_generation(cfg.index_dir)
+        self._said: set[str] = set()
 
-    # data: reopened when the index generation moves
+    # data: reopened when `casper index` publishes a new run
     def refresh(self) -> bool:
-        """Drop the store, index and retrievers if `casper index` wrote since they were opened.
+        """Drop the store and retrievers if a `casper index` run published since they were
+        opened (the index's generation record, one small file read).
 
-        Models stay loaded. Old objects are dropped, not closed: a request still running in
-        another thread keeps its references until it is done.
+        A generation that only adds vectors keeps them: their index follows it by itself. Models
+        stay loaded. Old objects are dropped, not closed: a request still running in another
+        thread keeps its references until it is done.
         """
-        now = index_generation(self.cfg.data_dir)
-        if now == self._generation:
-            return False
+        now = read_generation(self.cfg.index_dir)
+        moved = now.table != self._generation.table
         self._generation = now
+        if not moved:
+            return False
         self._store = None
         self._retrievers.clear()
         return True
 
     @property
-    def generation(self) -> str:
+    def generation(self) -> Generation:
+        """The index generation this Runtime last saw (`casper serve --status` shows it)."""
         return self._generation
+
+    def first_time(self, notice: str) -> bool:
+        """True the first time a notice of this kind is raised in this process (said once)."""
+        if notice in self._said:
+            return False
+        self._said.add(notice)
+        return True
 
     def store(self) -> Store:
         if self._store is None:
@@ -376,15 +297,9 @@ class Runtime:
             self.loads["reranker"] += 1
         return self._reranker[0]
 
-    def retriever(  # noqa: ANN201
-        self,
-        *,
-        rerank: bool = True,
-        lexical: str | None = None,
-        mode: str = "hybrid",
-        say: Say = _quiet,
-    ):
-        """One Retriever per lexical backend (it caches the vector matrix); reranker on demand.
+    def retriever(self, *, lexical: str | None = None, mode: str = "hybrid") -> Retriever:
+        """One Retriever per lexical backend (it caches the vector matrix), without a reranker:
+        requests share it, so each passes its own (`Retriever.search(reranker=...)`).
 
         A BM25 request before any model is loaded gets a lean retriever whose embedder loads
         only if a vector is asked for; once the embedder is loaded every mode shares it.
@@ -404,7 +319,6 @@ class Runtime:
             )
             self.loads["index"] += 1
             self._retrievers[key] = retriever
-        retriever.reranker = self.reranker(say) if rerank else None
         return retriever
 
     def engine(self, model: str | None = None) -> tuple[Engine | None, ModelUnavailable | None]:
@@ -430,7 +344,7 @@ class Runtime:
         """Let the next request retry a model that could not load (it may be cached by now)."""
         self._engines = {k: v for k, v in self._engines.items() if v[0] is not None}
 
-    def loaded(self) -> dict[str, Any]:
+    def loaded(self) -> Loaded:
         """What is in memory, for `casper serve --status`."""
         reranker = self._reranker[0] if self._reranker else None
         return {

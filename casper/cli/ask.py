@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,32 +18,11 @@ from casper.cli.base import (
     print_json,
 )
 from casper.config import Config
-from casper.errors import CasperError
 
-MAX_QUESTION_CHARS = 2000  # beyond this a question would crowd the evidence out of the prompt
+if TYPE_CHECKING:
+    from casper.cli.transport import Session
+
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
-
-
-def check_question(question: str) -> str:
-    """The question, stripped; an empty or overlong one is an error with a hint."""
-    from casper.app.inputs import require_text
-
-    require_text(question, what="question", example='casper ask "when is the dentist?"')
-    text = question.strip()
-    if len(text) > MAX_QUESTION_CHARS:
-        raise CasperError(
-            f"the question is {len(text):,} characters long (at most {MAX_QUESTION_CHARS:,})",
-            hint="ask about one thing in a sentence or two; `casper search` takes keywords",
-        )
-    return text
-
-
-def check_iterations(value: int | None) -> None:
-    if value is not None and value < 1:
-        raise CasperError(
-            f"--max-iterations must be at least 1 (got {value})",
-            hint="each iteration is one model call; the default is 5",
-        )
 
 
 def ask_once(
@@ -57,7 +36,7 @@ def ask_once(
     show_sources: bool = True,
     model: str | None = None,
     max_iterations: int | None = None,
-    session: Any = None,
+    session: Session | None = None,
 ) -> dict[str, Any]:
     """Answer one question and print it (answer, then citations); returns the JSON shape.
 
@@ -65,12 +44,10 @@ def ask_once(
     the dict events and the final document, so both paths look the same. `elapsed_s` is the
     wall time of the whole answer including loading the model; `load_s` is the loading part.
     """
+    from casper.app.requests import AskRequest, parse_as
     from casper.cli.live import AskView
     from casper.cli.transport import Session
 
-    question = check_question(question)
-    check_iterations(max_iterations)
-    session = session or Session(cfg)
     args = {
         "question": question,
         "model": model,
@@ -78,6 +55,10 @@ def ask_once(
         "no_llm": no_llm,
         "history": list(history),
     }
+    # the checks the service makes too, before anything starts; the question goes stripped
+    question = parse_as(AskRequest, "ask", args).question
+    args["question"] = question
+    session = session or Session(cfg)
     view = AskView(quiet=json)  # its clock starts before anything loads
     with view.doing("searching your messages" if no_llm else "thinking"):
         data = session.execute("ask", args, on_event=view)
@@ -114,8 +95,6 @@ def ask(
     """One question through the agent, with cited messages."""
     from casper.cli.transport import Session
 
-    check_iterations(max_iterations)
-    check_question(question)
     cfg = config(home)
     ask_once(
         cfg,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import tzinfo
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,56 +13,44 @@ from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
 
+if TYPE_CHECKING:
+    from casper.indexer.run import IndexRunReport
 
-def run_index(  # noqa: ANN201
-    cfg: Config,
-    *,
-    rebuild: bool = False,
-    quiet: bool = False,
-    embed: bool = True,
-    terminal_only: bool = False,
-):
-    """Lock, ingest and index; returns the IngestReport. Progress goes to stderr: none when
-    `quiet`, and with `terminal_only` (`--json`) only when stderr is a terminal."""
-    from casper.app.runtime import bump_generation, fill_vectors, make_index_fn, open_store
+
+def run_index(
+    cfg: Config, *, rebuild: bool = False, quiet: bool = False, terminal_only: bool = False
+) -> IndexRunReport:
+    """Lock, then run `casper index` (casper.indexer.run) with this configuration's parts.
+    Progress goes to stderr: none when `quiet`, and with `terminal_only` (`--json`) only when
+    stderr is a terminal; the "resuming" line is said even then."""
+    from casper.app import runtime
     from casper.cli.base import _stderr
     from casper.cli.progress import stage_bars
     from casper.indexer.lock import exclusive
-    from casper.indexer.pipeline import Indexer
+    from casper.indexer.run import run_index as index_run
     from casper.store.db import ensure_private_dir
 
     ensure_private_dir(cfg.data_dir)
     waiting = lambda: _stderr().print("waiting for another `casper index` to finish…")  # noqa: E731
     bars_on = stage_bars(not quiet, plain=not terminal_only)
     with exclusive(cfg.lock_path, on_wait=waiting), bars_on as bars:
-        store = open_store(cfg, must_exist=False)
+        store = runtime.open_store(cfg, must_exist=False)
         try:
-            indexer = Indexer(
-                store, cfg.chat_db, cfg.contacts, local_tz(cfg.timezone), on_progress=bars
-            )
-            # lexical first: the pipeline clears its dirty chats once they are searchable
-            index_fn = make_index_fn(cfg, rebuild=rebuild, vectors=False) if embed else None
-            report = indexer.run(rebuild=rebuild, index_fn=index_fn)
+            return index_run(
+                store, runtime.index_source(cfg), runtime.index_place(cfg),
+                runtime.index_embedder(cfg), options=runtime.chunk_options(cfg),
+                rebuild=rebuild, progress=bars, announce=lambda m: _stderr().print(m),
+            )  # fmt: skip
         finally:
             store.close()
-        if not report.noop:
-            bump_generation(cfg.data_dir)  # a running service reopens on its next request
-        if embed:  # the lexical legs are searchable now; vectors follow, batch by batch
-            # said even with --json (stderr): the user should know the run picked up old work
-            loaded = getattr(index_fn, "embedder", None)  # set when the lexical step ran
-            fill = fill_vectors(cfg, bars, lambda m: _stderr().print(m), embedder=loaded)
-            if fill is not None and fill.embedded:
-                bump_generation(cfg.data_dir)  # new vectors: the service reloads its matrix
-        return report
 
 
-def _index_json(report, tz, cfg: Config) -> dict:  # noqa: ANN001
-    from casper.index.chunk_index import vector_status_at
-
+def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
+    report = run.ingest
     data = report.to_dict()
     data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
-    done, total = vector_status_at(cfg.index_dir) or (0, 0)
-    data["vectors_done"], data["vectors_total"] = done, total
+    fill = run.vectors
+    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
     return data
 
 
@@ -96,7 +85,8 @@ def index(
         cfg = dataclasses.replace(cfg, contacts=None)
     tz = local_tz(cfg.timezone)
     # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
-    report = run_index(cfg, rebuild=rebuild, terminal_only=json)
+    done = run_index(cfg, rebuild=rebuild, terminal_only=json)
+    report = done.ingest
     # paths given once are kept in config.toml: a later plain `casper index`, or `doctor`,
     # reads the same history and AddressBook instead of the defaults
     given = {"chat_db": chat_db, "contacts": None if no_contacts else contacts}
@@ -104,7 +94,7 @@ def index(
     if paths:
         remember(cfg.data_dir, **paths)
     if json:
-        print_json(_index_json(report, tz, cfg))
+        print_json(_index_json(done, tz))
         return
     err = _stderr()
     if report.noop:
@@ -281,7 +271,7 @@ def demo(
     else:
         chat_db, contacts = source / "chat.db", source / "AddressBook"
     cfg = dataclasses.replace(config(demo_home), chat_db=chat_db, contacts=contacts)
-    report = run_index(cfg)
+    report = run_index(cfg).ingest
     err.print(
         f"demo index: {report.messages_total} messages, {report.chunks_total} chunks "
         f"in {cfg.data_dir}"

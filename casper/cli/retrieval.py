@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, config, default_of, guarded
+from casper.search.modes import Lexical, Mode
 
 
 @app.command()
@@ -22,8 +23,11 @@ def search(
     k: Annotated[
         int | None, typer.Option("-k", help=f"number of hits {default_of('top_k')}")
     ] = None,
-    mode: Annotated[str, typer.Option("--mode", help="hybrid | bm25 | vector")] = "hybrid",
-    lexical: Annotated[str | None, typer.Option("--lexical", help="lancedb | rank-bm25")] = None,
+    mode: Annotated[Mode, typer.Option("--mode", help="which legs to search")] = "hybrid",
+    lexical: Annotated[
+        Lexical | None,
+        typer.Option("--lexical", help=f"word index {default_of('lexical')}"),
+    ] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="skip the cross-encoder")] = False,
     literal: Annotated[
         bool, typer.Option("--literal", help="search the words as typed: no date/people reading")
@@ -34,11 +38,8 @@ def search(
     verbose: Verbose = False,
 ) -> None:
     """Retrieval only, no LLM: hybrid BM25 + vector, fused, reranked."""
-    from casper.app.inputs import require_positive_k, require_text
+    from casper.app.requests import parse
     from casper.cli.transport import execute, print_notice
-
-    require_text(query, what="query", example='casper search "dentist appointment"')
-    require_positive_k(k)
 
     args = {
         "query": query,
@@ -52,6 +53,7 @@ def search(
         "rerank": not no_rerank,
         "literal": literal,
     }
+    parse("search", args)  # the checks the service makes too, before anything starts
 
     def on_event(event: dict) -> None:
         if event.get("event") == "read_as":

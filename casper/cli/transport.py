@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casper.config import Config
+
+if TYPE_CHECKING:
+    from casper.app.runtime import Runtime
 
 Event = Callable[[dict[str, Any]], None]
 _OFF = {"0", "false", "no", "off"}
@@ -41,13 +44,14 @@ class Session:
     """Runs commands for one CLI invocation or one `casper chat` session.
 
     With the service on, each command is a request to it; if it can't be used (or dies), the
-    session falls back to its own Runtime for the rest of its life, so models load once.
+    session falls back to its own Runtime for the rest of its life, so models load once; like
+    the service, it reopens the data when a `casper index` run published since the last command.
     """
 
     def __init__(self, cfg: Config, *, no_service: bool = False) -> None:
         self.cfg = cfg
         self.use_service = service_enabled(no_service)
-        self.runtime: Any = None
+        self.runtime: Runtime | None = None
 
     def execute(self, cmd: str, args: dict[str, Any], on_event: Event = print_notice) -> Any:
         """Run one command and return its `--json` document, wherever it runs."""
@@ -66,6 +70,8 @@ class Session:
 
         if self.runtime is None:
             self.runtime = Runtime(self.cfg)
+        else:
+            self.runtime.refresh()  # a long `casper chat` follows `casper index` runs
         return handlers.run(self.runtime, cmd, args, emit=on_event)
 
 

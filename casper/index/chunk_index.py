@@ -1,13 +1,16 @@
 """The chunk index: one LanceDB table (FTS + scalar indexes) plus an in-memory vector matrix.
 
 Generations: a writer (`casper index`) works on the table's head and, when done, `publish`es it
-by writing `generation.json` last; only then are older versions cleaned up. Readers open and stay
-on the published version (never a half-written head), and `refresh_if_stale()` (one `stat`)
-moves them to a newer one; a read that races the cleanup of the version it held reopens at the
-new generation and retries once.
+by writing `generation.json` last (`files.Generation`: a number that goes up at every publish,
+the table version, the run); only then are older versions cleaned up. A fill publishes the same
+version again as vectors arrive, so readers see them without reopening the table. Readers open
+and stay on the published generation (never a half-written head), and `refresh_if_stale()` (one
+`stat`) moves them to a newer one: a new table version is reopened, more vectors only re-point
+the matrix. A read that races the cleanup of the version it held reopens at the new generation
+and retries once.
 
-The read side (scans, the search legs) is `index_reads.ChunkReads`, the vector side
-`index_vectors.VectorSide`, the directory's file names and removal `index_files`.
+The read side (scans, the search legs) is `reads.ChunkReads`, the vector side
+`vector_side.VectorSide`, the directory's file names, the generation record and removal `files`.
 
 Imports: pyarrow, numpy, casper.records, casper.errors, casper.index.*; lancedb lazily (it
 costs ~1.4 s to import, and a process that never opens the index should not pay it).
@@ -44,10 +47,13 @@ from casper.index.files import (
     MANIFEST,
     SCHEMA_VERSION,
     TABLE,
+    Generation,
     discard,
     identity,
     mismatch_message,
+    read_generation,
     remove_index,
+    write_generation,
 )
 from casper.index.lance_import import lancedb as import_lancedb
 from casper.index.reads import ChunkReads, id_predicates
@@ -67,7 +73,10 @@ CLEANUP_OLDER_THAN = timedelta(0)
 KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader holds goes early
 _REOPEN_TRIES = 3
 T = TypeVar("T")
-__all__ = ["ChunkIndex", "Filter", "IndexedChunk", "discard", "table_schema", "vector_status_at"]
+__all__ = [
+    "ChunkIndex", "Filter", "Generation", "IndexedChunk", "discard", "table_schema",
+    "vector_status_at",
+]  # fmt: skip
 
 
 class ChunkIndex(ChunkReads, VectorSide):
@@ -83,8 +92,10 @@ class ChunkIndex(ChunkReads, VectorSide):
         self.manifest = manifest
         self._matrix: VectorMatrix | None = None
         self._writing = False  # a writer works on the head; readers stay on a generation
+        self._run = 0  # a writer's run number: the last published one + 1
         self._seen: tuple[int, int, int] | None = None  # generation file identity last read
-        self.epoch = 0  # +1 at every reopen: a search that spans two epochs mixed generations
+        # the generation this process reads: a search that saw two of them mixed them
+        self.generation = Generation()
         self._vectors = None  # the side file (index_vectors.VectorSide.vectors)
         self._meta_cache = (None, {})  # index_reads.ChunkReads.chunk_meta's, per version
 
@@ -100,10 +111,12 @@ class ChunkIndex(ChunkReads, VectorSide):
         chunker_version: str,
         create: bool = True,
         reset: bool = False,
+        after: Generation | None = None,
     ) -> ChunkIndex:
         """Open the index at its published generation; a different model or chunker raises
         IndexMismatch, not mixed vectors. `embedder_name=None` accepts the recorded model (for
-        BM25-only use without loading one; `check_embedder` verifies a model loaded later)."""
+        BM25-only use without loading one; `check_embedder` verifies a model loaded later).
+        `after`: the generation of an index this one replaces (a new one numbers on from it)."""
         index_dir = Path(index_dir)
         if reset and index_dir.exists():
             remove_index(index_dir)
@@ -123,7 +136,7 @@ class ChunkIndex(ChunkReads, VectorSide):
                 raise IndexMissing(f"no search index at {index_dir}")
             if embedder_name is None or dim is None:
                 raise IndexMissing(f"no search index at {index_dir}")
-            return cls._create(index_dir, expected)
+            return cls._create(index_dir, expected, after or Generation())
         if not found or identity(found) != expected:
             raise IndexMismatch(mismatch_message(found, expected))
         index = cls(index_dir, None, None, int(found["dim"]), found)
@@ -131,7 +144,7 @@ class ChunkIndex(ChunkReads, VectorSide):
         return index
 
     @classmethod
-    def _create(cls, index_dir: Path, manifest: dict[str, Any]) -> ChunkIndex:
+    def _create(cls, index_dir: Path, manifest: dict[str, Any], after: Generation) -> ChunkIndex:
         lancedb = import_lancedb()
 
         with private_files():
@@ -141,8 +154,9 @@ class ChunkIndex(ChunkReads, VectorSide):
             table = db.create_table(TABLE, schema=table_schema(manifest["dim"]))
             write_json(index_dir / MANIFEST, manifest)
         index = cls(index_dir, db, table, manifest["dim"], dict(manifest))
-        index._writing = True
-        index.publish(cleanup=False)  # readers see it empty, never a half-written first run
+        index._writing, index._run = True, after.run + 1
+        # readers see it empty, never a half-written first run; numbers go on from `after`
+        index._publish(index.version, after)
         return index
 
     def check_embedder(self, embedder: Any) -> None:
@@ -161,35 +175,60 @@ class ChunkIndex(ChunkReads, VectorSide):
         return int(self.table.version)
 
     # ---- generations ---------------------------------------------------------------------
-    def generation(self) -> int:
-        """The table version this process reads (the published one, for a reader); `epoch`
-        tells reopens apart even when a rebuilt index reuses version numbers."""
-        return self.version
-
     def refresh_if_stale(self) -> bool:
-        """Move to the newest published generation if a writer published one since we last
-        looked; True when it moved. Costs one `stat` when nothing changed (call it per request)."""
+        """Follow the newest published generation if a writer published one since we last
+        looked; True when it moved. A new table version is reopened; more vectors on the same
+        one only re-point the matrix (on its next use). Costs one `stat` when nothing changed
+        (call it per request)."""
         if self._writing or file_key(self.dir / GENERATION) == self._seen:
             return False
-        self._reopen()
+        self._seen = file_key(self.dir / GENERATION)
+        now = read_generation(self.dir)
+        if now == self.generation:
+            return False
+        if now.version is not None and now.table == self.generation.table:
+            self.generation = now  # the same table with more vectors
+        else:
+            self._reopen()
         return True
 
     def publish(self, *, cleanup: bool = True) -> int:
-        """Make the head the generation readers use (the file is written last, atomically), then
-        drop older versions. Returns the published version."""
-        version = self._write_generation()
+        """Make the head the generation readers use (the record is written last, atomically),
+        then drop older versions. Returns the published version. The first publish of a writer
+        starts a new run: readers that keep more than the index (the service's store) reopen."""
+        self._for_writing()
+        version = self._publish(self.version)
         if cleanup:
             with private_files(), warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 self.table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
             if self.version != version:  # the cleanup pass compacted once more: same rows
-                version = self._write_generation()
+                version = self._publish(self.version)
         return version
 
-    def _write_generation(self) -> int:
-        version = self.version
+    def publish_run(self) -> Generation:
+        """Publish this writer's run even when it wrote no chunk (the store changed, and readers
+        that keep more than the index, such as the service's store, follow runs)."""
+        self._for_writing()
+        if self.generation.run != self._run or self.generation.version != self.version:
+            self.publish(cleanup=self.generation.version != self.version)
+        return self.generation
+
+    def publish_vectors(self) -> Generation:
+        """Publish the vectors filled in since the last publish: the same table version and
+        run, the next generation number (readers re-point their matrix, nothing is reopened)."""
+        current = read_generation(self.dir)
+        version = current.version if current.version is not None else self.version
+        run = current.run if current.version is not None else self._run
         with private_files():
-            write_json(self.dir / GENERATION, {"version": version, "published": time.time()})
+            self.generation = write_generation(self.dir, version=version, run=run)
+        self._seen = file_key(self.dir / GENERATION)
+        return self.generation
+
+    def _publish(self, version: int, after: Generation | None = None) -> int:
+        with private_files():
+            self.generation = write_generation(self.dir, version=version, run=self._run,
+                                               after=after)  # fmt: skip
         self._seen = file_key(self.dir / GENERATION)
         return version
 
@@ -202,7 +241,8 @@ class ChunkIndex(ChunkReads, VectorSide):
 
         for attempt in range(_REOPEN_TRIES):
             self._seen = file_key(self.dir / GENERATION)
-            published = read_json(self.dir / GENERATION).get("version")
+            generation = read_generation(self.dir)
+            published = generation.version
             manifest = read_json(self.dir / MANIFEST)
             if manifest and identity(manifest) != identity(self.manifest):
                 raise IndexMismatch(
@@ -225,7 +265,7 @@ class ChunkIndex(ChunkReads, VectorSide):
                 continue
             self._db, self.table, self.manifest = db, table, manifest or self.manifest
             self._matrix = None
-            self.epoch += 1
+            self.generation = generation
             return
 
     def _read(self, fn: Callable[[], T]) -> T:
@@ -245,6 +285,7 @@ class ChunkIndex(ChunkReads, VectorSide):
         if not self._writing:
             self.table.checkout_latest()  # a reader's pinned version is read-only
             self._writing = True
+            self._run = read_generation(self.dir).run + 1  # what this writer publishes
 
     # ---- writing -------------------------------------------------------------------------
     def upsert(self, chunks: Sequence[Chunk], vectors: NDArray[np.float32] | None = None) -> None:
@@ -344,26 +385,39 @@ class ChunkIndex(ChunkReads, VectorSide):
                 self.table.create_index(column, config=config, replace=True, name=name)
 
 
+def recorded_vector_status(index_dir: Path) -> tuple[int, int] | None:
+    """(vectors_done, vectors_total) as the last fill recorded them for the published table
+    version, read without LanceDB (~1.4 s to import); None when there is no index, no record
+    or one for another version."""
+    index_dir = Path(index_dir)
+    found = read_json(index_dir / MANIFEST)
+    if not (index_dir / f"{TABLE}.lance").exists() or found.get("schema") != SCHEMA_VERSION:
+        return None
+    published = read_generation(index_dir).version
+    if published is None or not (index_dir / VECTOR_FILE).exists():
+        return None
+    with private_files():
+        side = VectorStore.open(index_dir, int(found["dim"]))
+    try:
+        status = side.status()
+    finally:
+        side.close()
+    if status is not None and status["version"] == published:
+        return status["done"], status["total"]
+    return None
+
+
 def vector_status_at(index_dir: Path) -> tuple[int, int] | None:
     """(vectors_done, vectors_total) of the index in `index_dir` without loading a model;
     None when there is no index (or one from an older schema). Exact when the last fill
     recorded this table version, otherwise counted (a pass over the chunk hashes)."""
     index_dir = Path(index_dir)
+    recorded = recorded_vector_status(index_dir)
+    if recorded is not None:  # the common case, answered without importing LanceDB
+        return recorded
     found = read_json(index_dir / MANIFEST)
     if not (index_dir / f"{TABLE}.lance").exists() or found.get("schema") != SCHEMA_VERSION:
         return None
-    published = read_json(index_dir / GENERATION).get("version")
-    if published is not None and (index_dir / VECTOR_FILE).exists():
-        # the common case, answered without importing LanceDB (~1.4 s): the last fill
-        # recorded the published generation
-        with private_files():
-            side = VectorStore.open(index_dir, int(found["dim"]))
-        try:
-            status = side.status()
-        finally:
-            side.close()
-        if status is not None and status["version"] == int(published):
-            return status["done"], status["total"]
     index = ChunkIndex(index_dir, None, None, int(found["dim"]), found)
     index._reopen()
     try:

@@ -1,13 +1,16 @@
-"""The chunk index's directory: the names of its files, the manifest's identity keys, and
-removing an index (only one that looks like ours, renamed aside first).
+"""The chunk index's directory: the names of its files, the manifest's identity keys, the
+published generation, and removing an index (only one that looks like ours, renamed aside first).
 
 Imports: stdlib, casper.errors.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,71 @@ SCHEMA_VERSION = 2  # 2: vectors moved to the side file (vecstore.py)
 # Manifest keys that say which model and chunker wrote the vectors (checked on open); the
 # others (the source the chunks came from) are bookkeeping.
 IDENTITY = ("schema", "embedder", "dim", "checksum", "chunker")
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """What the writer published last (`generation.json`): the one generation readers follow.
+
+    `number` goes up by one at every publish: a new table version (the lexical step of a run),
+    or more vectors while a fill runs (at most every few seconds) and when it ends. `version`
+    is the LanceDB table version readers open; `run` counts the `casper index` runs that
+    changed something, so a long-lived process knows the store moved too, not only vectors.
+    """
+
+    number: int = 0  # 0: nothing published (an index from before this record, or none)
+    version: int | None = None  # None: nothing published; readers open the head
+    run: int = 0
+    published: float = 0.0
+
+    @property
+    def table(self) -> tuple[int | None, int]:
+        """Which table state this is: equal for two generations that differ only in vectors."""
+        return self.version, self.run
+
+
+def read_generation(index_dir: Path) -> Generation:
+    """The published generation of the index in `index_dir` (Generation() when none)."""
+    try:
+        data = json.loads((Path(index_dir) / GENERATION).read_text())
+    except (OSError, ValueError):
+        return Generation()
+    if not isinstance(data, dict):
+        return Generation()
+    version = data.get("version")
+    return Generation(
+        number=int(data.get("generation") or 0),
+        version=int(version) if version is not None else None,
+        run=int(data.get("run") or 0),
+        published=float(data.get("published") or 0.0),
+    )
+
+
+def write_generation(
+    index_dir: Path, *, version: int, run: int, after: Generation | None = None
+) -> Generation:
+    """Publish `version`: the next generation number (after `after` too: the record of an
+    index this one replaces, so numbers never repeat), written last and atomically (a reader
+    sees the old record or the new one, never half of either)."""
+    path = Path(index_dir) / GENERATION
+    last = max(read_generation(index_dir).number, after.number if after else 0)
+    published = Generation(last + 1, int(version), int(run), time.time())
+    record = {"generation": published.number, "version": published.version,
+              "run": published.run, "published": published.published}  # fmt: skip
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(record, indent=1))
+    os.replace(tmp, path)
+    return published
+
+
+def is_current(index_dir: Path) -> bool:
+    """True when `index_dir` holds a table and a manifest of this SCHEMA_VERSION."""
+    try:
+        manifest = json.loads((Path(index_dir) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    schema = manifest.get("schema") if isinstance(manifest, dict) else None
+    return schema == SCHEMA_VERSION and (Path(index_dir) / f"{TABLE}.lance").exists()
 
 
 def identity(manifest: dict[str, Any]) -> dict[str, Any]:

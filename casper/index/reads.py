@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from casper.index.chunk_table import CHUNK_COLS, Filter, IndexedChunk, quote, row_to_chunk
 from casper.index.chunk_text import unsegmented_text
+from casper.index.files import Generation
 from casper.index.vectors import META_COLUMNS, ChunkMeta, VectorMatrix
 from casper.records import Chunk
 
@@ -38,13 +39,13 @@ def id_predicates(ids: Sequence[str]) -> list[str]:
 
 
 class ChunkReads:
-    """Expects from `ChunkIndex`: table, version, epoch, _matrix, _read(), matrix()."""
+    """Expects from `ChunkIndex`: table, version, generation, _matrix, _read(), matrix()."""
 
     table: Any
-    epoch: int
+    generation: Generation
     _matrix: VectorMatrix | None
-    # chunk_meta read without a matrix, per (version, epoch); ChunkIndex.__init__ sets it
-    _meta_cache: tuple[tuple[int, int] | None, dict[str, ChunkMeta]]
+    # chunk_meta read without a matrix, per table (version, run); ChunkIndex.__init__ sets it
+    _meta_cache: tuple[tuple[int, tuple[int | None, int]] | None, dict[str, ChunkMeta]]
 
     if TYPE_CHECKING:  # declared for the type checker only: defined by the other parts
 
@@ -53,7 +54,7 @@ class ChunkReads:
 
         def _read(self, fn: Callable[[], T]) -> T: ...  # ChunkIndex
 
-        def matrix(self, *, refresh: bool = False) -> VectorMatrix: ...  # VectorSide
+        def matrix(self) -> VectorMatrix: ...  # VectorSide
 
     def count(self) -> int:
         return self._read(lambda: int(self.table.count_rows()))
@@ -86,8 +87,9 @@ class ChunkReads:
         current = self._matrix
         if current is not None and current.version == self.version:
             return current.meta(list(ids))
-        if self._meta_cache[0] != (self.version, self.epoch):
-            self._meta_cache = ((self.version, self.epoch), {})
+        table = (self.version, self.generation.table)
+        if self._meta_cache[0] != table:
+            self._meta_cache = (table, {})
         cache = self._meta_cache[1]
         wanted = [cid for cid in dict.fromkeys(ids) if cid not in cache]
         for where in id_predicates(wanted):

@@ -4,7 +4,8 @@ Imports: sqlite3, numpy. Why a side file rather than the table's vector column: 
 index is written (and searchable) before any vector exists, and every embedded batch is
 committed on its own, so a Ctrl-C or `kill -9` keeps the work done and the next run embeds only
 what is missing. Rows are keyed by the chunk's content hash (the hash covers the embedded text),
-so an unchanged chunk is never embedded twice, whatever its id.
+so an unchanged chunk is never embedded twice, whatever its id. Readers learn of new rows from
+the index's published generation (`files.Generation`), not from this file.
 """
 
 from __future__ import annotations
@@ -61,7 +62,6 @@ class VectorStore:
                 "INSERT OR REPLACE INTO vec(key, v) VALUES (?, ?)",
                 [(k, half[i].tobytes()) for i, k in enumerate(keys)],
             )
-            self._bump()
 
     def prune(self, keep: Iterable[str]) -> int:
         """Delete rows whose key is not in `keep` (chunks gone from the table); returns how many."""
@@ -75,15 +75,7 @@ class VectorStore:
                 "DELETE FROM vec WHERE key NOT IN (SELECT key FROM temp.keep)"
             ).rowcount
             self.conn.execute("DELETE FROM temp.keep")
-            if gone:
-                self._bump()
         return int(gone)
-
-    def _bump(self) -> None:
-        self.conn.execute(
-            "INSERT INTO meta(k, v) VALUES ('gen', '1') "
-            "ON CONFLICT(k) DO UPDATE SET v = CAST(v AS INTEGER) + 1"
-        )
 
     def set_status(self, version: int, done: int, total: int) -> None:
         """Remember how complete the vectors are for a table version (for doctor and search)."""
@@ -92,11 +84,6 @@ class VectorStore:
             self.conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('status', ?)", (status,))
 
     # ---- reading -------------------------------------------------------------------------
-    def generation(self) -> int:
-        """Changes whenever rows are added or removed (readers rebuild their matrix then)."""
-        row = self.conn.execute("SELECT v FROM meta WHERE k = 'gen'").fetchone()
-        return int(row[0]) if row else 0
-
     def status(self) -> dict[str, int] | None:
         row = self.conn.execute("SELECT v FROM meta WHERE k = 'status'").fetchone()
         return json.loads(row[0]) if row else None

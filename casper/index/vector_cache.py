@@ -1,7 +1,8 @@
 """The on-disk search cache of one index version: float16 rows, sign codes, table rows, keys.
 
-Imports: numpy, casper.store (sign_bits, vector_file, vectors). Written once per table version
-and vector generation (by the index run, or by the first vector search after a change). Readers
+Imports: numpy, casper.index (sign_bits, vector_file, vectors). Written once per published
+generation (`files.Generation`: its table version and number name the files) by the index run
+or by the first vector search after a change. Readers
 map the sign codes and table rows (every search reads all the codes) and read float16 rows with
 `pread` only for the candidates they score (vector_file.py says why not a mapping).
 """
@@ -33,7 +34,7 @@ def _cache_paths(directory: Path, version: int, generation: int) -> dict[str, Pa
 
 
 def load_vectors(directory: Path, version: int, generation: int, dim: int) -> Cached | None:
-    """(vectors, mean, codes, vec_rows) of a table version + vector generation: the float16
+    """(vectors, mean, codes, vec_rows) of a table version + generation number: the float16
     rows as a VectorFile, the codes and table rows memory-mapped."""
     paths = _cache_paths(directory, version, generation)
     try:

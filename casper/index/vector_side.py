@@ -9,11 +9,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import sys
-import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from casper.errors import IndexMissing
+from casper.index.files import Generation
 from casper.index.vecstore import VectorStore
 from casper.index.vector_cache import build_vectors, load_vectors
 from casper.index.vectors import META_COLUMNS, VectorMatrix, private_files
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
     import pyarrow as pa
 
-REFRESH_S = 30.0  # a reader's matrix lags a running vector fill by at most this
 _REOPEN_TRIES = 3
 
 
@@ -38,12 +37,12 @@ def release_freed_memory() -> None:
 
 
 class VectorSide:
-    """Expects from `ChunkIndex`: dir, dim, table, version, epoch, scan()."""
+    """Expects from `ChunkIndex`: dir, dim, table, version, generation, scan()."""
 
     dir: Path
     dim: int
     table: Any
-    epoch: int
+    generation: Generation
     _matrix: VectorMatrix | None
     _vectors: VectorStore | None
 
@@ -62,36 +61,27 @@ class VectorSide:
                 self._vectors = VectorStore.open(self.dir, self.dim)
         return self._vectors
 
-    def matrix(self, *, refresh: bool = False) -> VectorMatrix:
-        """The in-memory search state of the current table version and vector generation.
+    def matrix(self) -> VectorMatrix:
+        """The in-memory search state of the generation this process reads.
 
         Meta and filters are loaded per table version; the vectors on the first vector search
-        (a lexical-only search never builds or maps them). While vectors are being filled in by
-        another process their generation changes every batch; a reader then re-points at most
-        every REFRESH_S seconds, not on every search (`refresh` re-points now).
+        (a lexical-only search never builds or maps them). A generation that only added vectors
+        (a fill publishes as it goes) keeps the meta and re-points the vectors.
         """
         for _ in range(_REOPEN_TRIES):
-            version, epoch = self.version, self.epoch
-            generation = self.vectors.generation()
+            version, seen = self.version, self.generation
             current = self._matrix
             if current is not None and current.version == version:
-                if current.generation == generation and not refresh:
-                    return current
-                young = time.monotonic() - current.built_at < REFRESH_S
-                if current.loaded and not refresh and young:
-                    done, total = current.coverage
-                    if done < total:
-                        return current
-                # same table version: keep the meta and filters, re-point the vectors
-                self._matrix = current.repoint(generation, self._loader(version, generation))
+                if current.generation != seen.number:
+                    # same table version, more vectors: keep the meta and filters
+                    self._matrix = current.repoint(seen.number, self._loader(version, seen))
                 return self._matrix
             meta = self.scan(META_COLUMNS)
-            if self.epoch != epoch:
+            if self.generation != seen:
                 continue  # a read reopened at a newer generation meanwhile: build again
             self._matrix = VectorMatrix.build(
-                meta, version=version, generation=generation,
-                loader=self._loader(version, generation),
-            )  # fmt: skip
+                meta, version=version, generation=seen.number, loader=self._loader(version, seen)
+            )
             del meta
             release_freed_memory()  # the scan's buffers, now copied into compact columns
             return self._matrix
@@ -100,23 +90,22 @@ class VectorSide:
             hint="try again when `casper index` has finished",
         )
 
-    def _loader(self, version: int, generation: int) -> Callable[[], tuple[Any, ...]]:
-        """Loads (or first builds) the vector cache of a version; called on the first vector
+    def _loader(self, version: int, seen: Generation) -> Callable[[], tuple[Any, ...]]:
+        """Loads (or first builds) the vector cache of a generation; called on the first vector
         search, so lexical-only searches never touch it. The chunks' content hashes are read
         only to build a cache (not kept: ~60 MB of strings at 1M chunks)."""
-        epoch = self.epoch
 
         def load() -> tuple[Any, ...]:
-            cached = load_vectors(self.dir, version, generation, self.dim)
+            cached = load_vectors(self.dir, version, seen.number, self.dim)
             if cached is None:
-                if (self.version, self.epoch) != (version, epoch):
+                if (self.version, self.generation.table) != (version, seen.table):
                     raise IndexMissing(
                         f"the search index in {self.dir} changed while loading",
                         hint="run the search again",
                     )
                 keys = self.scan(["content_hash"])["content_hash"].to_pylist()
                 fetch = self.vectors.gather
-                cached = build_vectors(self.dir, version, generation, self.dim, keys, fetch)
+                cached = build_vectors(self.dir, version, seen.number, self.dim, keys, fetch)
                 del keys
                 release_freed_memory()
             return cached

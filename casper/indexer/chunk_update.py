@@ -30,8 +30,13 @@ EMBED_BATCH = 128
 WRITE_BATCH = 8192  # rows per Arrow batch handed to the writer (appends are streamed as one)
 DEFAULT_OPTIONS = ChunkOptions()
 PLAN_CHATS = 256  # chats whose indexed chunks are looked up in one scan
+# while vectors are filled in, readers see them at most this late: each publish makes every
+# reader re-point its matrix (a vector cache rebuild), so not after every batch
+PUBLISH_EVERY_S = 30.0
 
 Progress = Callable[[int, int], None]
+# (chunks that already have a vector, chunks): called once before the first batch is embedded
+BeforeEmbedding = Callable[[int, int], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +164,17 @@ def update_lexical(
 
 
 def ensure_vectors(
-    index: ChunkIndex, embedder: Embedder, on_progress: Progress | None = None
+    index: ChunkIndex,
+    embedder: Embedder,
+    on_progress: Progress | None = None,
+    *,
+    before_embedding: BeforeEmbedding | None = None,
 ) -> VectorFill:
-    """Embed every chunk that has no vector yet, committing each batch as it is done.
+    """Embed every chunk that has no vector yet, committing each batch as it is done, and
+    publish them (every PUBLISH_EVERY_S while it runs, and at the end).
 
     A killed run loses at most the batch in flight; the next call embeds only what is missing.
+    `before_embedding` runs only when something is missing (say "resuming", load the model).
     """
     if embedder.dim != index.dim:
         raise ValueError(f"embedder dim {embedder.dim} != index dim {index.dim}")
@@ -175,18 +186,24 @@ def ensure_vectors(
     before = total - missing
     if missing:
         log.info("embedding %d of %d chunks (%d kept from before)", missing, total, before)
+        if before_embedding is not None:
+            before_embedding(before, total)
     index.vectors.set_status(version, before, total)
     embedded = 0
     buffer: list[tuple[str, str]] = []
+    published = time.monotonic()
 
     def flush() -> None:
-        nonlocal embedded
+        nonlocal embedded, published
         keys, texts = [k for k, _ in buffer], [t for _, t in buffer]
         vectors = np.asarray(embedder.embed_documents(texts), np.float32)
         index.vectors.put(keys, vectors)  # committed: durable before the next batch starts
         embedded += len(keys)
         index.vectors.set_status(version, min(before + embedded, total), total)
         buffer.clear()
+        if time.monotonic() - published >= PUBLISH_EVERY_S:
+            index.publish_vectors()  # readers search what is embedded so far
+            published = time.monotonic()
         if on_progress is not None:
             on_progress(min(embedded, missing), missing)
 
@@ -198,7 +215,9 @@ def ensure_vectors(
     if buffer:
         flush()
     index.prune_vectors()
-    done, total = index.matrix(refresh=True).coverage  # builds this version's search cache
+    if embedded:
+        index.publish_vectors()  # the last generation of this fill: every vector it made
+    done, total = index.matrix().coverage  # builds this generation's search cache
     index.vectors.set_status(version, done, total)
     return VectorFill(embedded, done, total, before if missing else 0)
 

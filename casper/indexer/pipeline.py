@@ -1,4 +1,4 @@
-"""The ingest use-case: chat.db + AddressBook → Casper's store (+ stats) → search index.
+"""The ingest step of `casper index`: chat.db + AddressBook → Casper's store (+ stats).
 
 Incremental: a cheap check first; then only rows after the ROWID watermark, recent edits and
 unsends, tombstones and disappeared rows. Stats fold this run's rows into each person's saved
@@ -6,7 +6,8 @@ state; only what changes history (edits, deletions, a new zone or address book) 
 Imports: ingest, casper.store, casper.stats, casper.indexer.*. The stages' decisions live
 beside it: `check` (the cheap check), `people_chats` (people and chats), `changes` (edits,
 unsends, deletions of stored rows), `stats_update` (each person's stats after the run), `rows`
-(the rows of the hot loop), `parallel` (a large backlog read by worker processes).
+(the rows of the hot loop), `parallel` (a large backlog read by worker processes). The whole
+run (ingest, then the chunk index and its vectors) is `casper.indexer.run.run_index`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ STAGES = ("check", "read", "store", "stats", "index")
 
 # (stage, done, total) — total None while unknown
 Progress = Callable[[str, int, int | None], None]
-IndexFn = Callable[[Store, dict[int, bool], Progress], tuple[int, int]]
 
 
 @contextlib.contextmanager
@@ -102,25 +102,24 @@ class Indexer:
         # worker processes for a large backlog (Options(workers=1): never)
         self.parallel = parallel or ingest_parallel.Options()
 
-    def run(self, *, rebuild: bool = False, index_fn: IndexFn | None = None) -> IngestReport:
-        """Bring the store (and, with `index_fn`, the search index) up to date."""
+    def run(self, *, rebuild: bool = False, indexing: bool = False) -> IngestReport:
+        """Bring the store up to date. With `indexing` (the run keeps a search index too), chats
+        still marked dirty by an earlier run make it more than a no-op."""
         started, cpu = time.perf_counter(), time.process_time()
         report = IngestReport()
         try:
-            self._run(report, rebuild, index_fn)
+            self._run(report, rebuild, indexing)
         except IngestError as exc:
             raise CasperError(exc.message, hint=exc.hint) from exc
         report.messages_total = self.store.messages_total()
         report.undated = self.store.undated_count()
-        if report.noop and index_fn is not None:
-            report.chunks_total = int(self.store.meta_float("chunks_total"))
         first, last = self.store.coverage()
         report.coverage = {"first": first, "last": last}
         report.elapsed_s = round(time.perf_counter() - started, 3)
         report.cpu_s["total"] = round(time.process_time() - cpu, 3)
         return report
 
-    def _run(self, report: IngestReport, rebuild: bool, index_fn: IndexFn | None) -> None:
+    def _run(self, report: IngestReport, rebuild: bool, indexing: bool) -> None:
         wall, cpu = time.perf_counter(), time.process_time()
         conn = ingest.open_chat_db(self.chat_db)
         try:
@@ -142,7 +141,7 @@ class Indexer:
                 changed=changed,
                 contacts_sig=contacts_sig,
                 tz=self.tz,
-                indexing=index_fn is not None,
+                indexing=indexing,
             )
             record_stage(report, "check", wall, cpu)
             if unchanged:
@@ -176,14 +175,6 @@ class Indexer:
             record_stage(report, "commit+cleanup", *committing)  # staging files removed too
         finally:
             conn.close()
-        if index_fn is not None:
-            with stage(report, "index"):
-                dirty = self.store.dirty_chats()
-                report.chunks_total, report.chunks_new = index_fn(self.store, dirty, self.progress)
-                with self.store.transaction():
-                    self.store.clear_dirty(dirty)
-                    # a run with nothing new reports this without opening the index
-                    self.store.set_meta("chunks_total", report.chunks_total)
 
     def _reset(self) -> None:
         """Empty the store for another history (inside the caller's transaction); its new

@@ -3,8 +3,11 @@ dedupe → feedback (hybrid: BM25 again with the best hits' words added, as one 
 again) → rerank → top-k. A date or person the question names ranks its chunks first (the
 person's alone when they have none on the day named); the rest follows.
 
-Imports: casper.search (feedback, fusion, query), casper.index (chunk_table, chunk_index,
-lexical lazily), casper.store.db (types), protocols, records.
+One Retriever serves many requests (it caches the index's matrix), so a search keeps its working
+state in a `_Search` of its own and returns everything it found out in one `SearchResult`.
+
+Imports: casper.search (feedback, fusion, modes, query), casper.index (chunk_table, chunk_index,
+lexical lazily), casper.store.db (types), casper.errors, protocols, records.
 """
 
 from __future__ import annotations
@@ -12,26 +15,65 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from casper.errors import CasperError
 from casper.index.chunk_index import ChunkIndex, Filter
 from casper.index.chunk_table import quote
 from casper.index.vectors import ChunkMeta
 from casper.protocols import Embedder, Hit, HitMessage, Reranker
 from casper.records import ME, StoredMessage
 from casper.search import feedback, fusion
+from casper.search.modes import LEXICAL, MODES, Lexical, Mode
 from casper.search.query import Reader, Understood
 
 if TYPE_CHECKING:
     from casper.index.lexical import RankBM25Index
     from casper.store.db import Store
 
-Mode = Literal["hybrid", "bm25", "vector"]
+__all__ = ["LEXICAL", "MODES", "Lexical", "Mode", "Retriever", "SearchResult", "chunk_texts",
+           "semantic_notice"]  # fmt: skip
 LoadMessages = Callable[[Sequence[int]], Sequence[StoredMessage]]
-MODES: tuple[str, ...] = ("hybrid", "bm25", "vector")
-LEXICAL: tuple[str, ...] = ("lancedb", "rank-bm25")
 T = TypeVar("T")
+# a search that saw the index move to another generation is run again on one generation; a
+# generation that moves every time (a writer publishing nonstop, or reads that fail and reopen
+# each time) ends after this many tries
+SEARCH_TRIES = 3
+SEMANTIC_NOTICE = "semantic_coverage"  # the key of the partly-built-vectors notice
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should know about a search's results; `key` tells repeats apart
+    (the caller decides what is said once)."""
+
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Everything one search found out: the hits, how the query was read, notices for the user
+    and where the time went (milliseconds per stage, "total" included)."""
+
+    hits: list[Hit]
+    understood: Understood
+    notices: tuple[Notice, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Search:
+    """One call's working state; never kept on the Retriever, which requests share."""
+
+    reranker: Reranker | None
+    timings: dict[str, float] = field(default_factory=dict)
+    legs: dict[tuple[str, str, Filter], Any] = field(default_factory=dict)  # reused by feedback
+    query_vector: tuple[str, Any] | None = None  # embedded once even when a scope reruns legs
+    date_unmatched: bool = False  # the dates held nothing with the named person
+    notices: dict[str, Notice] = field(default_factory=dict)
 
 
 class Retriever:
@@ -54,11 +96,11 @@ class Retriever:
         reader: Reader | None = None,
         feedback_terms: int = 0,
     ) -> None:
-        if lexical not in LEXICAL:
+        if lexical not in LEXICAL:  # a programming error: requests are checked at the edge
             raise ValueError(f"lexical must be one of {LEXICAL}, not {lexical!r}")
         self.index = index
         self.embedder = embedder
-        self.reranker = reranker
+        self.reranker = reranker  # the default; a shared retriever gets one per search instead
         self.names: Mapping[str, str] = (
             names if names is not None else (store.names() if store is not None else {})
         )
@@ -74,13 +116,7 @@ class Retriever:
         # 0: no feedback pass (the default: it won the synthetic set, was neutral on LoCoMo and
         # lost the gold-style set, README); feedback.FEEDBACK_TERMS turns it on.
         self.feedback_terms = feedback_terms
-        self.understood: Understood | None = None  # how the last query was read
-        self.timings: dict[str, float] = {}
-        self._bm25: RankBM25Index | None = None
-        self._last_vec: tuple[str, Any] | None = None
-        self._leg_cache: dict[tuple[str, str, Filter], Any] = {}  # one search's legs
-        self._date_unmatched = False  # this search's dates held nothing with the named person
-        self.notices: list[str] = []  # said once per process: the caller shows them
+        self._bm25: RankBM25Index | None = None  # the rank-bm25 backend, built on first use
 
     def search(
         self,
@@ -93,9 +129,10 @@ class Retriever:
         k: int | None = None,
         mode: Mode = "hybrid",
         rerank: bool = True,
+        reranker: Reranker | None = None,
         literal: bool = False,
         now: datetime | None = None,
-    ) -> list[Hit]:
+    ) -> SearchResult:
         """Find the chunks that best answer `query`.
 
         Args:
@@ -107,40 +144,65 @@ class Retriever:
             k: number of hits (default `top_k`).
             mode: "hybrid" (vector + lexical, convex fusion), "bm25" or "vector".
             rerank: rescore the fused candidates with the reranker, when there is one.
+            reranker: the reranker for this search (default: the one given at construction).
             literal: search the words as given: no query rewriting, no date or person scope.
             now: the moment relative dates ("last week") count from (default: now).
 
         Returns:
-            Hits, best first. `score` is the reranker's score when reranked, else the fused
-            score (hybrid, or bm25 with several lexical legs), else the leg's own score; the
-            hits of a scope (a date or person the question names) come first, their scores
-            lifted above the rest's.
+            A SearchResult. Its hits come best first: `score` is the reranker's score when
+            reranked, else the fused score (hybrid, or bm25 with several lexical legs), else
+            the leg's own score; the hits of a scope (a date or person the question names) come
+            first, their scores lifted above the rest's. `understood` is how the query was read;
+            `notices` what the user should know (a partly built semantic index), every time it
+            applies; `timings` milliseconds per stage.
+
+        Raises:
+            CasperError: the index moved to another generation during every one of
+                SEARCH_TRIES tries (a damaged index, or one rewritten without pause).
         """
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-        started = time.perf_counter()
-        self.timings = {}
-        self._last_vec = None
-        self._leg_cache = {}
-        self.index.refresh_if_stale()  # a `casper index` in another process may have published
-        epoch = self.index.epoch
+        chosen = (reranker if reranker is not None else self.reranker) if rerank else None
         where = Filter(person_id=person_id, chat_id=chat_id, since=since, until=until)
+        for _ in range(SEARCH_TRIES):
+            self.index.refresh_if_stale()  # a `casper index` in another process may have published
+            seen = self.index.generation
+            result = self._search(query, where, k, mode, chosen, literal, now)
+            if self.index.generation == seen:
+                return result
+            # a read raced a cleanup and reopened at a newer generation: redo it on one
+        raise CasperError(
+            f"the search index in {self.index.dir} kept changing during the search",
+            hint="try again; if no `casper index` is running, the index may be damaged: "
+            "run `casper index --rebuild`",
+        )
+
+    def hits(self, query: str, **options: Any) -> list[Hit]:
+        """`search(query, **options).hits`: for callers that need the hits alone (the agent's
+        search tool, eval, benchmarks)."""
+        return self.search(query, **options).hits
+
+    def _search(
+        self,
+        query: str,
+        where: Filter,
+        k: int | None,
+        mode: Mode,
+        reranker: Reranker | None,
+        literal: bool,
+        now: datetime | None,
+    ) -> SearchResult:
+        started = time.perf_counter()
+        run = _Search(reranker)
         u = self._read(query, literal, now)
-        self._date_unmatched = False
-        ranked = self._pass(u, where, mode)
+        ranked = self._pass(run, u, where, mode)
         if mode == "hybrid" and not u.literal and self.feedback_terms > 0 and ranked:
-            u, ranked = self._feedback(u, where, ranked)
-        self.understood = dataclasses.replace(u, date_unmatched=self._date_unmatched)
-        if rerank and self.reranker is not None and ranked:
-            ranked = self._rerank(query, ranked)
+            u, ranked = self._feedback(run, u, where, ranked)
+        understood = dataclasses.replace(u, date_unmatched=run.date_unmatched)
+        if run.reranker is not None and ranked:
+            ranked = self._rerank(run, query, ranked)
         final = fusion.top_k(ranked, k if k is not None else self.top_k)
-        hits = self._clock("fetch", lambda: self._hits(final))
-        if self.index.epoch != epoch:  # a read raced a cleanup and moved on: redo on one generation
-            return self.search(query, person_id=person_id, chat_id=chat_id, since=since,
-                               until=until, k=k, mode=mode, rerank=rerank, literal=literal,
-                               now=now)  # fmt: skip
-        self.timings["total"] = _ms(started)
-        return hits
+        hits = self._clock(run, "fetch", lambda: self._hits(final))
+        run.timings["total"] = _ms(started)
+        return SearchResult(hits, understood, tuple(run.notices.values()), run.timings)
 
     # ---- understanding -------------------------------------------------------------------
     def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:
@@ -163,17 +225,19 @@ class Retriever:
         return None if scope == where else scope
 
     # ---- passes ----------------------------------------------------------------------------
-    def _pass(self, u: Understood, where: Filter, mode: str) -> list[tuple[str, float]]:
+    def _pass(
+        self, run: _Search, u: Understood, where: Filter, mode: str
+    ) -> list[tuple[str, float]]:
         """Legs → fused ranking, what the question names first, deduplicated."""
-        legs = self._legs(u, where, mode)
-        ranked = self._ranked(u, legs, mode)
+        legs = self._legs(run, u, where, mode)
+        ranked = self._ranked(run, u, legs, mode)
         scope = self._scope(u, where)
         if scope is not None:  # what the question names leads; the rest follows, not filtered
-            scoped = self._ranked(u, self._legs(u, scope, mode), mode, wider=legs)
+            scoped = self._ranked(run, u, self._legs(run, u, scope, mode), mode, wider=legs)
             person = self._person_only(scope, where) if not scoped else None
             if person is not None:  # nothing with them on the day named (a misread date?)
-                scoped = self._ranked(u, self._legs(u, person, mode), mode, wider=legs)
-                self._date_unmatched = True
+                scoped = self._ranked(run, u, self._legs(run, u, person, mode), mode, wider=legs)
+                run.date_unmatched = True
             ranked = fusion.scope_first(ranked, scoped)
         return self._dedupe(ranked)
 
@@ -186,7 +250,7 @@ class Retriever:
         return None if person == where else person
 
     def _feedback(
-        self, u: Understood, where: Filter, ranked: list[tuple[str, float]]
+        self, run: _Search, u: Understood, where: Filter, ranked: list[tuple[str, float]]
     ) -> tuple[Understood, list[tuple[str, float]]]:
         """Second pass: BM25 searched again with the best hits' distinctive words added, as one
         more lexical leg (the first pass's legs are reused, not searched again); the whole
@@ -195,15 +259,16 @@ class Retriever:
         texts = chunk_texts(self.index, [cid for cid, _ in ranked[: self.candidates]])
         words = feedback.expansion(u.lexical, texts[: feedback.FEEDBACK_DOCS], texts,
                                    self.feedback_terms)  # fmt: skip
-        self.timings["feedback"] = _ms(started)
+        run.timings["feedback"] = _ms(started)
         if not words:
             return u, ranked
         read = dataclasses.replace(u, expansion=tuple(words))
-        return read, self._pass(read, where, "hybrid")
+        return read, self._pass(run, read, where, "hybrid")
 
     # ---- legs ----------------------------------------------------------------------------
     def _ranked(
         self,
+        run: _Search,
         u: Understood,
         legs: list[list[tuple[str, float]]],
         mode: str,
@@ -218,43 +283,45 @@ class Retriever:
         bounds = None
         if wider is not None and mode != "vector":
             bounds = [fusion.bounds_of(leg) for leg in (wider[1:] if mode == "hybrid" else wider)]
-        return self._clock("fuse", lambda: self._fuse(legs, mode, extra, bounds))
+        return self._clock(run, "fuse", lambda: self._fuse(legs, mode, extra, bounds))
 
-    def _legs(self, u: Understood, where: Filter, mode: str) -> list[list[tuple[str, float]]]:
+    def _legs(
+        self, run: _Search, u: Understood, where: Filter, mode: str
+    ) -> list[list[tuple[str, float]]]:
         n = self.candidates
         legs: list[list[tuple[str, float]]] = []
         if mode in ("hybrid", "vector"):
             key = ("vector", u.semantic, where)
-            if key not in self._leg_cache:  # the feedback pass reuses the first pass's legs
-                vec = self._clock("embed", lambda: self._embed(u.semantic))
-                leg = self._clock("vector", lambda: self.index.vector_search(vec, n, where))
-                self._leg_cache[key] = leg
-                self._note_coverage()
-            legs.append(self._leg_cache[key])
+            if key not in run.legs:  # the feedback pass reuses the first pass's legs
+                vec = self._clock(run, "embed", lambda: self._embed(run, u.semantic))
+                leg = self._clock(run, "vector", lambda: self.index.vector_search(vec, n, where))
+                run.legs[key] = leg
+                self._note_coverage(run)
+            legs.append(run.legs[key])
         if mode in ("hybrid", "bm25"):
             queries = [u.lexical]
             if u.expansion:  # one more leg: words + n-grams of the question, then with feedback
                 queries.append(f"{u.lexical} {' '.join(u.expansion)}")
             for i, query in enumerate(queries):
                 key = ("lexical", query, where)
-                if key not in self._leg_cache:
-                    found = self._clock("lexical", lambda q=query: self._lexical(q, where))
-                    self._leg_cache[key] = found if i == 0 else found[:1]
-                legs.extend(self._leg_cache[key])
+                if key not in run.legs:
+                    found = self._clock(run, "lexical", lambda q=query: self._lexical(q, where))
+                    run.legs[key] = found if i == 0 else found[:1]
+                legs.extend(run.legs[key])
         return legs
 
-    def _embed(self, text: str) -> Any:
+    def _embed(self, run: _Search, text: str) -> Any:
         """The query vector, embedded once per search even when a scope runs the legs twice."""
-        if self._last_vec is None or self._last_vec[0] != text:
-            self._last_vec = (text, self.embedder.embed_query(text))
-        return self._last_vec[1]
+        if run.query_vector is None or run.query_vector[0] != text:
+            run.query_vector = (text, self.embedder.embed_query(text))
+        return run.query_vector[1]
 
-    def _note_coverage(self) -> None:
-        """While vectors are still being filled in, say once that the rest is lexical only."""
+    def _note_coverage(self, run: _Search) -> None:
+        """While vectors are still being filled in, say that the rest is lexical only."""
         done, total = self.index.matrix().coverage
         notice = semantic_notice(done, total)
-        if notice and not any(n.startswith("semantic index") for n in self.notices):
-            self.notices.append(notice)
+        if notice:
+            run.notices[SEMANTIC_NOTICE] = Notice(SEMANTIC_NOTICE, notice)
 
     def _lexical(self, query: str, where: Filter) -> list[list[tuple[str, float]]]:
         n = self.candidates
@@ -302,16 +369,18 @@ class Retriever:
         kept = set(fusion.dedupe_overlapping(ids, rowids))
         return [(cid, score) for cid, score in ranked if cid in kept]
 
-    def _rerank(self, query: str, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        assert self.reranker is not None
+    def _rerank(
+        self, run: _Search, query: str, ranked: list[tuple[str, float]]
+    ) -> list[tuple[str, float]]:
+        assert run.reranker is not None
         started = time.perf_counter()
         fused = {cid: i for i, (cid, _) in enumerate(ranked[: self.candidates])}
         # In fused order whatever order the fetch returns, so equal reranker scores (a stable
         # sort) keep the fused order rather than the table's row order.
         pool = sorted(self.index.get(list(fused)), key=lambda c: fused[c.id])
-        scores = self.reranker.score(query, [c.embed_text for c in pool])
+        scores = run.reranker.score(query, [c.embed_text for c in pool])
         reranked = fusion.order_by_scores([c.id for c in pool], scores)
-        self.timings["rerank"] = _ms(started)
+        run.timings["rerank"] = _ms(started)
         return self._dedupe(reranked)
 
     def _hits(self, ranked: Sequence[tuple[str, float]]) -> list[Hit]:
@@ -343,12 +412,13 @@ class Retriever:
             ),
         )
 
-    def _clock(self, key: str, fn: Callable[[], T]) -> T:
+    @staticmethod
+    def _clock(run: _Search, key: str, fn: Callable[[], T]) -> T:
         started = time.perf_counter()
         try:
             return fn()
         finally:
-            self.timings[key] = self.timings.get(key, 0.0) + _ms(started)
+            run.timings[key] = run.timings.get(key, 0.0) + _ms(started)
 
 
 def chunk_texts(index: ChunkIndex, ids: Sequence[str]) -> list[str]:

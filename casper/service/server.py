@@ -121,14 +121,16 @@ class Service:
 
     # called with the data lock held
     def current_runtime(self) -> ServiceRuntime:
-        """Reload on a config.toml change (models too); reopen data on a new index generation."""
+        """Reload on a config.toml change (models too); reopen data when `casper index` published
+        a new run (the index's generation record)."""
         stamp = _config_stamp(self.home)
         if stamp != self._config_stamp:
             log.info("config.toml changed: rebuilding everything")
             self._config_stamp = stamp
             self.rt = ServiceRuntime(load_config(self.home), self.data_lock, self.engine_lock)
         elif self.rt.refresh():
-            log.info("index generation %s: reopening the store and index", self.rt.generation)
+            number = self.rt.generation.number
+            log.info("index generation %d: reopening the store and index", number)
         return self.rt
 
     def status(self) -> dict[str, Any]:
@@ -143,7 +145,7 @@ class Service:
             "uptime_s": round(time.time() - self.started, 1),
             "rss_mb": _rss_mb(),
             "loaded": self.rt.loaded(),
-            "index_generation": self.rt.generation,
+            "index_generation": self.rt.generation.number,
             "requests": sum(served.values()),
             "by_command": served,
             "inflight": inflight,  # status requests are not counted

@@ -35,6 +35,16 @@ def _assert_error(result, *, says: str, hint_says: str) -> None:  # noqa: ANN001
         (["stats"], "missing argument 'person'", "casper stats --help"),
         (["search", "dentist", "--bogus"], "no such option: --bogus", "casper search --help"),
         (["search", "dentist", "-k", "ten"], "invalid value for '-k'", "casper search [OPTIONS]"),
+        (
+            ["search", "dentist", "--mode", "fuzzy"],
+            "invalid value for '--mode': 'fuzzy' is not one of 'hybrid', 'bm25', 'vector'",
+            "casper search [OPTIONS]",
+        ),
+        (
+            ["search", "dentist", "--lexical", "bm25"],
+            "invalid value for '--lexical'",
+            "casper search [OPTIONS]",
+        ),
         (["frobnicate"], "no such command 'frobnicate'", "casper --help"),
         (["--bogus"], "no such option: --bogus", "casper --help"),
     ],
@@ -71,6 +81,16 @@ def test_an_empty_query_is_an_error(command: str, query: str, tmp_path: Path) ->
 def test_k_below_one_is_an_error(k: str, tmp_path: Path) -> None:
     result = runner.invoke(app, ["search", "dentist", "-k", k, "--home", str(tmp_path)])
     _assert_error(result, says=f"-k must be at least 1 (got {k})", hint_says="-k 10")
+
+
+def test_k_beyond_a_thousand_is_an_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["search", "dentist", "-k", "5000", "--home", str(tmp_path)])
+    _assert_error(result, says="-k must be at most 1,000 (got 5,000)", hint_says="-k 10")
+
+
+def test_max_iterations_below_one_is_an_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ask", "when?", "--max-iterations", "0", "--home", str(tmp_path)])
+    _assert_error(result, says="--max-iterations must be at least 1 (got 0)", hint_says="model")
 
 
 @pytest.mark.parametrize("command", [["search", "dentist"], ["stats", "Priya"]])

@@ -51,7 +51,7 @@ def index(tmp_path: Path) -> tuple[ChunkIndex, Store]:
 
 
 def rank_of_answer(r: Retriever, **kw: object) -> int:
-    hits = r.search("when did I move", k=20, **kw)  # type: ignore[arg-type]
+    hits = r.hits("when did I move", k=20, **kw)
     return [h.chat for h in hits].index("chat 1")
 
 
@@ -64,13 +64,13 @@ def test_the_best_hits_words_join_the_bm25_query_of_a_second_pass(
     monkeypatch.setattr(idx, "fts_search", lambda q, *a: calls["fts"].append(q) or fts(q, *a))
     monkeypatch.setattr(idx, "vector_search", lambda v, *a: calls["vector"].append(v) or vec(v, *a))
     r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store), feedback_terms=4)
-    hits = r.search("when did I move", k=20)
-    u = r.understood
-    assert u is not None and u.expansion[0] == "backyard"  # twice in the best hit, rare elsewhere
+    found = r.search("when did I move", k=20)
+    hits, u = found.hits, found.understood
+    assert u.expansion[0] == "backyard"  # twice in the best hit, rare elsewhere
     expanded = f"move {' '.join(u.expansion)}"
     assert u.lexical == "move" and calls["fts"] == ["move", expanded]  # the first leg is reused
     assert len(calls["vector"]) == 1  # so is the vector leg
-    assert u.to_json()["feedback_words"] == list(u.expansion) and "feedback" in r.timings
+    assert u.to_json()["feedback_words"] == list(u.expansion) and "feedback" in found.timings
     answer = next(h for h in hits if h.chat == "chat 1")  # shares no word with the question
     bm25 = dict(fts(expanded, 20))
     assert answer.chunk_id in bm25 and answer.chunk_id not in dict(fts("move", 20))
@@ -79,9 +79,9 @@ def test_the_best_hits_words_join_the_bm25_query_of_a_second_pass(
 def test_the_default_is_the_single_pass(index: tuple[ChunkIndex, Store]) -> None:
     idx, store = index
     plain = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
-    hits = plain.search("when did I move", k=20)
-    assert plain.understood is not None and plain.understood.expansion == ()
-    assert "feedback" not in plain.timings and hits[0].chat == "chat 0"
+    found = plain.search("when did I move", k=20)
+    assert found.understood.expansion == ()
+    assert "feedback" not in found.timings and found.hits[0].chat == "chat 0"
 
 
 def test_literal_and_single_leg_searches_have_no_feedback_pass(
@@ -90,6 +90,8 @@ def test_literal_and_single_leg_searches_have_no_feedback_pass(
     idx, store = index
     r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store), feedback_terms=4)
     for kw in ({"literal": True}, {"mode": "bm25"}, {"mode": "vector"}):
-        rank_of_answer(r, **kw) if kw != {"mode": "bm25"} else r.search("when did I move", **kw)
-        assert r.understood is not None and r.understood.expansion == ()
-        assert "feedback" not in r.timings
+        if kw != {"mode": "bm25"}:
+            rank_of_answer(r, **kw)
+        found = r.search("when did I move", **kw)  # type: ignore[arg-type]
+        assert found.understood.expansion == ()
+        assert "feedback" not in found.timings

@@ -98,9 +98,9 @@ def test_a_reader_moves_to_the_new_generation_without_errors(
     index = open_index(cfg, HashEmbedder(64))
     reader = Retriever(index, HashEmbedder(64), OverlapReranker(), store=store)
     probe = "zeppelin quokka"
-    old = _ids(reader.search(probe, mode="bm25"))
-    assert old and reader.search("zeppelin", mode="hybrid")  # matrix loaded, rerank ran
-    before = index.generation()
+    old = _ids(reader.hits(probe, mode="bm25"))
+    assert old and reader.hits("zeppelin", mode="hybrid")  # matrix loaded, rerank ran
+    before = index.generation
 
     with ChatDbWriter(src / "chat.db") as w:
         w.hard_delete(victim)
@@ -108,25 +108,25 @@ def test_a_reader_moves_to_the_new_generation_without_errors(
                       ts=978307200 + last + 2 * 86400)  # fmt: skip
 
     def read() -> tuple[str, ...]:
-        seen = _ids(reader.search(probe, mode="bm25"))
-        reader.search("sushi", mode="hybrid")  # vector leg + rerank (index.get)
+        seen = _ids(reader.hits(probe, mode="bm25"))
+        reader.hits("sushi", mode="hybrid")  # vector leg + rerank (index.get)
         return seen
 
     written, seen = index_in_a_child_while(read, home, src)
     assert written["chunks_new"] > 0
 
-    new = _ids(reader.search(probe, mode="bm25"))
-    assert index.generation() != before
+    new = _ids(reader.hits(probe, mode="bm25"))
+    assert index.generation.number > before.number and index.generation.run > before.run
     assert new and new != old
     # never a half-written index: each search saw the old generation or the new one
     assert set(seen) <= {old, new}, set(seen) - {old, new}
-    assert reader.search("zeppelin", mode="bm25") == []
-    assert reader.search("quokka", mode="bm25")
+    assert reader.hits("zeppelin", mode="bm25") == []
+    assert reader.hits("quokka", mode="bm25")
     # the in-memory matrix serves no deleted chunk, and rerank reads the new version
     fresh = open_index(cfg, HashEmbedder(64))
     live = set(fresh.scan(["id"])["id"].to_pylist())
     for mode in ("vector", "hybrid"):
-        hits = reader.search("zeppelin tickets drawer", mode=mode, k=50)
+        hits = reader.hits("zeppelin tickets drawer", mode=mode, k=50)
         assert hits and {h.chunk_id for h in hits} <= live
     assert not any(m.rowid == victim for h in hits for m in h.messages)
     store.close()
@@ -144,12 +144,12 @@ def test_a_reader_survives_a_full_rebuild_of_the_index(
     cfg = load_config(home)
     store = Store.open(cfg.store_path)
     reader = Retriever(open_index(cfg, HashEmbedder(64)), HashEmbedder(64), store=store)
-    hits = _ids(reader.search("sushi", mode="bm25"))
+    hits = _ids(reader.hits("sushi", mode="bm25"))
     assert hits
     _, seen = index_in_a_child_while(
-        lambda: _ids(reader.search("sushi", mode="bm25")), home, src, "--rebuild"
+        lambda: _ids(reader.hits("sushi", mode="bm25")), home, src, "--rebuild"
     )
     assert set(seen) == {hits}  # the same history, never a half-rebuilt index
-    assert _ids(reader.search("sushi", mode="bm25")) == hits  # same data, rebuilt files
-    assert reader.search("sushi", mode="hybrid")
+    assert _ids(reader.hits("sushi", mode="bm25")) == hits  # same data, rebuilt files
+    assert reader.hits("sushi", mode="hybrid")
     store.close()

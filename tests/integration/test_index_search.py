@@ -11,15 +11,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from casper.errors import IndexMismatch, IndexMissing
+from casper.errors import CasperError, IndexMismatch, IndexMissing
 from casper.index.chunk_index import ChunkIndex, Filter
+from casper.index.files import TABLE
 from casper.index.lexical import SIDECAR, RankBM25Index, tokenize
 from casper.index.vectors import EXACT_MAX, ChunkMeta, VectorMatrix
 from casper.indexer.chunk_update import update_index
 from casper.indexer.chunking import ChunkOptions, chunk_chat, chunker_signature, searchable_rows
 from casper.records import ME, ChatInfo, Person, StoredMessage
 from casper.search.query import Reader
-from casper.search.retriever import Retriever
+from casper.search.retriever import SEARCH_TRIES, Retriever
 from casper.store.db import Store
 from tests.fakes_search import HashEmbedder, OverlapReranker
 
@@ -100,7 +101,7 @@ def test_index_then_hybrid_search_returns_hits_with_store_messages(
     index: ChunkIndex, store: Store
 ) -> None:
     assert index.count() == 3
-    hits = retriever(index, store).search("dentist appointment")
+    hits = retriever(index, store).hits("dentist appointment")
     top = hits[0]
     assert top.chat == "Sam" and top.participants == ("Sam", "me")
     assert [m.sender for m in top.messages] == ["Sam", "me", "Sam", "me"]
@@ -140,7 +141,7 @@ def test_filters_apply_inside_every_leg(index: ChunkIndex, name: str) -> None:
 def test_cjk_and_emoji_queries_find_their_message(
     index: ChunkIndex, store: Store, query: str, guid: str, mode: str, lexical: str
 ) -> None:
-    hits = retriever(index, store, lexical=lexical).search(query, mode=mode)  # type: ignore[arg-type]
+    hits = retriever(index, store, lexical=lexical).hits(query, mode=mode)  # type: ignore[arg-type]
     assert hits and guid in {m.guid for m in hits[0].messages}
     assert hits[0].chat == "Alex"
 
@@ -155,26 +156,26 @@ def test_cjk_leg_respects_filters(index: ChunkIndex) -> None:
 def test_search_modes_filters_and_timings(index: ChunkIndex, store: Store) -> None:
     r = retriever(index, store)
     for mode in ("hybrid", "bm25", "vector"):
-        hits = r.search("dinner", mode=mode, person_id=ALEX)  # type: ignore[arg-type]
+        hits = r.hits("dinner", mode=mode, person_id=ALEX)
         assert hits and {h.chat for h in hits} <= {"Alex", "Trip crew"}
-    r.search("dinner")
-    assert {"embed", "vector", "lexical", "fuse", "fetch", "total"} <= set(r.timings)
-    assert r.search("dinner", k=1) and len(r.search("dinner", k=1)) == 1
-    assert r.search("dinner", since=ts(12)) == []
-    with pytest.raises(ValueError):
-        r.search("dinner", mode="fuzzy")  # type: ignore[arg-type]
+    found = r.search("dinner")
+    assert {"embed", "vector", "lexical", "fuse", "fetch", "total"} <= set(found.timings)
+    assert set(r.search("dinner", mode="bm25").timings) & {"embed", "vector"} == set()
+    assert r.hits("dinner", k=1) and len(r.hits("dinner", k=1)) == 1
+    assert r.hits("dinner", since=ts(12)) == []
 
 
 def test_rerank_reorders_fused_candidates(index: ChunkIndex, store: Store) -> None:
     reranker = OverlapReranker()
     r = Retriever(index, HashEmbedder(), reranker, store=store)
-    hits = r.search("hotel Lisbon booked")
+    found = r.search("hotel Lisbon booked")
+    hits = found.hits
     assert hits[0].chat == "Trip crew" and hits[0].score == pytest.approx(1.0)
-    assert reranker.calls and "rerank" in r.timings
+    assert reranker.calls and "rerank" in found.timings
     calls = len(reranker.calls)
     plain = r.search("hotel Lisbon booked", rerank=False)
-    assert len(reranker.calls) == calls and "rerank" not in r.timings
-    assert all(0.0 <= h.score <= 1.0 for h in plain)  # fused scores: a weighted sum of [0, 1]s
+    assert len(reranker.calls) == calls and "rerank" not in plain.timings
+    assert all(0.0 <= h.score <= 1.0 for h in plain.hits)  # fused: a weighted sum of [0, 1]s
 
 
 class TiedReranker:
@@ -189,13 +190,13 @@ def test_reranker_ties_keep_the_fused_order(
     index: ChunkIndex, store: Store, monkeypatch: pytest.MonkeyPatch, get_order: str
 ) -> None:
     r = Retriever(index, HashEmbedder(), TiedReranker(), store=store)  # type: ignore[arg-type]
-    fused = [h.chunk_id for h in r.search("hotel Lisbon booked", rerank=False)]
+    fused = [h.chunk_id for h in r.hits("hotel Lisbon booked", rerank=False)]
     table = [row["id"] for row in index.scan(["id"]).to_pylist()]
     assert len(fused) > 1 and fused != [c for c in table if c in fused]  # orders differ
     if get_order == "reversed":  # a fetch that returns rows in its own order, not the asked one
         get = index.get
         monkeypatch.setattr(index, "get", lambda ids: list(reversed(get(ids))))
-    assert [h.chunk_id for h in r.search("hotel Lisbon booked")] == fused
+    assert [h.chunk_id for h in r.hits("hotel Lisbon booked")] == fused
 
 
 def add_messages(store: Store, chat_id: int, start_rowid: int, texts: list[str], t0: float) -> None:
@@ -216,7 +217,7 @@ def test_reindex_embeds_only_new_chunks_and_finds_new_message(
     # the chat's partial 4-message window grows into a 7-message one: one new id, one gone
     assert update.chunks_new == 1 and update.embedded == 1 and update.chunks_deleted == 1
     assert embedder.embedded == 1
-    hits = retriever(index, store).search("zeppelin")
+    hits = retriever(index, store).hits("zeppelin")
     assert "guid-200" in {m.guid for m in hits[0].messages}
     again = update_index(store, index, embedder, dirty={1: False, 2: False}, options=OPTIONS)
     assert again.embedded == 0 and again.chunks_new == 0
@@ -244,7 +245,7 @@ def test_deleted_message_disappears_after_full_reindex(
     # same first/last rowid, so the same id with new content: re-embedded in place
     assert update.embedded == 1 and update.chunks_new == 0 and update.chunks_deleted == 0
     assert index.get(["1:1:4:8x4"])[0].rowids == (1, 2, 4)
-    hits = retriever(index, store).search("appointment monday", mode="bm25")
+    hits = retriever(index, store).hits("appointment monday", mode="bm25")
     assert all("guid-3" not in {m.guid for m in h.messages} for h in hits)
 
 
@@ -288,8 +289,8 @@ def test_empty_index_searches_return_nothing(tmp_path: Path, store: Store) -> No
     idx = open_index(tmp_path / "empty.lance", HashEmbedder())
     r = retriever(idx, store)
     for mode in ("hybrid", "bm25", "vector"):
-        assert r.search("dinner", mode=mode) == []  # type: ignore[arg-type]
-    assert Retriever(idx, HashEmbedder(), lexical="rank-bm25").search("x", mode="bm25") == []
+        assert r.hits("dinner", mode=mode) == []
+    assert Retriever(idx, HashEmbedder(), lexical="rank-bm25").hits("x", mode="bm25") == []
 
 
 def matrix_of(vectors: np.ndarray, chats: np.ndarray) -> VectorMatrix:
@@ -356,15 +357,16 @@ def reader_for(store: Store, **kw: object) -> Reader:
 def test_a_date_in_the_question_ranks_that_time_first(index: ChunkIndex, store: Store) -> None:
     r = Retriever(index, HashEmbedder(), store=store, reader=reader_for(store))
     now = datetime(2024, 12, 1, tzinfo=UTC)
-    hits = r.search("what did we say about dinner in May 2024?", now=now)
+    found = r.search("what did we say about dinner in May 2024?", now=now)
+    hits = found.hits
     assert hits[0].chat == "Trip crew"  # the only dinner talk in May
-    assert r.understood is not None and r.understood.date_range is not None
-    assert "May" not in r.understood.lexical
+    assert found.understood.date_range is not None
+    assert "May" not in found.understood.lexical
     assert {h.chat for h in hits} > {"Trip crew"}  # a boost, not a filter: the rest follows
-    hits = r.search("dinner on 03/01/2024", now=now)  # en_US: March 1st
+    hits = r.hits("dinner on 03/01/2024", now=now)  # en_US: March 1st
     assert hits[0].chat == "Alex"
-    hits = r.search("dinner on 03/01/2024", now=now, literal=True)
-    assert r.understood.literal and r.understood.date_range is None
+    literal = r.search("dinner on 03/01/2024", now=now, literal=True)
+    assert literal.understood.literal and literal.understood.date_range is None
 
 
 def test_a_person_with_nothing_on_the_day_named_still_leads(
@@ -375,18 +377,19 @@ def test_a_person_with_nothing_on_the_day_named_still_leads(
     r = Retriever(index, HashEmbedder(), store=store, reader=reader_for(store))
     now = datetime(2024, 12, 1, tzinfo=UTC)
     for mode in ("hybrid", "vector", "bm25"):
-        hits = r.search(
+        found = r.search(
             "What did Sam say about dinner plans this weekend on 03/01/2024?", now=now, mode=mode
         )  # type: ignore[arg-type]
-        assert r.understood is not None and r.understood.person_id == SAM
-        assert r.understood.date_unmatched
-        assert r.understood.to_json()["dates"]["use"] == "nothing with them then, not used"
+        hits, understood = found.hits, found.understood
+        assert understood.person_id == SAM
+        assert understood.date_unmatched
+        assert understood.to_json()["dates"]["use"] == "nothing with them then, not used"
         assert {h.chat for h in hits[:2]} == {"Sam", "Trip crew"}, mode
         assert hits[-1].chat == "Alex"  # the rest follows
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    r.search("What did Alex say about dinner on 03/01/2024?", now=now)
-    assert r.understood is not None and not r.understood.date_unmatched
-    assert r.understood.to_json()["dates"]["use"] == "boosted"
+    understood = r.search("What did Alex say about dinner on 03/01/2024?", now=now).understood
+    assert not understood.date_unmatched  # said per search: nothing left from the one before
+    assert understood.to_json()["dates"]["use"] == "boosted"
 
 
 def test_a_weak_word_match_inside_a_scope_stays_weak(
@@ -407,26 +410,26 @@ def test_a_weak_word_match_inside_a_scope_stays_weak(
     words = [(alex, 10.0), (trip, 1.0)]
     monkeypatch.setattr(index, "vector_search", lambda q, n, where=None: inside(where, vector))
     monkeypatch.setattr(index, "fts_search", lambda q, n, where=None: inside(where, words))
-    hits = retriever(index, store, reader=reader_for(store)).search("What did Sam say?", k=3)
+    hits = retriever(index, store, reader=reader_for(store)).hits("What did Sam say?", k=3)
     assert [chat_of(h.chunk_id) for h in hits] == [1, 3, 2]
 
 
 def test_a_named_contact_is_boosted_and_left_out_of_bm25(index: ChunkIndex, store: Store) -> None:
     r = Retriever(index, HashEmbedder(), store=store, reader=reader_for(store))
-    hits = r.search("When did Sam mention the dentist?", mode="bm25")
-    assert r.understood is not None and r.understood.person_id == SAM
-    assert r.understood.lexical == "mention the dentist"
-    assert hits[0].chat == "Sam"
+    found = r.search("When did Sam mention the dentist?", mode="bm25")
+    assert found.understood.person_id == SAM
+    assert found.understood.lexical == "mention the dentist"
+    assert found.hits[0].chat == "Sam"
     me = Retriever(index, HashEmbedder(), store=store, reader=reader_for(store, me_names=["Sam"]))
-    me.search("When did Sam mention the dentist?", mode="bm25")
-    assert me.understood is not None and me.understood.me == ("Sam",)
-    assert me.understood.person_id is None
+    read = me.search("When did Sam mention the dentist?", mode="bm25").understood
+    assert read.me == ("Sam",)
+    assert read.person_id is None
 
 
 def test_rrf_stays_available_for_the_ablation(index: ChunkIndex, store: Store) -> None:
     convex = Retriever(index, HashEmbedder(), store=store)
     rrf = Retriever(index, HashEmbedder(), store=store, fuse="rrf")
-    a, b = convex.search("dinner", k=3), rrf.search("dinner", k=3)
+    a, b = convex.hits("dinner", k=3), rrf.hits("dinner", k=3)
     assert {h.chunk_id for h in a} and {h.chunk_id for h in b}
     assert all(h.score <= 2 / 61 + 1e-12 for h in b)  # reciprocal ranks, k = 60: ≤ 1/61 a leg
     with pytest.raises(ValueError):
@@ -437,7 +440,7 @@ def test_a_lexical_search_reads_only_the_hits_meta_and_matches_the_matrix(
     index: ChunkIndex, store: Store, tmp_path: Path, embedder: HashEmbedder
 ) -> None:
     cold = open_index(tmp_path / "index.lance", embedder)
-    hits = retriever(cold, store).search("dentist appointment", mode="bm25", rerank=False)
+    hits = retriever(cold, store).hits("dentist appointment", mode="bm25", rerank=False)
     assert hits and cold._matrix is None  # no meta of every chunk for a lexical search
     ids = [h.chunk_id for h in hits] + ["no-such-id"]
     assert cold.chunk_meta(ids) == index.matrix().meta(ids)
@@ -471,3 +474,54 @@ def test_the_stores_chunker_rows_are_the_searchable_messages(store: Store) -> No
             expected = searchable_rows(store.chat_messages(chat.id, since_ts=since))
             assert store.searchable_rows(chat.id, since_ts=since) == expected
     assert [r[3] for r in store.searchable_rows(1, since_ts=ts(4))] == ["\u2003kept\u2003"]
+
+
+def test_a_generation_that_never_settles_ends_in_an_error_not_a_recursion(
+    index: ChunkIndex, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that saw the index move to another generation runs again, a bounded number of
+    times: an index that moves during every try (published nonstop, or damaged so that every
+    read reopens it) ends in an error that names it and what to do."""
+    r = retriever(index, store)
+    fts, tries = index.fts_search, []
+
+    def moving(query: str, n: int, where: Filter | None = None) -> list[tuple[str, float]]:
+        index.publish_vectors()  # another generation while the search runs, every time
+        return fts(query, n, where)
+
+    monkeypatch.setattr(index, "fts_search", moving)
+    refresh = index.refresh_if_stale
+    monkeypatch.setattr(index, "refresh_if_stale", lambda: tries.append(1) or refresh())
+    with pytest.raises(CasperError) as info:
+        r.search("dinner")
+    assert len(tries) == SEARCH_TRIES
+    assert str(index.dir) in info.value.message
+    assert "casper index --rebuild" in (info.value.hint or "")
+
+
+def test_a_damaged_text_index_leaves_the_other_legs_answering(
+    index: ChunkIndex, store: Store, embedder: HashEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    text_fts = next(ix.index_uuid for ix in index.table.list_indices() if ix.name == "text_idx")
+    for part in (index.dir / f"{TABLE}.lance" / "_indices" / text_fts).iterdir():
+        part.write_bytes(b"not an index")
+    reader = open_index(index.dir, embedder)  # as the next process opens it
+    found = Retriever(reader, HashEmbedder(), store=store).search("dinner")
+    assert found.hits and {"vector", "lexical"} <= set(found.timings)
+    assert "full-text search on text failed" in caplog.text
+
+
+def test_a_search_keeps_nothing_of_itself_on_the_retriever(index: ChunkIndex, store: Store) -> None:
+    """One retriever serves every request of a service: the reranker, the reading of the query,
+    notices and timings travel in the call and its result."""
+    reranker = OverlapReranker()
+    r = Retriever(index, HashEmbedder(), store=store)
+    before = dict(vars(r))
+    ranked = r.search("hotel Lisbon booked", reranker=reranker)
+    assert reranker.calls and "rerank" in ranked.timings
+    assert ranked.hits[0].score == pytest.approx(1.0)  # the reranker's score
+    assert "rerank" not in r.search("hotel Lisbon booked").timings  # none of its own
+    assert not r.search("hotel Lisbon booked", reranker=reranker, rerank=False).timings.get(
+        "rerank"
+    )
+    assert vars(r) == before

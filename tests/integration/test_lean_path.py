@@ -159,13 +159,13 @@ def test_a_bm25_retriever_loads_the_embedder_only_for_a_vector_and_checks_it(
     store = Store.open(cfg.store_path)
     monkeypatch.setattr(factory, "make_embedder", make(64))
     retriever = make_retriever(cfg, store, mode="bm25")
-    assert retriever.search("sushi", mode="bm25") and built == []
-    assert retriever.search("sushi", mode="hybrid") and built == [64]  # loaded on demand, once
-    assert retriever.search("sushi", mode="vector") and built == [64]
+    assert retriever.hits("sushi", mode="bm25") and built == []
+    assert retriever.hits("sushi", mode="hybrid") and built == [64]  # loaded on demand, once
+    assert retriever.hits("sushi", mode="vector") and built == [64]
 
     monkeypatch.setattr(factory, "make_embedder", make(32))  # not the model the index has
     other = make_retriever(cfg, store, mode="bm25")
-    assert other.search("sushi", mode="bm25")
+    assert other.hits("sushi", mode="bm25")
     with pytest.raises(IndexMismatch):
         other.search("sushi", mode="vector")
     store.close()

@@ -42,12 +42,8 @@ def _lexical_only(tmp_path: Path, n_messages: int) -> tuple[Store, ChunkIndex]:
     build_bulk_chat_db(db, n_messages=n_messages, n_people=6)
     store = Store.open(tmp_path / "home" / "casper.sqlite")
     index = _open(tmp_path / "home" / "index")
-
-    def index_fn(store: Store, dirty: dict[int, bool], _progress) -> tuple[int, int]:  # noqa: ANN001
-        done = update_lexical(store, index, dirty=dirty, options=ChunkOptions(3, 1))
-        return done.chunks_total, done.chunks_new
-
-    Indexer(store, db, None, UTC).run(index_fn=index_fn)
+    Indexer(store, db, None, UTC).run()
+    update_lexical(store, index, dirty=store.dirty_chats(), options=ChunkOptions(3, 1))
     return store, index
 
 
@@ -71,20 +67,24 @@ def test_lexical_legs_answer_before_vectors_and_say_how_much_is_semantic(tmp_pat
     assert vector_status_at(index.dir) == (0, total)
     word = index.scan(["text"], None)["text"][0].as_py().split()[-1]
     retriever = Retriever(index, HashEmbedder(64), None, store=store)
-    assert retriever.search(word, mode="bm25", rerank=False)  # searchable without vectors
-    assert retriever.search(word, mode="vector", rerank=False) == []
-    assert retriever.search(word, rerank=False)  # hybrid falls back to what exists
-    assert retriever.notices == ["semantic index 0 % built; lexical results only for the rest"]
-    retriever.search(word, rerank=False)
-    assert len(retriever.notices) == 1  # said once
+    lexical = retriever.search(word, mode="bm25", rerank=False)
+    assert lexical.hits and lexical.notices == ()  # searchable without vectors, no vector leg
+    assert retriever.hits(word, mode="vector", rerank=False) == []
+    hybrid = retriever.search(word, rerank=False)
+    assert hybrid.hits  # hybrid falls back to what exists
+    assert [n.text for n in hybrid.notices] == [
+        "semantic index 0 % built; lexical results only for the rest"
+    ]
+    assert retriever.search(word, rerank=False).notices == hybrid.notices  # every search says it
 
     embedder = CountingEmbedder()
     fill = ensure_vectors(index, embedder)
     assert (fill.embedded, fill.done, fill.total, fill.resumed_from) == (total, total, total, 0)
     assert vector_status_at(index.dir) == (total, total)
     fresh = Retriever(index, embedder, None, store=store)
-    assert fresh.search(word, mode="vector", rerank=False)
-    assert fresh.notices == []
+    complete = fresh.search(word, mode="vector", rerank=False)
+    assert complete.hits and complete.notices == ()
+    assert retriever.search(word, rerank=False).notices == ()  # the same index, filled in
     # nothing missing: a second fill embeds nothing
     assert ensure_vectors(index, embedder).embedded == 0
     assert len(embedder.texts) == total
@@ -105,8 +105,7 @@ def test_a_partial_semantic_index_searches_the_embedded_part(tmp_path: Path) -> 
     assert hits[0][0] == rows["id"][3].as_py()
     share = int(100 * half / rows.num_rows)
     retriever = Retriever(index, embedder, None, store=store)
-    retriever.search("anything", rerank=False)
-    assert retriever.notices == [
+    assert [n.text for n in retriever.search("anything", rerank=False).notices] == [
         f"semantic index {share} % built; lexical results only for the rest"
     ]
 
@@ -183,6 +182,34 @@ def test_kill_9_during_embedding_keeps_batches_and_resume_embeds_only_the_rest(
     clean_store.close()
 
 
+def test_a_fill_publishes_as_it_goes_and_readers_follow_without_reopening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While vectors are filled in, the writer publishes them as new generations of the same
+    table version (at most every PUBLISH_EVERY_S; every batch here): a reader in another
+    process searches what is embedded so far, re-pointing its matrix, never reopening."""
+    import casper.indexer.chunk_update as chunk_update
+
+    _store, index = _lexical_only(tmp_path, 2_000)
+    monkeypatch.setattr(chunk_update, "PUBLISH_EVERY_S", 0.0)
+    reader = _open(index.dir)
+    table, run = reader.table, reader.generation.run
+    seen: list[tuple[int, int]] = []
+
+    class Watched(HashEmbedder):
+        def embed_documents(self, texts, on_progress=None):  # noqa: ANN001, ANN201
+            reader.refresh_if_stale()  # what every search starts with
+            seen.append(reader.matrix().coverage)
+            return super().embed_documents(texts, on_progress)
+
+    fill = ensure_vectors(index, Watched(64))
+    assert len(seen) > 2 and seen[0] == (0, fill.total)
+    assert any(0 < done < total for done, total in seen)  # it grew while the fill ran
+    assert reader.refresh_if_stale() and reader.matrix().coverage == (fill.total, fill.total)
+    assert reader.table is table and reader.generation.run == run  # re-pointed, not reopened
+    _store.close()
+
+
 def test_update_index_still_builds_everything_in_one_call(tmp_path: Path) -> None:
     from ingest.synthetic.bulk import build_bulk_chat_db
 
@@ -247,8 +274,8 @@ def test_a_lexical_search_never_builds_or_maps_the_vector_cache(tmp_path: Path) 
     reader = _open(index.dir)
     word = reader.scan(["text"])["text"][0].as_py().split()[-1]
     retriever = Retriever(reader, HashEmbedder(64), None, store=store)
-    assert retriever.search(word, mode="bm25", rerank=False)
+    assert retriever.hits(word, mode="bm25", rerank=False)
     assert not reader.matrix().loaded and not list(index.dir.glob("*.npy"))
-    assert retriever.search(word, mode="vector", rerank=False)  # the first vector search builds it
+    assert retriever.hits(word, mode="vector", rerank=False)  # the first vector search builds it
     assert reader.matrix().loaded and list(index.dir.glob("vectors-*.npy"))
     store.close()

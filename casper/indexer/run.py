@@ -1,0 +1,209 @@
+"""`casper index` as one use-case: ingest → chunk the dirty chats (the lexical legs answer) →
+clear them → publish → fill in the vectors (published as they arrive).
+
+It receives what it needs and returns what it did: the open store, where the history is
+(`Source`), where the chunk index is (`IndexPlace`), how to get the embedder (`EmbedderSupply`,
+called only when the run touches the index, so a no-op run never builds or loads a model) and
+how chats are cut (`ChunkOptions`). The composition root builds those from a Config; nothing here
+reads one. The caller holds the run lock (`casper.indexer.lock`).
+
+Imports: casper.indexer (pipeline, chunk_update, chunking, report), casper.index (place, files,
+chunk_index types), casper.store, casper.protocols.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from casper.index.files import Generation
+from casper.indexer import chunk_update
+from casper.indexer.chunk_update import VectorFill
+from casper.indexer.chunking import ChunkOptions
+from casper.indexer.pipeline import Indexer, Progress
+from casper.indexer.report import IngestReport, stage
+from casper.protocols import Embedder
+from casper.store.db import Store
+
+if TYPE_CHECKING:
+    from casper.index.chunk_index import ChunkIndex
+    from casper.index.place import IndexPlace
+
+Announce = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """The history to read: Messages' chat.db (read-only), the AddressBook, the local zone."""
+
+    chat_db: Path
+    contacts: Path | None
+    tz: tzinfo
+
+
+class EmbedderSupply(Protocol):
+    """The embedder the run writes with, built when the run first needs one. It may load the
+    model under the "load" progress stage, or return a deferred one (`Deferred`) whose identity
+    is known without loading; the run then loads it just before the first embedding."""
+
+    def __call__(self, progress: Progress) -> Embedder: ...
+
+
+@runtime_checkable
+class Deferred(Protocol):
+    """An embedder whose model loads on first use (casper.backends.lazy.LazyEmbedder)."""
+
+    @property
+    def loaded(self) -> bool: ...
+
+    def real(self) -> Embedder: ...
+
+    def set_check(self, check: Callable[[Embedder], None]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRunReport:
+    """What one run did: the store side (the `index --json` numbers and timings), the vector
+    fill (None when there is no index), the embedder it built (None when it needed none; a
+    caller may reuse it) and the generation readers follow afterwards."""
+
+    ingest: IngestReport
+    vectors: VectorFill | None
+    embedder: Embedder | None
+    generation: Generation
+
+
+def _silent(stage_name: str, done: int, total: int | None) -> None:
+    pass
+
+
+def _unsaid(_text: str) -> None:
+    pass
+
+
+def run_index(
+    store: Store,
+    source: Source,
+    place: IndexPlace,
+    embedder: EmbedderSupply,
+    *,
+    options: ChunkOptions,
+    rebuild: bool = False,
+    progress: Progress = _silent,
+    announce: Announce = _unsaid,
+) -> IndexRunReport:
+    """Bring the store, the chunk index and its vectors up to date with the history.
+
+    Args:
+        store: the open store (created empty by the caller on a first run).
+        source: the chat.db and AddressBook to read, and the zone stats are counted in.
+        place: the chunk index's directory and chunker signature.
+        embedder: builds the embedder, only when the run touches the index.
+        options: how chats are cut into chunks.
+        rebuild: start over: re-read the history, rebuild every chunk (readers keep the
+            published generation until the rebuilt one is published) and, when the index was
+            built with another model or no longer opens, start a new index directory.
+        progress: (stage, done, total) for every stage, "check" to "embed".
+        announce: one-line messages for the user ("resuming: N of M chunks already embedded").
+
+    Returns:
+        IndexRunReport; `ingest.noop` when nothing changed (no model built, LanceDB not imported
+        while the vectors are complete).
+    """
+    started, cpu = time.perf_counter(), time.process_time()
+    report = Indexer(store, source.chat_db, source.contacts, source.tz,
+                     on_progress=progress).run(rebuild=rebuild, indexing=True)  # fmt: skip
+    built: Embedder | None = None
+    index: ChunkIndex | None = None
+    written = 0  # chunks the lexical step wrote for embedding
+    if report.noop:
+        # a run with nothing new reports this without opening the index
+        report.chunks_total = int(store.meta_float("chunks_total"))
+    else:
+        with stage(report, "index"):
+            built = embedder(progress)
+            index = _open_for_writing(place, built, rebuild)
+            dirty = store.dirty_chats()
+            wanted = dirty if index.count() else {c.id: True for c in store.chats()}
+            update = chunk_update.update_lexical(
+                store, index, dirty=wanted, options=options, on_progress=progress
+            )
+            with store.transaction():  # the lexical legs answer: these chats are done
+                store.clear_dirty(dirty)
+                store.set_meta("chunks_total", update.chunks_total)
+            index.publish_run()  # even when no chunk changed: the store did
+        report.chunks_total, report.chunks_new = update.chunks_total, update.embedded
+        written = update.embedded
+        report.elapsed_s = round(time.perf_counter() - started, 3)
+        report.cpu_s["total"] = round(time.process_time() - cpu, 3)
+    fill, built = _fill_vectors(place, index, built, embedder, written, progress, announce)
+    return IndexRunReport(report, fill, built, place.generation())
+
+
+def _open_for_writing(place: IndexPlace, embedder: Embedder, rebuild: bool) -> ChunkIndex:
+    """The index this run writes to; with `rebuild`, emptied in place (or replaced when it was
+    built with another model or does not open)."""
+    if rebuild and place.exists() and not _reusable(place, embedder):
+        index = place.replace(embedder)
+    else:
+        index = place.open(embedder, create=True)
+    if isinstance(embedder, Deferred):
+        embedder.set_check(index.check_embedder)  # the model, once loaded, must match
+    if rebuild:
+        # every chunk is rebuilt in place: readers keep the published generation until the
+        # rebuilt one is published, instead of losing the directory under them
+        index.clear()
+    return index
+
+
+def _reusable(place: IndexPlace, embedder: Embedder) -> bool:
+    """True when the existing index opens for this embedder and chunker."""
+    try:
+        place.open(embedder)
+    except Exception:  # noqa: BLE001 - a mismatch or a damaged index: either way, rebuild it
+        return False
+    return True
+
+
+def _fill_vectors(
+    place: IndexPlace,
+    index: ChunkIndex | None,
+    built: Embedder | None,
+    supply: EmbedderSupply,
+    written: int,
+    progress: Progress,
+    announce: Announce,
+) -> tuple[VectorFill | None, Embedder | None]:
+    """Embed the chunks that have no vector yet (all of a first index, what this run wrote, or
+    what a killed run left), batch by batch. A no-op run whose vectors are complete answers from
+    the recorded status: no LanceDB import, no model."""
+    if index is None:
+        recorded = place.recorded_vector_status()
+        if recorded is not None and recorded[0] == recorded[1]:
+            return VectorFill(0, *recorded), built
+        if not place.current():
+            return None, built  # no index, or one of an older schema: search says what to do
+        built = supply(progress)
+        index = place.open(built)
+    assert built is not None  # the lexical step opened the index with it
+    embedder = built
+
+    def before_embedding(done: int, total: int) -> None:
+        if done and total - done > written:  # more is missing than this run wrote
+            # said even with --json (stderr): the user should know the run picked up old work
+            announce(f"resuming: {done} of {total} chunks already embedded; embedding the rest")
+        if isinstance(embedder, Deferred) and not embedder.loaded:
+            # a deferred model loads under its own stage, not inside the first embed batch
+            progress("load", 0, None)
+            embedder.real()
+            progress("load", 1, 1)
+
+    fill = chunk_update.ensure_vectors(
+        index, embedder, lambda done, total: progress("embed", done, total),
+        before_embedding=before_embedding,
+    )  # fmt: skip
+    return fill, embedder

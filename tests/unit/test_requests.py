@@ -1,0 +1,80 @@
+"""casper.app.requests: the one place a request's arguments are checked (both transports)."""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+import pytest
+
+from casper.app.requests import (
+    MAX_K,
+    AskRequest,
+    ContactsRequest,
+    SearchRequest,
+    ShowRequest,
+    StatsRequest,
+    parse,
+)
+from casper.errors import CasperError
+from casper.search.modes import LEXICAL, MODES, Lexical, Mode
+
+
+def test_well_formed_requests_become_typed_ones_with_defaults() -> None:
+    assert parse("search", {"query": "dinner"}) == SearchRequest("dinner")
+    full = {
+        "query": "dinner", "person": "Sam", "chat": "Trip", "since": "2024-01-01",
+        "until": "last week", "k": 3, "mode": "bm25", "lexical": "rank-bm25", "rerank": False,
+        "literal": True,
+    }  # fmt: skip
+    assert parse("search", full) == SearchRequest(**full)
+    # what a CLI sends: every option present, unset ones as None
+    sent = {"query": "q", "person": None, "k": None, "mode": "hybrid", "lexical": None}
+    assert parse("search", sent) == SearchRequest("q")
+    assert parse("contacts", {}) == parse("contacts", None) == ContactsRequest()
+    assert parse("stats", {"person": "Sam"}) == StatsRequest("Sam")
+    assert parse("show", {"ref": "12"}) == ShowRequest("12", before=5, after=5)
+    asked = parse("ask", {"question": "  when?  ", "history": ["earlier"], "max_iterations": 2})
+    assert asked == AskRequest("when?", max_iterations=2, history=("earlier",))
+
+
+@pytest.mark.parametrize(
+    ("cmd", "args", "says", "hint"),
+    [
+        ("search", {"query": "   "}, "the query is empty", 'casper search "'),
+        ("search", {}, "the query is empty", "casper search"),
+        ("search", {"query": "x", "k": 0}, "-k must be at least 1 (got 0)", "-k 10"),
+        ("search", {"query": "x", "k": MAX_K + 1}, "-k must be at most 1,000 (got 1,001)", "-k"),
+        ("search", {"query": "x", "k": 2.5}, "k must be a whole number, not 2.5", "-k 10"),
+        ("search", {"query": "x", "lexical": "bm25"}, "--lexical must be one of lancedb",
+         "--lexical"),
+        ("search", {"query": "x", "person": ["Sam"]}, "person must be a string", "--help"),
+        ("search", {"query": "x" * 10_001}, "the query is 10,001 characters long", "--help"),
+        ("ask", {"question": ""}, "the question is empty", 'casper ask "'),
+        ("ask", {"question": "x" * 20_000}, "20,000 characters", "one thing"),
+        ("ask", {"question": "q", "max_iterations": 0}, "--max-iterations must be at least 1",
+         "one model call"),
+        ("ask", {"question": "q", "max_iterations": 51}, "--max-iterations must be at most 50",
+         "one model call"),
+        ("ask", {"question": "q", "history": [1]}, "history must be a list of strings", "--help"),
+        ("ask", {"question": "q", "no_llm": 1}, "no_llm must be true or false", "--help"),
+        ("show", {"ref": "1", "after": 5000}, "--after must be at most 1,000", "--before 5"),
+        ("contacts", {"k": 3}, "bad arguments for contacts: unknown k", "no arguments"),
+        ("stats", {"person": "Sam", "who": 1}, "unknown who", "person, since, until"),
+        ("search", ["query"], "expected names and values, not list", "--help"),
+        (["search"], {}, "unknown command ['search']", "one of search, contacts"),
+    ],
+)  # fmt: skip
+def test_each_wrong_argument_is_one_error_with_a_hint(
+    cmd: Any, args: Any, says: str, hint: str
+) -> None:
+    with pytest.raises(CasperError) as info:
+        parse(cmd, args)
+    assert says in info.value.message
+    assert info.value.hint and hint in info.value.hint
+
+
+def test_the_choices_are_named_once() -> None:
+    assert MODES == get_args(Mode) == ("hybrid", "bm25", "vector")
+    assert LEXICAL == get_args(Lexical) == ("lancedb", "rank-bm25")
+    for mode in MODES:
+        assert parse("search", {"query": "x", "mode": mode}).mode == mode  # type: ignore[union-attr]

@@ -38,8 +38,9 @@ eval: setup
 smollm2: setup
 	$(BIN)/python -m tests.smollm2
 
+# mypy reads its files and settings from [tool.mypy] in pyproject.toml (cache: .mypy_cache/)
 lint: setup
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .mypy_cache

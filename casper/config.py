@@ -92,8 +92,9 @@ def remember(data_dir: Path, **settings: str | Path) -> None:
     for key, value in settings.items():
         line = f"{key} = {json.dumps(str(value))}"  # a JSON string is a TOML basic string
         pattern = re.compile(rf"^{re.escape(key)}\s*=.*$", re.M)
-        if pattern.search(text):
-            text = pattern.sub(lambda _m, line=line: line, text, count=1)
+        found = pattern.search(text)
+        if found:  # spliced in as is: a re.sub template would read the value's backslashes
+            text = text[: found.start()] + line + text[found.end() :]
         else:
             text += ("" if not text or text.endswith("\n") else "\n") + line + "\n"
     try:

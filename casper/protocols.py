@@ -101,7 +101,11 @@ class Embedder(Protocol):
     """Turns text into L2-normalised vectors."""
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """Vector width; read-only (a lazy embedder knows it before or by loading the model)."""
+        ...
 
     def embed_documents(
         self, texts: Sequence[str], on_progress: Callable[[int, int], None] | None = None

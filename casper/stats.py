@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
+from typing import TypeGuard
 
 from casper.records import ME
 
@@ -175,9 +176,14 @@ class LocalClock:
             start = utc_day * _DAY_S
             first = datetime.fromtimestamp(start, self.tz).utcoffset()
             last = datetime.fromtimestamp(start + _DAY_S - 1, self.tz).utcoffset()
-            same = first is not None and first == last  # zone transitions fall on whole seconds
-            offset = self._offsets[utc_day] = first.total_seconds() if same else _VARIES
+            # one offset all day, or NaN: zone transitions fall on whole seconds
+            offset = first.total_seconds() if first is not None and first == last else _VARIES
+            self._offsets[utc_day] = offset
         return offset
+
+
+def _all_known(values: list[int | None]) -> TypeGuard[list[int]]:
+    return None not in values
 
 
 def timeline_head(timeline: Sequence[StatRow]) -> tuple[float, bool] | None:
@@ -276,9 +282,11 @@ class StatsState:
         self.emoji.update([e for r in counted if r[4] for e in r[4].split()])
         # an unset chat.db date (ts 0) has no day: it counts as a message, not as a time
         dated = [r for r in counted if r[1] > 0]
-        days = [r[2] for r in dated]
-        hours = [r[3] for r in dated]
-        if None in days or None in hours:  # not precomputed for this zone
+        stored_days = [r[2] for r in dated]
+        stored_hours = [r[3] for r in dated]
+        if _all_known(stored_days) and _all_known(stored_hours):
+            days, hours = stored_days, stored_hours
+        else:  # not precomputed for this zone
             days, hours = clock.day_hours([r[1] for r in dated])
         if dated:
             stamps = [r[1] for r in dated]

@@ -159,7 +159,7 @@ def hybrid_vs_legs(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"label": run["label"], "ks": {}}
         for k in doc.get("ks", []):
             metric = f"message_recall@{k}"
-            best = max(legs, key=lambda r, m=metric: r["metrics"].get(m, 0.0))
+            best = max(legs, key=lambda r: r["metrics"].get(metric, 0.0))
             value = run["metrics"].get(metric, 0.0)
             row["ks"][k] = {
                 "hybrid": value,

@@ -52,7 +52,8 @@ class MlxEngine:
         try:
             from mlx_lm import load
 
-            self._model, self._tokenizer = load(model)
+            # typed as maybe (model, tokenizer, config): the config comes only with return_config
+            self._model, self._tokenizer, *_ = load(model)
         except Exception as exc:  # any load failure is a user-facing ModelUnavailable
             raise load_failure("language model", model, exc) from exc
         if not self._tokenizer.has_chat_template:

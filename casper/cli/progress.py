@@ -234,17 +234,17 @@ def stage_bars(
         yield _nothing
         return
     if not console.is_terminal:
-        plain = PlainProgress(stream or sys.stderr)
+        lines = PlainProgress(stream or sys.stderr)
         stop = threading.Event()
         # stages that cannot count (loading a model) get no callbacks: a ticker speaks for them
-        ticker = threading.Thread(target=_tick, args=(plain, stop), daemon=True)
+        ticker = threading.Thread(target=_tick, args=(lines, stop), daemon=True)
         ticker.start()
         try:
-            yield plain
+            yield lines
         finally:
             stop.set()
             ticker.join()
-            plain.close()
+            lines.close()
         return
     progress, update = _rich_progress(console)
     with progress:

@@ -170,8 +170,8 @@ class FilterColumns:
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.chat_ids, self.starts, self.ends, *self.person_rows.values()]
-        return sum(a.nbytes for a in arrays)
+        columns = self.chat_ids.nbytes + self.starts.nbytes + self.ends.nbytes
+        return columns + sum(rows.nbytes for rows in self.person_rows.values())
 
     def mask(self, where: Filter | None) -> NDArray[np.bool_] | None:
         """Rows passing the filter (None = all), same semantics as `Filter.sql`."""

@@ -68,14 +68,14 @@ class VectorFile:
         # the loop runs once per run of rows, ~1,000 times a search: bytes, not rows, and
         # plain ints computed by numpy up front, so each turn is little more than its call
         rb, base = self._row_bytes, self._offset
-        view = memoryview(out).cast("B")
+        view = out.data.cast("B")  # the array's own buffer (a memoryview), as bytes
         runs = zip(starts.tolist(), ends.tolist(), firsts.tolist(), lasts.tolist(), strict=True)
         for s, e, lo, hi in runs:
             if hi - lo == e - s:  # a contiguous run: straight into the result
                 self._read(view[s * rb : e * rb], base + lo * rb)
             else:
                 span = np.empty((hi - lo, self.shape[1]), dtype=np.float16)
-                self._read(memoryview(span).cast("B"), base + lo * rb)
+                self._read(span.data.cast("B"), base + lo * rb)
                 out[s:e] = span[rows[s:e] - lo]
         return out
 

@@ -225,7 +225,7 @@ class _Workers:
             while i not in done:
                 sentinels = [p.sentinel for p in self.procs]
                 for ready in wait([*busy, *sentinels]):
-                    if ready in sentinels:
+                    if not isinstance(ready, Connection):  # a sentinel: a worker process ended
                         raise _stopped(self.procs)
                     link = ready  # a worker answered
                     try:
@@ -235,7 +235,7 @@ class _Workers:
                     if status == "error":
                         assert isinstance(payload, BaseException)
                         raise payload
-                    done[busy.pop(link)] = payload  # type: ignore[index,assignment]
+                    done[busy.pop(link)] = payload
                     if todo:
                         busy[link] = self._give(link, todo.pop())
             yield done.pop(i)

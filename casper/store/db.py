@@ -420,6 +420,7 @@ class Store(DirectoryQueries, StatsQueries):
     def message(self, ref: str | int) -> StoredMessage | None:
         """A message by rowid (int or digits, optionally '#'-prefixed) or guid."""
         text = str(ref).strip().lstrip("#")
+        arg: int | str
         if text.isdigit():
             q, arg = f"SELECT {_MSG_COLS} FROM messages WHERE rowid=?", int(text)
         else:

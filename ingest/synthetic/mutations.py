@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plistlib
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +20,24 @@ class MessageMutations:
     _last_in_chat: dict[int, str | None]
 
     if TYPE_CHECKING:
-
-        def add_message(self, chat: int | None, text: str, **kw: Any) -> tuple[int, str]: ...
+        # ChatDbWriter's, word for word: mypy checks the override, so the two cannot drift apart
+        def add_message(
+            self,
+            chat: int | None,
+            text: str,
+            *,
+            from_me: bool,
+            handle: int | None = None,
+            ts: datetime | float,
+            body: Body = "text",
+            guid: str | None = None,
+            reply_to_guid: str | None = None,
+            attachments: Sequence[tuple[str, str | None]] = (),
+            service: str = "iMessage",
+            date_edited: datetime | float | None = None,
+            summary_info: bytes | None = None,
+            **extra: Any,
+        ) -> tuple[int, str]: ...
 
         def message_text(self, guid_or_rowid: str | int) -> str | None: ...
 

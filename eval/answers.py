@@ -82,7 +82,7 @@ def _check_chat_senders(store: Any, spec: Mapping[str, Any]) -> dict[str, bool]:
 
 def score_stats(store: Any, items: Sequence[GoldItem], tz: tzinfo) -> dict[str, Any]:
     """Exact match of the stats tools against `expected.stats`, per question and overall."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for item in items:
         spec = (item.expected or {}).get("stats")
         if not isinstance(spec, dict):

@@ -85,14 +85,13 @@ def model_slug(model: str) -> str:
 
 def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
     """The Config of one (corpus, unit, embedder) index: its own data dir, named by unit."""
-    settings = {"rerank": spec.rerank, "lexical": spec.lexical}
+    cfg = dataclasses.replace(cfg, rerank=spec.rerank, lexical=spec.lexical)
     if corpus.root is None:
-        return dataclasses.replace(cfg, **settings)
+        return cfg
     return dataclasses.replace(
         cfg,
-        **settings,
         data_dir=corpus.root / f"{spec.unit}-{model_slug(spec.embed_model)}",
-        chat_db=corpus.chat_db,
+        chat_db=corpus.chat_db if corpus.chat_db is not None else cfg.chat_db,
         contacts=corpus.contacts,
         chunk_size=spec.chunk_size,
         chunk_stride=spec.chunk_stride,

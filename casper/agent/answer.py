@@ -173,7 +173,7 @@ def answer_question(
     if engine is None:
         figures = stats_answer(question, found, store, tz, me_names)
         if figures is not None:
-            text, guids = figures, []
+            text, guids = figures, list[str]()
         else:
             text, guids = retrieval_only(question, search, found, store, tz)
         if unavailable_reason:

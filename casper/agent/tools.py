@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, Protocol
 
 from casper.dates.ranges import date_range
 from casper.dates.zones import iso
@@ -209,7 +209,14 @@ class VolumeArgs:
         return cls(start, end, _opt_str(args, "person"), period, _int(args, "top_n", 5, 1, 20))
 
 
-ARG_TYPES: dict[str, type] = {
+class ToolArgs(Protocol):
+    """A tool's arguments, checked and converted from the model's JSON object."""
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any]) -> ToolArgs: ...
+
+
+ARG_TYPES: dict[str, type[ToolArgs]] = {
     "search_messages": SearchArgs,
     "list_contacts": ListArgs,
     "get_contact_stats": StatsArgs,

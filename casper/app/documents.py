@@ -39,7 +39,8 @@ def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> dict
 
 
 def stats_json(person: Person, stats: Mapping[str, Any], tz: tzinfo) -> dict[str, Any]:
-    out = {"person": {"id": person.id, "name": person.name, "handles": list(person.handles)}}
+    person_json = {"id": person.id, "name": person.name, "handles": list(person.handles)}
+    out: dict[str, Any] = {"person": person_json}
     out.update(stats)
     out["first"] = iso(stats.get("first"), tz)
     out["last"] = iso(stats.get("last"), tz)

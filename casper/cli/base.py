@@ -8,13 +8,16 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from casper.cli.usage import CasperGroup
 from casper.config import Config, load_config
 from casper.errors import CasperError
+
+if TYPE_CHECKING:  # rich is imported lazily, when a command prints
+    from rich.console import Console
 
 app = typer.Typer(
     name="casper",
@@ -62,7 +65,7 @@ def _root(
     """Ask questions about your own iMessage history, privately, on your Mac."""
 
 
-def _stderr():  # noqa: ANN202 - rich is imported lazily
+def _stderr() -> Console:
     from rich.console import Console
 
     return Console(stderr=True, highlight=False)

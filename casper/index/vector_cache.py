@@ -78,7 +78,7 @@ def build_vectors(
         hit = ranked[at] == key_arr if len(ranked) else np.zeros(len(keys), bool)
         src[hit] = order[at[hit]]
     need = np.flatnonzero(src < 0)
-    fetched, blocks = fetch([keys[i] for i in need])
+    fetched, blocks = fetch([keys[int(i)] for i in need])
     count = int((src >= 0).sum()) + fetched
     merged = _merged(src, prev[1] if prev else None, need, blocks, dim)
     try:
@@ -202,7 +202,7 @@ def _write_tmp(tmp: dict[str, Path], blocks: Blocks, count: int, dim: int, keys:
             m = min(_STEP, count - lo)
             block = np.fromfile(fh, dtype=half, count=m * dim).reshape(m, dim)
             codes[:, lo : lo + m] = pack(block.astype(np.float32) > mean)
-    arrays = {"mean": mean, "codes": codes, "rows": rows, "keys": keys[rows]}
+    arrays: dict[str, np.ndarray] = {"mean": mean, "codes": codes, "rows": rows, "keys": keys[rows]}
     for key, arr in arrays.items():
         with tmp[key].open("wb") as fh:
             np.save(fh, arr)

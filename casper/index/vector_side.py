@@ -74,17 +74,19 @@ class VectorSide:
             if current is not None and current.version == version:
                 if current.generation != seen.number:
                     # same table version, more vectors: keep the meta and filters
-                    self._matrix = current.repoint(seen.number, self._loader(version, seen))
-                return self._matrix
+                    current = current.repoint(seen.number, self._loader(version, seen))
+                    self._matrix = current
+                return current
             meta = self.scan(META_COLUMNS)
             if self.generation != seen:
                 continue  # a read reopened at a newer generation meanwhile: build again
-            self._matrix = VectorMatrix.build(
+            built = VectorMatrix.build(
                 meta, version=version, generation=seen.number, loader=self._loader(version, seen)
             )
+            self._matrix = built
             del meta
             release_freed_memory()  # the scan's buffers, now copied into compact columns
-            return self._matrix
+            return built
         raise IndexMissing(
             f"the search index in {self.dir} kept changing while loading",
             hint="try again when `casper index` has finished",

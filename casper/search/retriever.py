@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from casper.errors import CasperError
@@ -305,7 +306,7 @@ class Retriever:
             for i, query in enumerate(queries):
                 key = ("lexical", query, where)
                 if key not in run.legs:
-                    found = self._clock(run, "lexical", lambda q=query: self._lexical(q, where))
+                    found = self._clock(run, "lexical", partial(self._lexical, query, where))
                     run.legs[key] = found if i == 0 else found[:1]
                 legs.extend(run.legs[key])
         return legs

@@ -6,6 +6,7 @@ bench/results/eval.md) plus a JSON summary beside it; each half's full run files
 CASPER_HOME/runs/ as usual. A set that cannot run here (no LoCoMo file) is listed as skipped.
 
     python -m eval.suite [--home DIR] [--out FILE] [--only SET ...] [--locomo FILE]
+    python -m eval.suite --render CASPER_HOME/runs/suite-<stamp>.json [--out FILE]
 """
 
 from __future__ import annotations
@@ -136,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the Markdown report")
     parser.add_argument("--only", nargs="*", default=None, help="dataset names to run")
     parser.add_argument("--locomo", type=Path, default=None, help="locomo10.json")
+    parser.add_argument(
+        "--render", type=Path, default=None, help="rewrite the report from a suite-*.json"
+    )
     args = parser.parse_args(argv)
     sets = [s for s in SETS if not args.only or s[0] in args.only]
     cfg = load_config(args.home)
@@ -143,13 +147,24 @@ def main(argv: list[str] | None = None) -> int:
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    entries = run_suite(cfg, sets, say, args.locomo)
-    meta = {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m eval.suite" + (f" --only {' '.join(args.only)}" if args.only else ""),
-        "unit": f"{UNIT[0]}x{UNIT[1]}",
-        "embedder": cfg.embed_model,
-    }
+    if args.render is not None:  # the same report from a finished run, without running it
+        saved = json.loads(args.render.read_text("utf-8"))
+        meta, entries = saved["meta"], saved["entries"]
+    else:
+        entries = run_suite(cfg, sets, say, args.locomo)
+        meta = {
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": "make eval"
+            if not args.only
+            else "python -m eval.suite --only " + " ".join(args.only),
+            "unit": f"{UNIT[0]}x{UNIT[1]}",
+            "embedder": cfg.embed_model,
+        }
+        cfg.runs_dir.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        saved_path = cfg.runs_dir / f"suite-{stamp}.json"
+        saved_path.write_text(json.dumps({"meta": meta, "entries": entries}) + "\n", "utf-8")
+        say(f"every run of the suite saved to {saved_path} (--render it to rewrite the report)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report.suite_markdown(entries, meta) + "\n", "utf-8")
     summary_path = args.out.with_suffix(".json")

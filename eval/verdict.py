@@ -118,6 +118,14 @@ def compare(
     return tables
 
 
+def cells(losses: Sequence[Loss]) -> dict[tuple[str, int], list[Loss]]:
+    """Losses by cell (category, k), each cell's worst first."""
+    out: dict[tuple[str, int], list[Loss]] = {}
+    for loss in losses:
+        out.setdefault((loss.category, loss.k), []).append(loss)
+    return {cell: sorted(found, key=lambda x: x.margin) for cell, found in out.items()}
+
+
 def _metrics(run: Mapping[str, Any], category: str) -> Mapping[str, Any]:
     return run["metrics"] if category == ALL else run.get("by_category", {}).get(category, {})
 

@@ -81,8 +81,12 @@ def test_suite_writes_one_report_for_every_set_and_style(fakes: None, tmp_path: 
     assert set(table["categories"]["when"]["recall"]) == {
         "default", "literal", "bm25", "vector", "bm25 literal", "vector literal"
     }  # fmt: skip
-    runs = list((load_config().runs_dir).glob("*.json"))
-    assert len(runs) == 2  # the two halves, each a full run file
+    runs_dir = load_config().runs_dir
+    assert len([p for p in runs_dir.glob("*.json") if not p.name.startswith("suite-")]) == 2
+    (saved,) = runs_dir.glob("suite-*.json")  # every run of it, to rewrite the report from
+    again = tmp_path / "again.md"
+    assert suite.main(["--render", str(saved), "--out", str(again)]) == 0
+    assert again.read_text() == text
 
 
 def test_gold_style_is_a_named_set_over_the_synthetic_index(fakes: None) -> None:

@@ -100,5 +100,5 @@ def test_reports_show_the_table_and_the_losses_with_each_half() -> None:
     suite = report.suite_markdown([entry, skipped], {})
     loss_rows = [line for line in suite.splitlines() if line.startswith("| texting |")]
     (row,) = [line for line in loss_rows if "R@10" in line]
-    assert "when/plain | R@10 | 61.5 | bm25 literal 63.0 | -1.5 | -3.0 | ok |" in row
+    assert "when/plain (6) | R@10 | 61.5 | bm25 literal 63.0 | -1.5 | – | -3.0 | ok |" in row
     assert "skipped: no LoCoMo data file found" in suite

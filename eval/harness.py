@@ -206,7 +206,7 @@ def load_dataset(
     else:
         corpora, info = _one_corpus(cfg, dataset)
         corpora = [dataclasses.replace(c, items=splits.keep(c.items, split)) for c in corpora]
-    if not any(i.answerable for c in corpora for i in c.items):
+    if split != "all" and not any(i.answerable for c in corpora for i in c.items):
         raise CasperError(
             f"no questions with evidence in the {split} half of {dataset}",
             hint="use --split all, or more --conversations",

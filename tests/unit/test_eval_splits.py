@@ -59,3 +59,10 @@ def test_locomo_dataset_keeps_only_the_conversations_of_the_half(tmp_path: Path)
         assert info["split"] == split and info["conversations"] == len(expected)
     with pytest.raises(CasperError, match="no questions"):
         harness.load_dataset(cfg, "locomo", locomo_path=path, conversations=1, split="report")
+
+
+def test_a_gold_file_of_abstention_questions_still_loads_whole(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_text('{"id": "a1", "question": "What is my door code?"}\n')
+    (corpus,), info = harness.load_dataset(load_config(), str(path))
+    assert [i.id for i in corpus.items] == ["a1"] and info["split"] == "all"

@@ -30,9 +30,10 @@ test-fast: setup
 bench: setup
 	$(BIN)/python -m bench
 
+# Every set, both question styles, each as its tune and report halves (3x1, no rerank, k 5/10/25):
+# one report with the default against --literal and each leg, per category -> bench/results/eval.md
 eval: setup
-	$(BIN)/casper eval --dataset synthetic && $(BIN)/casper eval --dataset locomo \
-		&& $(BIN)/casper eval --dataset locomo-verbatim --unit 3x1
+	$(BIN)/python -m eval.suite
 
 # Convert SmolLM2 to MLX once (cached in ~/.cache/casper-tests, never in the repo)
 smollm2: setup

@@ -172,6 +172,7 @@ def generate(out: Path = DEFAULT_OUT, work: Path | None = None) -> list[dict[str
     return items
 
 
+LOCALE = "en_GB"  # the dates are day-first: the locale `--dataset gold-style` reads them in
 LOCALES = ("en_US", "en_GB", "de_DE")
 KS = (5, 10, 25)
 

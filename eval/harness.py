@@ -15,7 +15,7 @@ from typing import Any
 
 from casper.config import BUNDLED_EMBEDDER, Config
 from casper.errors import CasperError, ModelUnavailable
-from eval import metrics
+from eval import metrics, splits
 from eval.gold import load_gold
 from eval.variants import (  # noqa: F401  (RunSpec, Corpus, … are part of the harness's API)
     Corpus,
@@ -89,20 +89,27 @@ def _tree_hash(files: Iterable[Path]) -> str:
     return digest.hexdigest()
 
 
-def synthetic_corpus(cfg: Config) -> Corpus:
-    """The demo corpus under CASPER_HOME/eval/synthetic/, rebuilt when its generator changes."""
-    import ingest.synthetic as synthetic
-
-    package = Path(synthetic.__file__).parent
-    source_hash = _tree_hash([*package.glob("*.py"), *package.glob("*.sql")])
-    root = cfg.data_dir / "eval" / "synthetic"
+def _fresh_source(root: Path, source_hash: str, build: Callable[[Path], Any]) -> Path:
+    """`root/source`, rebuilt (and every index under `root` dropped) when its generator changed."""
     src = root / "source"
     stamp = src / "source.sha256"
     if not (stamp.is_file() and stamp.read_text().strip() == source_hash):
         if root.exists():
             shutil.rmtree(root)
-        synthetic.build_demo_corpus(src)
+        build(src)
         stamp.write_text(source_hash + "\n")
+    return src
+
+
+def synthetic_corpus(cfg: Config) -> Corpus:
+    """The demo corpus under CASPER_HOME/eval/synthetic/, rebuilt when its generator changes."""
+    import ingest.synthetic as synthetic
+
+    package = Path(synthetic.__file__).parent
+    mine = [p for p in package.glob("*.py") if not p.name.startswith("texting")]
+    source_hash = _tree_hash([*mine, *package.glob("*.sql")])
+    root = cfg.data_dir / "eval" / "synthetic"
+    src = _fresh_source(root, source_hash, synthetic.build_demo_corpus)
     return Corpus(
         "synthetic",
         load_gold(src / "gold.jsonl"),
@@ -113,8 +120,44 @@ def synthetic_corpus(cfg: Config) -> Corpus:
     )
 
 
+def gold_style_corpus(cfg: Config) -> Corpus:
+    """eval/gold_style.jsonl over the synthetic corpus (same index), read day-first (en_GB)."""
+    from eval import gold_style
+
+    corpus = synthetic_corpus(cfg)
+    items = load_gold(gold_style.DEFAULT_OUT)
+    return dataclasses.replace(corpus, name="gold-style", items=items, locale=gold_style.LOCALE)
+
+
+def texting_corpus(cfg: Config, *, verbatim: bool = False) -> Corpus:
+    """The texting corpus under CASPER_HOME/eval/texting/ (both question styles share its index)."""
+    import ingest.synthetic as synthetic
+    from ingest.synthetic import texting
+
+    package = Path(synthetic.__file__).parent
+    source_hash = _tree_hash([*package.glob("*.py"), *package.glob("*.sql")])
+    root = cfg.data_dir / "eval" / "texting"
+    src = _fresh_source(root, source_hash, texting.build_texting_corpus)
+    items = load_gold(src / ("gold-verbatim.jsonl" if verbatim else "gold.jsonl"))
+    return Corpus(
+        "texting",
+        items,
+        src / "chat.db",
+        src / "AddressBook",
+        root,
+        texting.TIMEZONE,
+        dict(texting.pools(i.category for i in items)),
+        (texting.OWNER_FIRST,),
+    )
+
+
 def locomo_corpora(
-    cfg: Config, path: Path | None, conversations: int | None, *, verbatim: bool = False
+    cfg: Config,
+    path: Path | None,
+    conversations: int | None,
+    *,
+    verbatim: bool = False,
+    split: str = "all",
 ) -> tuple[list[Corpus], dict[str, Any]]:
     """One corpus per LoCoMo conversation under CASPER_HOME/eval/locomo/<sample_id>/."""
     from eval import locomo
@@ -122,6 +165,7 @@ def locomo_corpora(
     convs = locomo.load_locomo(
         path or locomo.default_locomo_path(), conversations, verbatim=verbatim
     )
+    convs = [c for c in convs if splits.in_split(splits.conversation_half(c.sample_id), split)]
     root = cfg.data_dir / "eval" / "locomo"
     corpora = []
     for conv in convs:
@@ -142,21 +186,48 @@ def locomo_corpora(
     return corpora, {**locomo.summary(convs), "questions_style": style}
 
 
+DATASETS = ("synthetic", "gold-style", "locomo", "locomo-verbatim", "texting", "texting-verbatim")
+
+
 def load_dataset(
-    cfg: Config, dataset: str, *, locomo_path: Path | None = None, conversations: int | None = None
+    cfg: Config,
+    dataset: str,
+    *,
+    locomo_path: Path | None = None,
+    conversations: int | None = None,
+    split: str = "all",
 ) -> tuple[list[Corpus], dict[str, Any]]:
-    """`synthetic`, `locomo`, `locomo-verbatim`, or a gold JSONL PATH (current index)."""
+    """A named dataset (DATASETS) or a gold JSONL PATH (current index), cut to `split`."""
+    splits.check(split)
+    if dataset in ("locomo", "locomo-verbatim"):
+        corpora, info = locomo_corpora(
+            cfg, locomo_path, conversations, verbatim=dataset == "locomo-verbatim", split=split
+        )
+    else:
+        corpora, info = _one_corpus(cfg, dataset)
+        corpora = [dataclasses.replace(c, items=splits.keep(c.items, split)) for c in corpora]
+    if split != "all" and not any(i.answerable for c in corpora for i in c.items):
+        raise CasperError(
+            f"no questions with evidence in the {split} half of {dataset}",
+            hint="use --split all, or more --conversations",
+        )
+    return corpora, {**info, "split": split}
+
+
+def _one_corpus(cfg: Config, dataset: str) -> tuple[list[Corpus], dict[str, Any]]:
     if dataset == "synthetic":
         return [synthetic_corpus(cfg)], {}
-    if dataset in ("locomo", "locomo-verbatim"):
-        return locomo_corpora(
-            cfg, locomo_path, conversations, verbatim=dataset == "locomo-verbatim"
-        )
+    if dataset == "gold-style":
+        return [gold_style_corpus(cfg)], {"locale": "en_GB"}
+    if dataset in ("texting", "texting-verbatim"):
+        verbatim = dataset == "texting-verbatim"
+        style = "verbatim (owner named)" if verbatim else "first-person (owner as I/me/my)"
+        return [texting_corpus(cfg, verbatim=verbatim)], {"questions_style": style}
     path = Path(dataset).expanduser()
     if not path.exists():
         raise CasperError(
             f"unknown dataset {dataset!r}",
-            hint="use synthetic, locomo, locomo-verbatim or the path of a gold .jsonl file",
+            hint=f"use {', '.join(DATASETS)} or the path of a gold .jsonl file",
         )
     return [Corpus("current", load_gold(path))], {"gold": str(path)}
 
@@ -328,11 +399,14 @@ def run_eval(
     engine: Any = None,
     answers_limit: int | None = None,
     progress: Progress | None = None,
+    split: str = "all",
 ) -> dict[str, Any]:
     """Evaluate retrieval on a dataset; returns the `eval` JSON document (and writes it)."""
     say = progress or (lambda _msg: None)
     ks = sorted(set(ks))
-    corpora, info = load_dataset(cfg, dataset, locomo_path=locomo_path, conversations=conversations)
+    corpora, info = load_dataset(
+        cfg, dataset, locomo_path=locomo_path, conversations=conversations, split=split
+    )
     current = corpora[0].root is None
     specs = plan_runs(modes, units or DEFAULT_UNITS, embedders or (cfg.embed_model,), rerank=rerank)
     skipped: list[dict[str, Any]] = []
@@ -356,6 +430,7 @@ def run_eval(
     items = [i for c in corpora for i in c.items]
     doc: dict[str, Any] = {
         "dataset": dataset if not current else str(Path(dataset).expanduser()),
+        "split": split,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "questions": len(items),
         "scored_questions": sum(1 for i in items if i.answerable),

@@ -9,6 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from eval import verdict
+
 HEADLINE = ("message_recall@{k}",)
 NOT_QUALITY = ("chunk_messages@",)  # context sizes: smaller is not worse
 
@@ -253,6 +255,7 @@ def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
             for row in checks
         ]
         lines += _table(["hybrid run", *[f"R@{k}" for k in ks]], body) + [""]
+    lines += verdict_section(doc)
     if runs:
         lines += _category_tables(doc, runs)
     if doc.get("skipped"):
@@ -286,6 +289,120 @@ def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
     info = doc.get("info")
     if info:
         lines += ["## dataset notes", "", "```", json.dumps(info, indent=1), "```", ""]
+    return "\n".join(lines)
+
+
+# ---- the default against --literal and each leg (eval.verdict) ---------------------------------
+VERDICT_RULE = (
+    "Message recall (percent) at k = {ks} of the default (hybrid, question read) against "
+    "`--literal` hybrid and each single leg, read and literal. Verdict: *ok* when the default "
+    "is at or above every one of them within 0.5 points at every k; else the cells it loses, "
+    "with the rival's figure and the margin."
+)
+
+
+def _cell(values: Mapping[int, float]) -> str:
+    return " / ".join(f"{100 * v:.1f}" for v in values.values())
+
+
+def verdict_text(losses: Sequence[verdict.Loss]) -> str:
+    """`ok`, or each lost cell: `R@10 < bm25 literal 65.1 (−3.2)`."""
+    if not losses:
+        return "ok"
+    return "; ".join(
+        f"R@{x.k} < {x.rival} {100 * x.value:.1f} ({100 * x.margin:+.1f})" for x in losses
+    )
+
+
+def verdict_table(table: verdict.Table) -> list[str]:
+    """One markdown table: category (n) | a column per role | verdict."""
+    header = ["category (n)", *table.roles, "verdict"]
+    body = [
+        [f"{row.category} ({row.questions})", *(_cell(row.recall[r]) for r in table.roles),
+         verdict_text(row.losses)]
+        for row in table.rows
+    ]  # fmt: skip
+    return _table(header, body)
+
+
+def verdict_section(doc: Mapping[str, Any]) -> list[str]:
+    """The per-category comparison of every default run in `doc` (nothing without one)."""
+    lines: list[str] = []
+    for table in verdict.compare(doc):
+        if len(table.roles) < 2:
+            continue
+        ks = "/".join(str(k) for k in table.ks)
+        lines += [f"## default against --literal and each leg: {table.label}", ""]
+        lines += [VERDICT_RULE.format(ks=ks) + " Cells are R@" + ks + ".", ""]
+        lines += verdict_table(table) + [""]
+    return lines
+
+
+def suite_markdown(entries: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> str:
+    """The `make eval` report: every set × question style, per category, with the loss list.
+
+    Each entry: `dataset`, `style`, `doc` (the whole set), `halves` ({"tune": doc, "report":
+    doc}), `seconds` and `load` (1-min load average before and after), or `skipped` (why).
+    """
+    done = [e for e in entries if "doc" in e]
+    lines = [
+        "# casper eval: every set, both question styles",
+        "",
+        f"{meta.get('created', '')} · `{meta.get('command', 'make eval')}` · unit "
+        f"{meta.get('unit', '3x1')}, embedder {meta.get('embedder', '?')}, reranking off. "
+        + VERDICT_RULE.format(ks="/".join(str(k) for k in verdict.VERDICT_KS)),
+        "",
+        "Each set is run as its two halves (`casper eval --split tune` and `--split report`: "
+        "LoCoMo conv-26…43 is the tune half, every other set is halved by question id) and "
+        "the whole is their question-weighted mean, which is exact. Tune on the tune half; "
+        "report on the report half.",
+        "",
+        "## Where the default loses",
+        "",
+        "Every category cell (category, k) where the default is more than 0.5 points below "
+        "`--literal` or a single leg on the whole set: its worst rival, the margin, the other "
+        "rivals it is below, and the worst margin of that cell on each half (*ok* where it "
+        "holds there).",
+        "",
+    ]
+    rows = []
+    for e in done:
+        halves = {h: verdict.compare(d) for h, d in e["halves"].items()}
+        for table in verdict.compare(e["doc"]):
+            sizes = {row.category: row.questions for row in table.rows}
+            for (cat, k), found in verdict.cells(table.losses).items():
+                worst = found[0]
+                per_half = []
+                for h in ("tune", "report"):
+                    there = [
+                        x.margin for t in halves.get(h, []) for x in t.losses
+                        if (x.category, x.k) == (cat, k)
+                    ]  # fmt: skip
+                    per_half.append(f"{100 * min(there):+.1f}" if there else "ok")
+                rows.append(
+                    [e["dataset"], e["style"], f"{cat} ({sizes[cat]})", f"R@{k}",
+                     f"{100 * worst.default:.1f}", f"{worst.rival} {100 * worst.value:.1f}",
+                     f"{100 * worst.margin:+.1f}", ", ".join(x.rival for x in found[1:]) or "–",
+                     *per_half]
+                )  # fmt: skip
+    header = ["set", "style", "category (n)", "k", "default", "worst rival", "margin",
+              "also below", "tune", "report"]  # fmt: skip
+    lines += (_table(header, rows) if rows else ["None: the default holds everywhere."]) + [""]
+    lines += ["## Time per set", ""]
+    timing = [
+        [e["dataset"], e["style"], str(e["doc"]["scored_questions"]), f"{e['seconds']:.0f}",
+         " → ".join(f"{x:.1f}" for x in e.get("load", ()))]
+        if "doc" in e else [e["dataset"], e["style"], "–", "–", f"skipped: {e['skipped']}"]
+        for e in entries
+    ]  # fmt: skip
+    header = ["set", "style", "questions", "seconds (both halves)", "1-min load before → after"]
+    lines += _table(header, timing) + [""]
+    for e in done:
+        doc = e["doc"]
+        lines += [f"## {e['dataset']} ({e['style']}): {doc['scored_questions']} questions", ""]
+        for table in verdict.compare(doc):
+            lines += [f"{table.label}; cells are R@{'/'.join(str(k) for k in table.ks)}", ""]
+            lines += verdict_table(table) + [""]
     return "\n".join(lines)
 
 

@@ -75,6 +75,7 @@ class Corpus:
     timezone: str | None = None
     groups: dict[str, Collection[str]] = field(default_factory=dict)
     me_names: tuple[str, ...] = ()  # what the owner would set as `me_names`
+    locale: str | None = None  # how its questions write numeric dates (None: the configured)
 
 
 def model_slug(model: str) -> str:
@@ -98,6 +99,7 @@ def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
         embed_model=spec.embed_model,
         timezone=corpus.timezone,
         me_names=corpus.me_names or cfg.me_names,
+        locale=corpus.locale or cfg.locale,
     )
 
 

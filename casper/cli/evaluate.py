@@ -42,7 +42,20 @@ def _baseline_rows(diffs: list[Any], threshold: float) -> list[list[str]]:
 
 
 Dataset = Annotated[
-    str, typer.Option("--dataset", help="synthetic | locomo | locomo-verbatim | PATH (gold .jsonl)")
+    str,
+    typer.Option(
+        "--dataset",
+        help="synthetic | gold-style | locomo | locomo-verbatim | texting | texting-verbatim | "
+        "PATH (gold .jsonl)",
+    ),
+]
+Split = Annotated[
+    str,
+    typer.Option(
+        "--split",
+        help="tune | report | all: LoCoMo conv-26..43 is the tune half, the rest the report "
+        "half; other sets are halved by question id",
+    ),
 ]
 LocomoFile = Annotated[
     Path | None, typer.Option("--locomo", help="locomo10.json (default $CASPER_LOCOMO)")
@@ -104,6 +117,7 @@ def evaluate(
     model: AnswerModel = None,
     no_llm: NoLlm = False,
     answers_limit: AnswerLimit = None,
+    split: Split = "all",
     home: Home = None,
     json: Json = False,
     verbose: Verbose = False,
@@ -139,12 +153,16 @@ def evaluate(
         engine=_answer_engine(no_llm),
         answers_limit=answers_limit,
         progress=lambda msg: err.print(f"[dim]{msg}[/]", highlight=False),
+        split=split,
     )
     console = err if json else Console()
     if not console.is_terminal:
         console.width = max(console.width, 170)  # piped: keep the metric columns readable
     header, rows = report.summary_rows(doc)
-    title = f"{doc['dataset']}: {doc['scored_questions']} scored of {doc['questions']} questions"
+    half = f" ({split} half)" if split != "all" else ""
+    title = (
+        f"{doc['dataset']}{half}: {doc['scored_questions']} scored of {doc['questions']} questions"
+    )
     console.print(_table(title, header, rows))
     for skip in doc.get("skipped", []):
         console.print(f"[yellow]skipped[/] {skip['label']}: {skip['reason']}", soft_wrap=True)

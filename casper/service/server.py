@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from casper.app.damage import explain
 from casper.app.runtime import Runtime
 from casper.config import Config, load_config
 from casper.errors import CasperError
@@ -241,24 +242,32 @@ class Handler(socketserver.StreamRequestHandler):
                     doc = handlers.run(rt, cmd, args, emit=self.send)
                 ok = True
             except CasperError as exc:
-                frame = {"event": "error", "message": exc.message, "hint": exc.hint}
-                self.send({**frame, "kind": type(exc).__name__})
+                self.send_error(exc)
             except Exception as exc:  # noqa: BLE001 - report, keep serving
-                log.exception("request %s failed", cmd)
-                self.send(
-                    {
-                        "event": "error",
-                        "kind": type(exc).__name__,
-                        "message": f"unexpected {type(exc).__name__} in the casper service",
-                        "hint": f"details in {protocol.log_path(svc.home)}; "
-                        "`--no-service -v` runs it here with a traceback",
-                    }
-                )
+                named = explain(svc.cfg, exc)  # a damaged file or a full disk, by name
+                if named is not None:
+                    log.warning("request %s failed: %s", cmd, type(named).__name__)
+                    self.send_error(named)
+                else:
+                    log.exception("request %s failed", cmd)
+                    self.send(
+                        {
+                            "event": "error",
+                            "kind": type(exc).__name__,
+                            "message": f"unexpected {type(exc).__name__} in the casper service",
+                            "hint": f"details in {protocol.log_path(svc.home)}; "
+                            "`--no-service -v` runs it here with a traceback",
+                        }
+                    )
             finally:
                 done.set()
             if ok:
                 self.send({"event": "result", "result": doc})
         log.info("%s %s in %.1f ms", cmd, "ok" if ok else "failed", _ms(started))
+
+    def send_error(self, exc: CasperError) -> None:
+        frame = {"event": "error", "message": exc.message, "hint": exc.hint}
+        self.send({**frame, "kind": type(exc).__name__})
 
     def heartbeat(self, done: threading.Event) -> None:
         while not done.wait(protocol.HEARTBEAT_S):

@@ -23,8 +23,9 @@ LanceDB's reads sit in the kernel's page cache, counted in neither), and `peak_m
 
 Run: `python -m bench.lance_ann [--sizes 100000 622000] [--queries 200] [--smoke]`. Writes
 bench/results/lance_ann.{json,md} (`--smoke`: a tiny size, results to a temp dir, in seconds).
-A configuration whose build or sweep outruns `--budget-s` (default 600 s) is killed and recorded
-as such. The casper imports sit in one block below (the layout of casper/store is moving).
+A build that outruns `--budget-s` (default 600 s; a sweep, 3×) is killed and recorded as such;
+one setting × filter stops after `--setting-budget-s` (20 s; the flat scan `--flat-budget-s`).
+The casper imports sit in one block below (the layout of casper/store is moving).
 """
 
 from __future__ import annotations
@@ -442,6 +443,7 @@ def plans(n: int, smoke: bool) -> list[tuple[str, dict[str, Any], list[dict[str,
 
 def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     budget = args.budget_s
+    sweep_budget = 3 * budget  # a whole sweep: up to ~50 settings × 3 filters
     per_setting = args.setting_budget_s
     with tempfile.TemporaryDirectory(prefix="casper-lance-ann-", dir=args.tmp) as work:
         out: dict[str, Any] = {"rows": n}
@@ -452,11 +454,11 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         out["casper"] = {"build": built}
         if "timed_out_s" not in built:
             search = {"work": work, "generation": built["generation"], "budget_s": per_setting}
-            out["casper"]["search"] = _child("casper_search", search, budget)
+            out["casper"]["search"] = _child("casper_search", search, sweep_budget)
         print(f"[{n:,}] lancedb table + flat search", flush=True)
         out["lance_table"] = _child("lance_write", {"n": n, "work": work}, budget)
-        flat = {"work": work, "settings": [{}], "budget_s": per_setting}
-        out["lance_flat"] = _child("lance_search", flat, budget)
+        flat = {"work": work, "settings": [{}], "budget_s": args.flat_budget_s}
+        out["lance_flat"] = _child("lance_search", flat, sweep_budget)
         out["lance_indexes"] = []
         for kind, params, settings in plans(n, args.smoke):
             if args.kinds and kind not in args.kinds:
@@ -468,7 +470,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             )
             if "timed_out_s" not in entry["build"]:
                 sweep = {"work": work, "settings": settings, "budget_s": per_setting}
-                entry["search"] = _child("lance_search", sweep, budget)
+                entry["search"] = _child("lance_search", sweep, sweep_budget)
             out["lance_indexes"].append(entry)
             _save_partial(args, out)
         return out
@@ -621,14 +623,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=None, help="default bench/results")
     parser.add_argument("--budget-s", type=float, default=600.0,
                         help="kill a build or sweep child after this long")  # fmt: skip
-    parser.add_argument("--setting-budget-s", type=float, default=60.0,
+    parser.add_argument("--setting-budget-s", type=float, default=20.0,
                         help="stop timing one setting × filter after this long")  # fmt: skip
+    parser.add_argument("--flat-budget-s", type=float, default=60.0,
+                        help="the same for the flat scan (about 1 s a query at 622k rows)")  # fmt: skip
     parser.add_argument("--kinds", nargs="*", default=None, help="only these LanceDB indexes")
     parser.add_argument("--tmp", type=Path, default=None, help="where the tables are built")
     args = parser.parse_args(argv)
     if args.smoke:
         args.sizes, args.queries = [3_000], 20
-        args.budget_s, args.setting_budget_s = 120.0, 5.0
+        args.budget_s, args.setting_budget_s, args.flat_budget_s = 120.0, 5.0, 5.0
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="casper-lance-ann-")) if args.smoke else RESULTS
     command = "python -m bench.lance_ann" + ("" if argv is None else " " + " ".join(argv))

@@ -115,6 +115,8 @@ def _mask(cols: dict[str, np.ndarray], where: Filter | None, lo: int, hi: int) -
 def prepare(n: int, n_queries: int, work: str) -> dict[str, Any]:
     """Queries, filter columns and the exact float32 top-10 per filter, saved in `work`."""
     stream, queries = synth_vectors(n, n_queries)
+    for _ in stream():  # the first pass fills `queries`, block by block: finish it first
+        pass
     cols = meta_columns(n)
     filters = filters_for(cols)
     truth: dict[str, np.ndarray] = {}
@@ -126,7 +128,7 @@ def prepare(n: int, n_queries: int, work: str) -> dict[str, Any]:
                 m = _mask(cols, where, int(pos[0]), int(pos[-1]) + 1)
                 yield pos[m], vecs[m]
 
-        best = exact_top(kept, queries, K)  # the first call also fills `queries`
+        best = exact_top(kept, queries, K)
         truth[name] = np.stack([np.pad(b, (0, K - len(b)), constant_values=-1) for b in best])
         shares[name] = round(float(_mask(cols, where, 0, n).mean()), 4)
     np.savez(

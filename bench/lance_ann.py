@@ -22,7 +22,9 @@ imports (anonymous memory plus mapped file pages; the float16 rows casper reads 
 LanceDB's reads sit in the kernel's page cache, counted in neither), and `peak_mb` is VmHWM.
 
 Run: `python -m bench.lance_ann [--sizes 100000 622000] [--queries 200] [--smoke]`. Writes
-bench/results/lance_ann.{json,md} (`--smoke`: a tiny size, results to a temp dir, in seconds).
+bench/results/lance_ann.{json,md}, replacing the sizes it measured and keeping the others, each
+labelled with the command, time and load it ran under (`--smoke`: a tiny size, results to a
+temp dir, in seconds).
 A build that outruns `--budget-s` (default 600 s; a sweep, 3×) is killed and recorded as such;
 one setting × filter stops after `--setting-budget-s` (20 s; the flat scan `--flat-budget-s`).
 The casper imports sit in one block below (the layout of casper/store is moving).
@@ -430,7 +432,7 @@ def plans(n: int, smoke: bool) -> list[tuple[str, dict[str, Any], list[dict[str,
     IVF partitions ~ sqrt(n) (LanceDB's documented default); HNSW in one partition up to 1M
     rows (its docstring: 'setting this to 1 works well for most tables'), ef swept instead."""
     parts = max(4, round(n**0.5))
-    probes = [p for p in (10, 20, 50, 100) if p <= parts] or [parts]
+    probes = [p for p in (10, 20, 50, 100, 200) if p <= parts] or [parts]
     refines = (None, 5, 10, 20)
     if smoke:
         probes, refines = probes[:2], (None, 10)
@@ -448,11 +450,18 @@ def plans(n: int, smoke: bool) -> list[tuple[str, dict[str, Any], list[dict[str,
 
 
 def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Every method at `n` rows, with the command, time and load it ran under."""
+    run = {"command": args.command, "at": now_utc(), "load_before": load_avg()}
+    size = _measure_size(n, args)
+    return {"rows": n, "run": {**run, "load_after": load_avg()}, **size}
+
+
+def _measure_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     budget = args.budget_s
     sweep_budget = 3 * budget  # a whole sweep: up to ~50 settings × 3 filters
     per_setting = args.setting_budget_s
     with tempfile.TemporaryDirectory(prefix="casper-lance-ann-", dir=args.tmp) as work:
-        out: dict[str, Any] = {"rows": n}
+        out: dict[str, Any] = {"rows": n}  # `rows` first: the partial file says which size
         print(f"[{n:,}] preparing vectors, filters and exact top-{K}", flush=True)
         out["data"] = _child("prepare", {"n": n, "n_queries": args.queries, "work": work}, budget)
         print(f"[{n:,}] casper", flush=True)
@@ -522,8 +531,8 @@ def report(results: dict[str, Any]) -> str:
     lines = [
         "# Vector search: Casper's own vector side against LanceDB's (flat and ANN indexes)",
         "",
-        f"`{head['command']}`, {head['at']}, 1-minute load {head['load_before'][0]} → "
-        f"{head['load_after'][0]}; {head['machine']}; lancedb {head['lancedb']}. Recall@10 "
+        f"{head['machine']}; lancedb {head['lancedb']}. Each size says which run measured it "
+        "(command, when, 1-minute load before → after: the box is shared). Recall@10 "
         "against the exact float32 top-10 (within the filter, for the filtered columns), on "
         f"bench/synth.py's MiniLM-shaped vectors ({DIM}-d, clustered), {head['queries']} queries "
         "(the same for every method; fewer where a setting outran its time budget: `queries` in "
@@ -544,10 +553,12 @@ def report(results: dict[str, Any]) -> str:
 def _size_report(size: dict[str, Any]) -> list[str]:
     n = size["rows"]
     shares = size["data"].get("filter_share", {})
+    run = size["run"]
     lines = [
         f"## {n:,} rows",
         "",
-        f"Filters keep {shares.get('chat', 0):.1%} (chat) and {shares.get('time', 0):.1%} "
+        f"`{run['command']}`, {run['at']}, load {run['load_before'][0]} → "
+        f"{run['load_after'][0]}. Filters keep {shares.get('chat', 0):.1%} (chat) and {shares.get('time', 0):.1%} "
         "(time) of the rows.",
         "",
         "| method | params | recall@10 | p50 / p95 ms | chat: recall, p50 / p95 | time range: "
@@ -621,6 +632,13 @@ def _size_report(size: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _saved(out: Path) -> dict[str, Any]:
+    try:
+        return json.loads((out / "lance_ann.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.lance_ann")
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 622_000])
@@ -641,20 +659,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.budget_s, args.setting_budget_s, args.flat_budget_s = 120.0, 5.0, 5.0
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="casper-lance-ann-")) if args.smoke else RESULTS
-    command = "python -m bench.lance_ann" + ("" if argv is None else " " + " ".join(argv))
-    if argv is None:
-        command = "python -m bench.lance_ann " + " ".join(sys.argv[1:])
+    given = sys.argv[1:] if argv is None else argv
+    args.command = " ".join(["python -m bench.lance_ann", *given])
     run = {
-        "command": command.strip(),
-        "at": now_utc(),
-        "load_before": load_avg(),
         "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} cores (shared)",
         "lancedb": import_lancedb().__version__,
         "queries": args.queries,
     }
-    sizes = [run_size(n, args) for n in args.sizes]
-    run["load_after"] = load_avg()
-    results = {"run": run, "sizes": sizes}
+    measured = {n: run_size(n, args) for n in args.sizes}
+    # the sizes not measured now are kept from the last run that measured them
+    kept = _saved(args.out).get("sizes", [])
+    sizes = {s["rows"]: s for s in kept if s.get("run")} | measured
+    results = {"run": run, "sizes": [sizes[n] for n in sorted(sizes)]}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "lance_ann.json").write_text(json.dumps(results, indent=1) + "\n")
     (args.out / "lance_ann.md").write_text(report(results))

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -507,7 +508,8 @@ def _ms(s: dict[str, Any] | None) -> str:
 
 
 def _rec(s: dict[str, Any] | None) -> str:
-    return "—" if not s else f"{s['recall@10']:.3f}"
+    """Recall to 3 decimals, rounded down (0.9995 is not 1.000)."""
+    return "—" if not s else f"{math.floor(s['recall@10'] * 1000) / 1000:.3f}"
 
 
 def _setting(s: dict[str, Any]) -> str:

@@ -552,8 +552,9 @@ def report(results: dict[str, Any]) -> str:
     for size in results["sizes"]:
         lines += _size_report(size)
     if results.get("reruns"):
-        lines += ["## Re-runs", "", "The same measurements again, later (how much the shared "
-                  "box's load moves them):", "", "| rows | run | method | recall@10 | p50 / p95 "
+        lines += ["## Other runs", "", "The same measurements at other times, headline rows "
+                  "only (how much the shared box's load moves them; the tables above are the "
+                  "last full run of each size):", "", "| rows | run | method | recall@10 | p50 / p95 "
                   "ms | chat: recall, p50 / p95 | time range: recall, p50 / p95 |",
                   "|---:|---|---|---:|---:|---:|---:|"]  # fmt: skip
         for size in results["reruns"]:

@@ -8,7 +8,7 @@ still a large share of a plain `import lancedb` (measured with `-X importtime` i
 so the machine's load cancels out). A lancedb upgrade that renames the package, drops the client
 or imports its API some other way fails here instead of silently costing every cold search
 ~1 s again (bench: on lancedb 0.40.0 a cold `import lancedb` took 1.90 s wall / 2.00 CPU-s,
-through casper.store.lance_import 1.06 s / 1.13 CPU-s, medians of 5 on the 2-core box)."""
+through casper.index.lance_import 1.06 s / 1.13 CPU-s, medians of 5 on the 2-core box)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement  # a dependency of lancedb itself
 
-from casper.store.lance_import import CLIENT
+from casper.index.lance_import import CLIENT
 from tests.paths import REPO
 
 SCRIPT = """
@@ -67,7 +67,7 @@ def test_the_installed_lancedb_is_the_pinned_one() -> None:
     lancedb = next(r for r in pins if r.name == "lancedb")
     assert any(s.operator in ("<", "<=", "==", "~=") for s in lancedb.specifier), (
         f"lancedb needs an upper bound in pyproject.toml ({lancedb}): the import patch in "
-        "casper/store/lance_import.py is checked against one version"
+        "casper/index/lance_import.py is checked against one version"
     )
     assert lancedb.specifier.contains(version("lancedb")), (version("lancedb"), str(lancedb))
 
@@ -97,7 +97,7 @@ def test_the_deferred_client_is_still_what_makes_lancedb_slow_to_import() -> Non
     assert share >= MIN_SHARE, f"{CLIENT}.api is only {share:.0%} of `import lancedb` now"
 
     patched = _python(
-        "from casper.store.lance_import import lancedb; lancedb(); " + probe.format(CLIENT)
+        "from casper.index.lance_import import lancedb; lancedb(); " + probe.format(CLIENT)
     )
     assert patched.returncode == 0, patched.stderr
     assert f"'{CLIENT}.api'" not in patched.stdout.strip().splitlines()[-1]

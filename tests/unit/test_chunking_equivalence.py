@@ -3,14 +3,12 @@ content hashes. A difference would make every existing index re-chunk and re-emb
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
+from datetime import UTC, datetime
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from casper.chunking import ChunkOptions, _DayNames, chunk_chat, chunk_pieces, searchable_rows
+from casper.chunking import ChunkOptions, chunk_chat, chunk_pieces, searchable_rows
 from casper.records import ME, ChatInfo, StoredMessage
 from tests import reference_chunker
 
@@ -78,18 +76,3 @@ def test_fast_chunker_matches_the_reference(
     assert [c.extra for c in got] == [c.extra for c in expected]  # extra is not compared by ==
     pieces = chunk_pieces(searchable_rows(messages), chat, NAMES, ChunkOptions(**keywords))
     assert [(p.id, p.content_hash) for p in pieces] == [(c.id, c.content_hash) for c in got]
-
-
-@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])
-def test_day_names_match_datetime_through_a_year_of_transitions(zone: str) -> None:
-    tz = ZoneInfo(zone)
-    days = _DayNames(tz)
-    start = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
-    # every 17 minutes and 0.37 s for a year, plus a hair before each local midnight (where
-    # fromtimestamp's rounding to microseconds tips the day)
-    stamps = [start + i * 1020.37 for i in range(31_000)]
-    midnights = [datetime(2024, 1, 1, tzinfo=tz) + timedelta(days=d) for d in range(1, 366)]
-    stamps += [m.timestamp() - 0.0000004 for m in midnights]
-    for ts in stamps:
-        assert days(ts) == datetime.fromtimestamp(ts, tz).strftime("%Y-%m-%d"), ts
-    assert days(0.0) == days(-5.0) == "date unknown"

@@ -49,7 +49,8 @@ ANCHORS = [
     datetime(2024, 6, 30, 21, 59, 59, tzinfo=UTC).timestamp(),  # a second before a midnight
     1.0,  # the first seconds of 1970: negative local days west of UTC
 ]
-TEXTS = ["hi", "", "   ", "\u00a0\u2028", "a\n\nb\tc", "寿司 🍣 tonight", "❤️ thanks 👍🏽"]
+TEXTS = ["hi", "see you at 8?", "a\n\nb\tc", "寿司 🍣 tonight", "❤️ thanks 👍🏽"]
+TEXTS += ["", " \u00a0\u2028"]  # blank: not searchable
 # The chunker module, wherever it lives: its MAX_SEGMENT is patched to reach the cut with
 # short chats.
 CHUNKER = sys.modules[chunk_pieces.__module__]
@@ -132,16 +133,18 @@ def messages_after(
     """Messages from `ts` on, rowids from `first_rowid` up (in time order or shuffled).
 
     A message is one drawn integer whose digits pick its silence since the previous one
-    (none, short, exactly the gap, a second more, a day), sender, kind, text and, now and
-    then, no date: one draw a message keeps 40-message chats cheap, and shrinking it to 0
-    gives the plainest message (same second, from me, "hi")."""
+    (none, short, half the gap, exactly the gap, a second more, a day), sender, kind, text
+    and, now and then, no date: one draw a message keeps 40-message chats cheap, and
+    shrinking it to 0 gives the plainest message (same second, from me, "hi")."""
     pool = TEXTS + draw(st.lists(texts, max_size=4))
-    n = draw(st.integers(0, max_size))
+    n = draw(st.sampled_from(range(max_size + 1)))  # uniform: integers() favours small ones
     genes = draw(st.lists(st.integers(0, 2**24), min_size=n, max_size=n))
     rowids = list(range(first_rowid, first_rowid + len(genes)))
     if draw(st.booleans()):
         rowids = draw(st.permutations(rowids))
-    steps = [0.0, 0.5, 1.0, 60.0, 600.0, gap_s, gap_s + 1, 26 * 3600.0]
+    # most silences within the gap, so segments run long enough for windows and caps
+    steps = [0.0, 0.0, 0.5, 1.0, *[60.0] * 14, *[300.0] * 6, 600.0, 600.0, gap_s / 2]
+    steps += [gap_s, gap_s, gap_s + 1, 26 * 3600.0]  # 1 in 16 a new segment
     out = []
     for i, (gene, rowid) in enumerate(zip(genes, rowids, strict=True)):
         gene, step = divmod(gene, len(steps))
@@ -165,25 +168,38 @@ def messages_after(
 
 
 @st.composite
-def cases(draw: st.DrawFn, *, max_size: int = 40) -> Case:
-    size = draw(st.integers(1, 9))
-    stride = draw(st.integers(1, size))
+def cases(draw: st.DrawFn, *, max_size: int = 40, dense: bool = False) -> Case:
+    """A chat and chunker settings. `dense`: one segment of searchable messages a second
+    apart, overlapping windows (stride < size) and the cap at a boundary, where the greedy
+    split and the chunk order are decided."""
+    size = draw(st.integers(2 if dense else 1, 9))
+    stride = draw(st.integers(1, size - 1 if dense else size))
     gap_s = draw(st.sampled_from([6 * 3600.0, 1800.0]))
     start = draw(st.sampled_from(ANCHORS))
-    messages = draw(messages_after(start, 1, gap_s, max_size=max_size, undated=True))
-    max_chars = draw(st.sampled_from([10**6, 1500, 200, 60, 1, 0]))
+    messages = draw(messages_after(start, 1, gap_s, max_size=max_size, undated=not dense))
+    if dense:
+        messages = [
+            replace(m, ts=start + i, kind="text", text=m.text if m.text.strip() else "ok")
+            for i, m in enumerate(messages)
+        ]
+    max_segment = MAX_SEGMENT
+    if not dense:
+        max_segment = draw(st.sampled_from([MAX_SEGMENT] * 4 + [2, 8]))
+    max_chars = 0 if dense else draw(st.sampled_from([10**6, 1500, 200, 60, 1, 0, 0]))
     ordered = in_time_order(messages)
     if max_chars == 0 and ordered:
-        # right at a boundary: the joined lines of 1-3 consecutive messages, or one char off
-        i = draw(st.integers(0, len(ordered) - 1))
-        lines = [spec_line(m, NAMES, 10**6) for m in ordered[i : i + draw(st.integers(1, 3))]]
-        max_chars = len("\n".join(lines)) + draw(st.sampled_from([0, -1, 1]))
+        # right at a boundary: the joined lines of some messages from a window's start (where
+        # a piece starts), or one char off
+        seg = draw(st.sampled_from(spec_segments(ordered, gap_s, max_segment)))
+        i = draw(st.sampled_from([lo for lo, _ in spec_windows(len(seg), size, stride)]))
+        run = seg[i : i + draw(st.integers(1, size))]
+        max_chars = len("\n".join(spec_line(m, NAMES, 10**6) for m in run))
+        max_chars += draw(st.sampled_from([0, 0, -1, 1]))
     tz_name = draw(st.sampled_from(ZONES))
     options = ChunkOptions(size, stride, gap_s, max(max_chars, 1), tz_name)
     members = draw(st.sampled_from([(), ("p_sam",), ("p_sam", "p_alex")]))
     name = draw(st.sampled_from(["Sam", "Trip crew", "寿司 club"]))
     chat = ChatInfo(7, "chat-guid", name, len(members) > 1, members)
-    max_segment = draw(st.sampled_from([MAX_SEGMENT, MAX_SEGMENT, 1, 2, 5]))
     return Case(messages, chat, NAMES, options, max_segment)
 
 
@@ -400,6 +416,15 @@ def test_chunks_of_a_chat_keep_the_spec(case: Case, data: st.DataObject) -> None
     check_order(case, chunks)
     check_input_order(case, chunks, data.draw(st.permutations(case.messages)))
     check_pieces(case, chunks)
+
+
+@settings(PROPERTY, max_examples=80)
+@given(case=cases(dense=True))
+def test_the_char_cap_splits_overlapping_windows_greedily(case: Case) -> None:
+    chunks = chunks_of(case)
+    check_windows(case, chunks)
+    check_order(case, chunks)
+    check_fields(case, chunks)
 
 
 @settings(PROPERTY, max_examples=100)

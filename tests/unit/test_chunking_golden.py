@@ -1,7 +1,7 @@
 """Chunker output pinned byte for byte: an index stores chunk ids and content hashes, so a
 changed id, boundary, day or hash makes every existing index re-chunk and re-embed. The values
-were taken from the chunker as it was before its fast path (casper.chunking at ba0e4f6). A
-deliberate change bumps CHUNKER_VERSION (the signature then forces a rebuild) and updates them.
+were taken from the chunker as it was before its fast path (commit ba0e4f6). A deliberate
+change bumps CHUNKER_VERSION (the signature then forces a rebuild) and updates them.
 
 What the chunker promises in general is checked by the properties in test_chunking_properties;
 these pin the exact bytes those properties leave open."""
@@ -15,7 +15,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from casper.chunking import ChunkOptions, _DayNames, chunk_chat, chunk_pieces, searchable_rows
+from casper.chunking import (
+    ChunkOptions,
+    _DayNames,
+    chunk_chat,
+    chunk_pieces,
+    searchable_rows,
+)
 from casper.records import ME, ChatInfo, StoredMessage
 
 # Saturday 30 March 2024, 22:50 UTC: Berlin springs forward that night

@@ -1,12 +1,12 @@
 """The chunker checked against what it promises, over generated chats, not against a second
 copy of itself (a logic error shared by a copy would pass).
 
-Each property is stated from the spec: the docstrings of casper.chunking ("searchable messages
-in time order, split where the silence exceeds gap_s"; windows "anchored at 0; a window wholly
+Each property is stated from the spec: the chunker's docstrings ("searchable messages in
+time order, split where the silence exceeds gap_s"; windows "anchored at 0; a window wholly
 inside its predecessor is skipped"; greedy pieces "whose joined lines stay within max_chars";
-ids "stable when later messages are appended") and what the incremental index
-(casper.indexing._plan_chat) relies on: the chunks of a chat before its last segment never
-change when messages arrive, so only the rows from the last segment's start are re-chunked.
+ids "stable when later messages are appended") and what the incremental index (`_plan_chat`)
+relies on: the chunks of a chat before its last segment never change when messages arrive,
+so only the rows from the last segment's start are re-chunked.
 
 The generated chats have ties in one second, silences of exactly the gap and a second more,
 undated (ts 0) rows, system events and blank bodies, rowids in any order, arbitrary unicode,
@@ -363,7 +363,7 @@ def check_append(case: Case, later: list[StoredMessage]) -> None:
 
 
 def check_tail_rechunk(case: Case, arrived: list[StoredMessage]) -> None:
-    """What the incremental index does (casper.indexing._plan_chat): keep the chunks whose
+    """What the incremental index does (`_plan_chat`): keep the chunks whose
     segment starts before `since`, the last segment start it stored; re-chunk only the rows
     from `since` on; trust that when the rows before `since` are exactly the kept chunks'
     rows (else it re-chunks the whole chat). Kept plus re-chunked must be a full re-chunk."""

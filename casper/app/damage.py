@@ -48,22 +48,32 @@ def damaged(cfg: Config) -> DataDamaged | None:
 
 def disk_full(cfg: Config, exc: BaseException) -> DiskFull | None:
     """DiskFull when `exc` (or what caused it) is a write that found no space, or hit the
-    process's file-size limit."""
-    if not any(_is_full(e) for e in _chain(exc)):
+    process's file-size limit (`ulimit -f`). SQLite reports some of those as a plain I/O
+    error (growing its -shm file, a short write): those count when space is short or a
+    limit is set."""
+    free = _free_bytes(cfg)
+    tight = (free is not None and free < LOW_SPACE) or _size_limited()
+    if not any(_is_full(e, tight) for e in _chain(exc)):
         return None
-    try:
-        free = shutil.disk_usage(cfg.data_dir).free
-    except OSError:
-        return DiskFull(f"could not write to {cfg.data_dir}: the disk is full")
-    if free < 64 * 1024 * 1024 or not _size_limited():
+    if _size_limited() and (free is None or free >= LOW_SPACE):
         return DiskFull(
-            f"could not write to {cfg.data_dir}: the disk is full ({free // 2**20} MB free)"
+            f"could not write to {cfg.data_dir}: a file reached this process's size limit "
+            "(ulimit -f)",
+            hint="raise the limit (ulimit -f unlimited) and run `casper index` again: the "
+            "previous store and search index keep serving until it finishes",
         )
-    return DiskFull(
-        f"could not write to {cfg.data_dir}: a file reached this process's size limit (ulimit -f)",
-        hint="raise the limit (ulimit -f unlimited) and run `casper index` again: the previous "
-        "store and search index keep serving until it finishes",
-    )
+    left = f" ({free // 2**20} MB free)" if free is not None else ""
+    return DiskFull(f"could not write to {cfg.data_dir}: the disk is full{left}")
+
+
+LOW_SPACE = 64 * 2**20  # below this, an I/O error while writing is taken for a full disk
+
+
+def _free_bytes(cfg: Config) -> int | None:
+    try:
+        return shutil.disk_usage(cfg.data_dir).free
+    except OSError:
+        return None
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -75,13 +85,12 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def _is_full(exc: BaseException) -> bool:
+def _is_full(exc: BaseException, tight: bool) -> bool:
     if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
         return True
     if isinstance(exc, sqlite3.Error):
         name = getattr(exc, "sqlite_errorname", None) or ""
-        # SQLITE_FULL: no space; a short write for another reason (a size limit) is IOERR_WRITE
-        return name == "SQLITE_FULL" or (name == "SQLITE_IOERR_WRITE" and _size_limited())
+        return name == "SQLITE_FULL" or (tight and name.startswith("SQLITE_IOERR"))
     return isinstance(exc, RuntimeError | ValueError | OSError) and any(
         w in str(exc) for w in _FULL_WORDS
     )

@@ -102,3 +102,50 @@ def test_paths_given_to_a_killed_first_run_are_kept(tmp_path: Path) -> None:
     assert resumed.code == 0, resumed.output
     found = run(home, *SEARCH)
     assert found.code == 0 and '"hits": [' in found.stdout and '"hits": []' not in found.stdout
+
+
+# `casper` with the hash embedder whose files may not grow past argv[2] bytes: a write past it
+# fails with EFBIG (SIGXFSZ ignored), as a write to a full disk fails with ENOSPC
+SIZE_LIMITED = """
+import json, resource, signal, sys
+import casper.backends.factory as factory
+from tests.fakes_search import HashEmbedder
+factory.make_embedder = lambda cfg: HashEmbedder(64)
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
+from casper.cli import app
+sys.argv = ["casper", *json.loads(sys.argv[1])]
+app()
+"""
+
+
+@pytest.mark.parametrize("limit", [16_000, 50_000])
+def test_a_full_disk_during_index_is_one_error_and_the_previous_index_serves(
+    limit: int, indexed: Path, tmp_path: Path
+) -> None:
+    # what the index answered, asked of a copy: a search here would leave SQLite's -shm file
+    # behind, and growing that file is one of the writes that fails (as SQLITE_IOERR_SHMSIZE)
+    shutil.copytree(indexed, tmp_path / "asked")
+    before = {args: run(tmp_path / "asked", *args) for args in (SEARCH, STATS)}
+    home = tmp_path / "home"
+    shutil.copytree(indexed, home)
+
+    done = subprocess.run(
+        [sys.executable, "-c", SIZE_LIMITED, json.dumps(["index", "--rebuild", "--home",
+         str(home)]), str(limit)],
+        capture_output=True, text=True, env=child_env(), timeout=300, check=False,
+    )  # fmt: skip
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert done.returncode == 1 and len(errors) == 1, done.stderr
+    assert "unexpected" not in done.stderr and "Traceback" not in done.stderr
+    assert "size limit" in errors[0] and "hint: raise the limit" in done.stderr
+    for args, was in before.items():  # the previous store and index keep serving
+        now = run(home, *args)
+        assert now.code == 0 and now.stdout == was.stdout, now.output
+
+    nxt = run(home, "index", "--json")  # with room again, the next run completes
+    assert nxt.code == 0, nxt.output
+    for args, was in before.items():
+        now = run(home, *args)
+        assert now.code == 0 and now.stdout == was.stdout, now.output
+    assert run(home, "doctor").code == 0

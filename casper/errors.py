@@ -29,6 +29,11 @@ class ModelUnavailable(CasperError):
     )
 
 
+class BadRequest(CasperError):
+    """A command or argument that cannot be answered as asked: an unknown name, a wrong type, a
+    value out of range (casper.app.requests checks both the CLI's and the service's)."""
+
+
 class ConfigError(CasperError):
     default_hint = "check $CASPER_HOME/config.toml"
 

@@ -51,8 +51,7 @@ def fake_models() -> Iterator[None]:
 
 def build_home(root: Path) -> Path:
     """The tiny demo corpus in `root/src`, indexed into `root/home` by `casper index` in a
-    child process (the hash embedder), so every file is closed as after a real run; then a
-    search in this process writes what a search writes."""
+    child process (the hash embedder), so every file is closed as after a real run."""
     corpus = build_tiny_corpus(root / "src")
     home = root / "home"
     done = run_child(CLI_WITH_HASH_EMBEDDER, index_args(home, corpus, "--json"), child_env())
@@ -234,6 +233,12 @@ def recovered(case: Case) -> bool:
     return all(answered(case, k) for k in AFTER)
 
 
+def refused_with_its_line(case: Case) -> bool:
+    """config.toml is the user's own: `--rebuild` must not touch it, and says which line."""
+    step = case.steps["rebuild"]
+    return case.label == "config.toml" and step.code == 1 and "line" in step.output
+
+
 # ---- the table -------------------------------------------------------------------------------
 def report(template: Path, scratch: Path) -> list[Case]:
     expected = answers(template, scratch / "undamaged")
@@ -254,10 +259,13 @@ def render(cases: list[Case]) -> str:
         bad = [k for k in firsts if not clean(c, k)]
         first = "yes" if not bad else "no: " + ", ".join(f"{k} ({_gist(c.steps[k])})" for k in bad)
         doctor = f"exit {c.steps['doctor'].code}" + ("" if doctor_truthful(c) else " (wrong)")
-        lines.append(
-            f"| `{c.label}` | {c.how} | {first} | {doctor} | "
-            f"{'yes' if recovered(c) else 'no: ' + _why_not(c)} |"
-        )
+        if recovered(c):
+            rebuilt = "yes"
+        elif refused_with_its_line(c):
+            rebuilt = "refused, its line named (the user's file)"
+        else:
+            rebuilt = "no: " + _why_not(c)
+        lines.append(f"| `{c.label}` | {c.how} | {first} | {doctor} | {rebuilt} |")
     n = len(cases)
     commands = n * len(firsts)
     unexpected = sum(c.steps[k].unexpected for c in cases for k in firsts)
@@ -272,7 +280,9 @@ def render(cases: list[Case]) -> str:
         f"doctor exit 1 where a command fails: "
         f"{sum(c.steps['doctor'].code == 1 for c in harmful)}/{len(harmful)}; "
         f"doctor exit 1 on any damaged case: {sum(c.steps['doctor'].code == 1 for c in cases)}/{n}",
-        f"recovered by --rebuild: {sum(recovered(c) for c in cases)}/{n}",
+        f"recovered by --rebuild: {sum(recovered(c) for c in cases)}/{n} "
+        f"(config.toml refused with its line: {sum(refused_with_its_line(c) for c in cases)}"
+        f"/{sum(c.label == 'config.toml' for c in cases)})",
         f"escaped tracebacks: {crashed}",
     ]
     return "\n".join(lines)

@@ -20,6 +20,7 @@ from tests.damage import (
     clean,
     doctor_truthful,
     recovered,
+    refused_with_its_line,
     run_case,
     targets,
 )
@@ -99,7 +100,7 @@ def test_damage_is_named_and_rebuilt(
     if label not in HARMLESS:
         assert case.steps["doctor"].code == 1, f"doctor: {_said(case, 'doctor')}"
     if label == "config.toml":  # the user's own file: never moved, its line named instead
-        assert case.steps["rebuild"].code == 1 and "line" in case.steps["rebuild"].output
+        assert refused_with_its_line(case), _said(case, "rebuild")
         assert not list((tmp_path / "home").glob("config.toml.damaged-*"))
         return
     assert recovered(case), {k: _said(case, k) for k in ("rebuild", "search again", "stats again")}

@@ -70,7 +70,7 @@ def salvage_index(index_dir: Path) -> list[MovedAside]:
     found = health.damage(index_dir)
     if not found:
         return []
-    first = {}
+    first: dict[str, health.Damage] = {}  # part → its first damaged file
     for damage in found:
         first.setdefault(damage.part, damage)
     if health.MANIFEST_PART in first:  # the vectors' model is unknown: nothing of it is kept

@@ -190,6 +190,9 @@ class Store(DirectoryQueries, StatsQueries):
             (key, str(value)),
         )
 
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key=?", (key,))
+
     def meta_float(self, key: str, default: float = 0.0) -> float:
         value = self.get_meta(key)
         return float(value) if value is not None else default

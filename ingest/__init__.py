@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ingest.connect import SourceState, open_chat_db, open_contacts_db, snapshot_state
+from ingest.connect import (
+    SourceState,
+    open_chat_db,
+    open_contacts_db,
+    rows_after,
+    snapshot_state,
+)
 from ingest.contacts import load_contacts, match_contacts, merge_contacts
 from ingest.errors import (
     ChatDbBusy,
@@ -54,5 +60,6 @@ __all__ = [
     "open_chat_db",
     "open_contacts_db",
     "read_changed",
+    "rows_after",
     "snapshot_state",
 ]

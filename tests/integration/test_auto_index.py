@@ -131,9 +131,13 @@ def test_a_burst_of_messages_is_one_run(live: tuple[Path, Path], services) -> No
     services.start(home)
     caught_up(home)
     runs = auto(home)["runs"]
+    guids = []
     with messages_app(chat_db) as (writer, chat, handle):
-        guids = [send(writer, chat, handle, f"the narwhal parade, float nr{i}x")[1]
-                 for i in range(20)]  # fmt: skip
+        # 2 s of writes, each closer to the last than the watcher's quiet time (0.5 s) and
+        # spanning its polls: one run once they pause, not one per poll that saw a change
+        for i in range(20):
+            guids.append(send(writer, chat, handle, f"the narwhal parade, float nr{i}x")[1])
+            time.sleep(0.1)
     within(FOUND_WITHIN_S, lambda: auto(home)["runs"] > runs and auto(home)["state"] == "watching")
     assert auto(home)["runs"] == runs + 1
     assert auto(home)["last_run"]["messages_new"] == 20

@@ -239,3 +239,40 @@ def test_a_manual_index_waits_for_an_automatic_run_and_says_so(
     )
     assert "it ends by itself" in result.stderr
     assert json.loads(result.stdout)["noop"] is True
+
+
+def test_without_full_disk_access_it_names_the_interpreter_to_grant(
+    demo_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """macOS refuses chat.db to a service started at login until its own interpreter has Full
+    Disk Access (the terminal's doesn't count): the run fails as "no access" and doctor's
+    "service access" line says which binary to add. The refusal is simulated where macOS
+    gives it, at the first stat of chat.db (EPERM)."""
+    import sys
+    from types import SimpleNamespace
+
+    import ingest.connect
+    from casper.app.doctor_service import service_access_check
+    from casper.config import load_config
+    from casper.service.autoindex import AutoIndexer
+    from ingest.errors import ChatDbUnreadable
+
+    def refused(path: Path) -> None:
+        raise ChatDbUnreadable(f"cannot access {path}: Operation not permitted")
+
+    monkeypatch.setattr(ingest.connect, "_check_file", refused)
+    host = SimpleNamespace(rt=SimpleNamespace(cfg=load_config(demo_home)),
+                           data_lock=threading.Lock())  # fmt: skip
+    indexer = AutoIndexer(host, demo_home)
+    indexer.start()
+    try:
+        within(20, lambda: indexer.status()["failures"] >= 1)
+    finally:
+        indexer.stop(timeout=10)
+    live = indexer.status()
+    assert live["last_run"]["no_access"] is True and live["state"] == "backing off"
+    exe = os.path.realpath(sys.executable)
+    line = service_access_check({"pid": os.getpid()}, live, live, login_agent=False)
+    assert line is not None and line["status"] == "fail"
+    assert exe in line["detail"] and "Operation not permitted" in line["detail"]
+    assert "Full Disk Access" in line["hint"] and exe in line["hint"]

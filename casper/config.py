@@ -59,6 +59,7 @@ class Config:
     history_token_budget: int = 2000  # `casper chat` keeps this much history verbatim
     me_names: tuple[str, ...] = ()  # the owner's own names: "Kevin" in a question means "me"
     service_idle_minutes: int = 20  # `casper serve` exits after this long without a request
+    auto_index: bool = True  # `casper serve` indexes new messages as they arrive in chat.db
 
     @property
     def store_path(self) -> Path:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ingest.connect import SourceState, open_chat_db, open_contacts_db, snapshot_state
+from ingest.connect import (
+    SourceState,
+    open_chat_db,
+    open_contacts_db,
+    rows_after,
+    snapshot_state,
+)
 from ingest.contacts import has_address_book, load_contacts, match_contacts, merge_contacts
 from ingest.errors import (
     ChatDbBusy,
@@ -55,5 +61,6 @@ __all__ = [
     "open_chat_db",
     "open_contacts_db",
     "read_changed",
+    "rows_after",
     "snapshot_state",
 ]

@@ -34,8 +34,12 @@ def _check(name: str, status: str, detail: str, hint: str | None = None) -> Chec
     return {"name": name, "status": status, "detail": detail, "hint": hint}
 
 
-def run_checks(cfg: Config) -> dict[str, Any]:
-    """Every check as {name, status ok|warn|fail, detail, hint}, plus raw counts."""
+def run_checks(
+    cfg: Config, service: dict[str, Any] | None = None, login_agent: bool = False
+) -> dict[str, Any]:
+    """Every check as {name, status ok|warn|fail, detail, hint}, plus raw counts. `service`:
+    the running service's status ({"running": False} when none), for the auto-index and service
+    access lines (casper.app.doctor_service); `login_agent`: a LaunchAgent starts it at login."""
     counts: dict[str, Any] = {}
     checks = [_python_check(), _chat_db_check(cfg, counts), _contacts_check(cfg)]
     if cfg.store_path.exists():
@@ -48,6 +52,10 @@ def run_checks(cfg: Config) -> dict[str, Any]:
             _check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
         )
     checks.append(_reranker_check(cfg))
+    if service is not None:
+        from casper.app.doctor_service import service_checks
+
+        checks.extend(service_checks(cfg, service, login_agent))
     return {"checks": checks, "counts": counts}
 
 

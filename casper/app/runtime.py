@@ -297,6 +297,17 @@ class Runtime:
             self.loads["embedder"] += 1
         return self._embedder
 
+    def loaded_embedder(self) -> Embedder | None:
+        """The embedder if one is loaded (nothing is built)."""
+        return self._embedder
+
+    def adopt_embedder(self, embedder: Embedder) -> None:
+        """Keep an embedder this process built elsewhere (the service's auto-index loaded one for
+        its run), so searches use it instead of loading a second copy."""
+        if self._embedder is None:
+            self._embedder = embedder
+            self.loads["embedder"] += 1
+
     def reranker(self, say: Say = _quiet) -> Reranker | None:
         """The cross-encoder, or None when off or not loadable (said once, remembered)."""
         if not (self.cfg.rerank and self.cfg.rerank_model):

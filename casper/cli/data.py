@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,6 +14,7 @@ from casper.config import Config
 from casper.dates.zones import iso, local_tz
 
 if TYPE_CHECKING:
+    from casper.indexer.lock import Holder
     from casper.indexer.run import IndexRunReport
 
 
@@ -32,7 +33,7 @@ def run_index(
     from casper.store.db import ensure_private_dir
 
     ensure_private_dir(cfg.data_dir)
-    waiting = lambda: _stderr().print("waiting for another `casper index` to finish…")  # noqa: E731
+    waiting = lambda other: _stderr().print(waiting_line(other), soft_wrap=True)  # noqa: E731
     say = lambda m: _stderr().print(m, soft_wrap=True)  # noqa: E731 - stderr, also with --json
     bars_on = stage_bars(not quiet, plain=not terminal_only)
     with exclusive(cfg.lock_path, on_wait=waiting), bars_on as bars:
@@ -46,6 +47,15 @@ def run_index(
             )  # fmt: skip
         finally:
             store.close()
+
+
+def waiting_line(other: Holder | None) -> str:
+    """What `casper index` says while another run holds the index lock: who, since when."""
+    if other is None:
+        return "waiting for another index run to finish…"
+    since = datetime.fromtimestamp(other.since).strftime("%H:%M:%S")
+    ends = "; it ends by itself, then this run starts" if other.background else ""
+    return f"waiting for {other.what} (pid {other.pid}, running since {since}) to finish{ends}…"
 
 
 def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
@@ -242,9 +252,10 @@ def show(
 def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
     """Environment and data health: chat.db access, counts, decode rate, coverage."""
     from casper.app.doctor import failed, run_checks
+    from casper.service import client, launchagent
 
     cfg = config(home)
-    report = run_checks(cfg)
+    report = run_checks(cfg, client.status(cfg.data_dir), launchagent.installed(cfg.data_dir))
     if json:
         print_json(report)
         if failed(report):

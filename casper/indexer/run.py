@@ -138,10 +138,13 @@ def run_index(
             update = chunk_update.update_lexical(
                 store, index, dirty=wanted, options=options, on_progress=progress
             )
+            index.publish_run()  # even when no chunk changed: the store did
+            # published first, then done: a crash between the two re-chunks these chats on the
+            # next run instead of leaving chunks nobody publishes, and the store never says a
+            # message is indexed (Store.indexed_through) before readers can find it
             with store.transaction():  # the lexical legs answer: these chats are done
                 store.clear_dirty(dirty)
                 store.set_meta("chunks_total", update.chunks_total)
-            index.publish_run()  # even when no chunk changed: the store did
             store.delete_meta(REBUILD_PENDING)  # the vectors resume by themselves
         report.chunks_total, report.chunks_new = update.chunks_total, update.embedded
         written = update.embedded

@@ -28,6 +28,7 @@ from casper.app.runtime import Runtime
 from casper.config import Config, load_config
 from casper.errors import BadRequest, CasperError
 from casper.service import protocol
+from casper.service.autoindex import AutoIndexer
 
 log = logging.getLogger("casper.service")
 
@@ -119,6 +120,7 @@ class Service:
         self.served: Counter[str] = Counter()
         self.stopping = threading.Event()
         self.server: socketserver.BaseServer | None = None
+        self.auto: AutoIndexer | None = None  # None: started with --no-auto-index
         self._config_stamp = _config_stamp(home)
         self._dir_id = _dir_id(home)
         self.rt = ServiceRuntime(load_config(home), self.data_lock, self.engine_lock)
@@ -157,7 +159,10 @@ class Service:
             "requests": sum(served.values()),
             "by_command": served,
             "inflight": inflight,  # status requests are not counted
-            "idle_exit_s": self.idle_s,
+            "idle_exit_s": self.idle_s if self.idle_s != float("inf") else None,
+            "auto_index": self.auto.status()
+            if self.auto is not None
+            else {"enabled": False, "off_reason": "--no-auto-index", "state": "off"},
         }
 
     def stop(self, why: str) -> None:
@@ -401,8 +406,12 @@ def _bind(path: Path) -> _Server:
     return server
 
 
-def serve(home: Path, *, idle_minutes: float | None = None) -> None:
-    """Run the service in the foreground until stopped, idle, or signalled."""
+def serve(home: Path, *, idle_minutes: float | None = None, auto_index: bool = True) -> None:
+    """Run the service in the foreground until stopped, idle, or signalled.
+
+    `idle_minutes` 0 (or, when not given, a LaunchAgent installed for this data dir: the service
+    that starts with the login, or the one that took over from it) never exits for idleness.
+    `auto_index` off: no watching of chat.db, whatever config.toml says."""
     from casper.store.db import ensure_private_dir
 
     home = Path(os.path.abspath(home.expanduser()))
@@ -413,8 +422,8 @@ def serve(home: Path, *, idle_minutes: float | None = None) -> None:
     pid_file = protocol.pid_path(home)
     try:
         cfg = load_config(home)
-        minutes = idle_minutes if idle_minutes is not None else cfg.service_idle_minutes
-        svc = Service(home, idle_s=max(1.0, float(minutes) * 60))
+        minutes = idle_minutes if idle_minutes is not None else _default_idle(home, cfg)
+        svc = Service(home, idle_s=max(1.0, float(minutes) * 60) if minutes > 0 else float("inf"))
         server = _bind(sock)
         bound = _dir_id(sock)
         server.service = svc
@@ -426,6 +435,9 @@ def serve(home: Path, *, idle_minutes: float | None = None) -> None:
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 signal.signal(sig, lambda *_: svc.stop("signal"))
         threading.Thread(target=svc.watch_idle, daemon=True).start()
+        if auto_index:
+            svc.auto = AutoIndexer(svc, home)
+            svc.auto.start()
         log.info(
             "casper service %s listening on %s (pid %d)", protocol.build_id(), sock, os.getpid()
         )
@@ -434,6 +446,8 @@ def serve(home: Path, *, idle_minutes: float | None = None) -> None:
         finally:
             server.server_close()
             _drain(svc, timeout=DRAIN_S)
+            if svc.auto is not None:
+                svc.auto.stop(timeout=30.0)  # let a run finish (a kill mid-run is safe too)
     finally:
         # only what is still ours: when the data dir was deleted and made again, a new service
         # may already listen at the same socket path
@@ -443,6 +457,13 @@ def serve(home: Path, *, idle_minutes: float | None = None) -> None:
             pid_file.unlink(missing_ok=True)
         os.close(lock_fd)  # releases the flock last: a new service may now start
     log.info("casper service stopped")
+
+
+def _default_idle(home: Path, cfg: Config) -> float:
+    """The configured idle time, or 0 (never) when a LaunchAgent starts this service at login."""
+    from casper.service.launchagent import installed
+
+    return 0.0 if installed(home) else float(cfg.service_idle_minutes)
 
 
 def _drain(svc: Service, timeout: float) -> None:

@@ -35,7 +35,7 @@ from casper.indexer.rows import Accumulator, NewRows, reaction_rows, store_rows
 from casper.indexer.stats_update import Fresh, stats_from_memory, update_stats
 from casper.records import ChatInfo
 from casper.stats import LocalClock, zone_id
-from casper.store.db import Store
+from casper.store.db import PUBLISHED_THROUGH, Store
 from ingest.errors import IngestError
 from ingest.messages import iter_pages, seed_recent
 from ingest.records import Message
@@ -198,7 +198,8 @@ class Indexer:
         another history it gets a new `store_id`, which tells the search index to drop every
         chunk of the old one; a rebuild of the same chat.db keeps it (and a pending-rebuild
         mark), so the index it has keeps serving until the rebuilt one is published."""
-        keep = (REBUILD_PENDING,) if another_history else ("store_id", REBUILD_PENDING)
+        same = ("store_id", REBUILD_PENDING, PUBLISHED_THROUGH)  # the published index still holds
+        keep = (REBUILD_PENDING,) if another_history else same
         for table in ("messages", "reactions", "contact_stats", "chats", "dirty_chats"):
             self.store.conn.execute(f"DELETE FROM {table}")
         marks = ", ".join("?" * len(keep))

@@ -145,6 +145,7 @@ def run_index(
             with store.transaction():  # the lexical legs answer: these chats are done
                 store.clear_dirty(dirty)
                 store.set_meta("chunks_total", update.chunks_total)
+                store.note_published()
             store.delete_meta(REBUILD_PENDING)  # the vectors resume by themselves
         report.chunks_total, report.chunks_new = update.chunks_total, update.embedded
         written = update.embedded

@@ -24,7 +24,8 @@ app = typer.Typer(
     cls=CasperGroup,
     no_args_is_help=True,
     add_completion=False,
-    help="Ask questions about your own iMessage history, privately, on your Mac.",
+    help="Ask questions about your own iMessage history, privately, on your Mac.\n\n"
+    "Every command takes --home PATH (the data dir) and -v (debug logs), before or after its name.",
     context_settings={"help_option_names": ["-h", "--help"]},  # commands inherit it
 )
 

@@ -272,6 +272,11 @@ def demo(
         chat_db, contacts = source / "chat.db", source / "AddressBook"
     cfg = dataclasses.replace(config(demo_home), chat_db=chat_db, contacts=contacts)
     report = run_index(cfg).ingest
+    # the demo home reads the demo's chat.db from now on: `casper --home …/demo index` or
+    # `doctor`, pasted from the lines below, never reach for the real Messages
+    from casper.config import remember
+
+    remember(demo_home, chat_db=chat_db.resolve(), contacts=contacts.resolve())
     err.print(
         f"demo index: {report.messages_total} messages, {report.chunks_total} chunks "
         f"in {cfg.data_dir}"
@@ -280,45 +285,67 @@ def demo(
     from casper.cli.ask import ask_once
     from casper.cli.transport import Session
 
-    ask_once(
+    answered = ask_once(
         cfg,
         question or "When did Sam and I plan Thanksgiving, and who is bringing what?",
         json=False,
         # a one-shot walkthrough: no background service left running afterwards
         session=Session(cfg, no_service=True),
     )
+    cited = answered.get("citations") or []
+    _demo_next_steps(cfg, cited[0]["rowid"] if cited else None)
 
 
 def _demo_overview(cfg: Config) -> None:
-    from rich.table import Table
     from rich.text import Text
 
     from casper.app.runtime import open_store
-    from casper.cli.render import console
+    from casper.cli.render import console, people_stats_table
 
     store = open_store(cfg)
-    tz = local_tz(cfg.timezone)
-    table = Table(
-        "name",
-        "id",
-        "sent",
-        "received",
-        "active days",
-        "median reply (them)",
-        "top emoji",
-        title="People in the demo corpus",
+    try:
+        rows = []
+        for p in store.people():
+            s = store.stats(p.id) or {}
+            rows.append({
+                "id": p.id, "name": p.name, "sent": s.get("sent", 0),
+                "received": s.get("received", 0), "active_days": s.get("active_days", 0),
+                "median_reply_them_s": (s.get("median_reply_s") or {}).get("them"),
+                "top_emoji": [e for e, _ in s.get("top_emoji", [])],
+            })  # fmt: skip
+    finally:
+        store.close()
+    rows.sort(key=lambda r: -(r["sent"] + r["received"]))
+    out = console()
+    out.print(Text("People in the demo corpus", style="bold"))
+    out.print(people_stats_table(rows, out.width))
+
+
+def _demo_next_steps(cfg: Config, cited: int | None) -> None:
+    """Commands to try next, each ready to paste (the demo's own home with --home)."""
+    from rich.text import Text
+
+    from casper.cli.invocation import command_line
+    from casper.cli.render import console
+
+    out = console()
+    out.print()
+    out.print(Text("Try it yourself on the demo (paste any line):", style="bold"))
+    lines = [command_line(cfg.data_dir, "show", str(cited))] if cited else []
+    lines += [
+        command_line(cfg.data_dir, "search", "dentist", "--person", "Priya"),
+        command_line(cfg.data_dir, "ask", "who do I text the most?"),
+        command_line(cfg.data_dir, "stats", "Sam"),
+        command_line(cfg.data_dir, "chat"),
+    ]
+    for line in lines:
+        out.print(Text(f"  {line}"), soft_wrap=True)
+    own = cfg.data_dir.parent  # the data dir the demo lives in: where a real index goes
+    out.print(
+        Text(
+            f"Your own Messages: `{command_line(own, 'doctor')}` checks Casper can read them, "
+            f"`{command_line(own, 'index')}` reads them (never into the demo's data dir).",
+            style="dim",
+        ),
+        soft_wrap=True,
     )
-    for p in store.people():
-        s = store.stats(p.id) or {}
-        reply = (s.get("median_reply_s") or {}).get("them")
-        table.add_row(
-            Text(p.name),  # a contact's name is data, never markup
-            p.id,
-            str(s.get("sent", 0)),
-            str(s.get("received", 0)),
-            str(s.get("active_days", 0)),
-            "-" if reply is None else f"{reply / 60:.0f} min",
-            " ".join(e for e, _ in s.get("top_emoji", [])[:3]),
-        )
-    console().print(table)
-    _ = tz

@@ -202,6 +202,31 @@ def contacts_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:
     return table
 
 
+def people_stats_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:
+    """The demo's people with their stats: as `contacts_table`, the id column never shrinks
+    (every other command takes it); below 72 columns the top emoji give their room."""
+    from rich.table import Table
+    from rich.text import Text
+
+    wide = width >= 72
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    id_width = max((len(r["id"]) for r in rows), default=2)
+    table.add_column("id", no_wrap=True, min_width=id_width)
+    table.add_column("name", ratio=1, overflow="fold")
+    for head in ("sent", "recv", "active days", "reply (them)"):
+        table.add_column(head, justify="right", no_wrap=head in ("sent", "recv"))
+    if wide:
+        table.add_column("top emoji", no_wrap=True)
+    for r in rows:
+        reply = r.get("median_reply_them_s")
+        cells = [
+            r["id"], Text(r["name"]), str(r["sent"]), str(r["received"]), str(r["active_days"]),
+            "-" if reply is None else f"{reply / 60:.0f} min",
+        ]  # fmt: skip
+        table.add_row(*cells, *([" ".join(r.get("top_emoji", ())[:3])] if wide else []))
+    return table
+
+
 def chats_table(rows: Sequence[Mapping[str, Any]]) -> Any:
     """Chats for `casper chats`: the id column never shrinks (`--chat ID` takes it)."""
     from rich.table import Table
@@ -262,8 +287,15 @@ def month_bars(by_month: Mapping[str, int], columns: int = 80, indent: int = 4) 
     return lines
 
 
-def print_answer(data: Mapping[str, Any], question: str = "", *, sources: bool = True) -> None:
-    """An answer on stdout (as typed: no markup), then its cited messages."""
+def print_answer(
+    data: Mapping[str, Any],
+    question: str = "",
+    *,
+    sources: bool = True,
+    show_command: str = "casper show",
+) -> None:
+    """An answer on stdout (as typed: no markup), then its cited messages and the command that
+    opens the first of them (`show_command` with its rowid, ready to paste)."""
     from rich.text import Text
 
     out = console()
@@ -280,7 +312,9 @@ def print_answer(data: Mapping[str, Any], question: str = "", *, sources: bool =
         out.print(Text("Sources", style="bold"))
         out.print(citations_view(rest, query_terms(question), out.width))
     if sources and data.get("citations"):
-        out.print(Text("open one with: casper show ID", style="dim"))
+        first = data["citations"][0]["rowid"]
+        # one line even when long: a command is pasted whole
+        out.print(Text(f"open one with: {show_command} {first}", style="dim"), soft_wrap=True)
 
 
 # ---- the `--json` documents → the views above -------------------------------------------------

@@ -60,6 +60,7 @@ class _Session:
     history: Any  # casper.cli.history.History
     last: dict[str, Any] = field(default_factory=dict)  # the last answer's citations, question
     turn: Turn | None = None  # what the last question was about, for follow-ups
+    show_command: str = "casper show"  # how /sources says to open a cited message
 
 
 def run_repl(
@@ -78,7 +79,12 @@ def run_repl(
     from casper.dates.zones import local_tz
 
     err = console(stderr=True)
-    session = _Session(History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget))
+    from casper.cli.invocation import command_line
+
+    session = _Session(
+        History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget),
+        show_command=command_line(cfg.data_dir, "show"),
+    )
     read = read or line_reader(input_history_path(cfg))
     names = sorted(names or (), key=len, reverse=True)  # longest first: full names win
     tz = local_tz(cfg.timezone)
@@ -144,7 +150,11 @@ def _command(line: str, session: _Session, err: Any) -> str | None:
         err.print(Text("history and sources cleared", style="dim"))
     elif command == "/sources":
         if session.last.get("citations"):
-            print_answer({"answer": "", "citations": session.last["citations"]}, session.last["q"])
+            print_answer(
+                {"answer": "", "citations": session.last["citations"]},
+                session.last["q"],
+                show_command=session.show_command,
+            )
         else:
             err.print(Text("no sources yet: ask a question first", style="dim"))
     else:

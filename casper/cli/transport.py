@@ -54,7 +54,12 @@ class Session:
         self.runtime: Runtime | None = None
 
     def execute(self, cmd: str, args: dict[str, Any], on_event: Event = print_notice) -> Any:
-        """Run one command and return its `--json` document, wherever it runs."""
+        """Run one command and return its `--json` document, wherever it runs. A data dir with
+        nothing indexed is said here, before a service is started for it."""
+        if not self.cfg.store_path.exists():
+            from casper.cli.invocation import missing_index
+
+            raise missing_index(self.cfg)
         if self.use_service:
             from casper.service import client
 

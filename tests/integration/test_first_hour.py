@@ -1,0 +1,88 @@
+"""The first hour with Casper (issue 22), off a terminal: what a newcomer pipes, pastes and reads.
+
+Each item of the issue has a test here with the output piped (CliRunner: stdout and stderr are
+not terminals); tests/slow/test_first_hour_terminal.py runs the same items in a real terminal.
+Golden text lives in tests/golden/ (`CASPER_UPDATE_GOLDEN=1` rewrites it; review the diff).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from casper.cli import app
+from tests.first_hour import check_golden, demo_lines, masked, run_demo, use_demo_fakes
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir where `casper demo` ran once (fake models): the demo lives in base/demo."""
+    base = tmp_path_factory.mktemp("first-hour") / "casper-home"
+    with pytest.MonkeyPatch.context() as mp:
+        use_demo_fakes(mp)
+        run_demo(base)
+    return base
+
+
+@pytest.fixture
+def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_demo_fakes(monkeypatch)
+
+
+def casper(*args: str, stdin: str | None = None, columns: int = 80):  # noqa: ANN201
+    return runner.invoke(app, list(args), input=stdin, env={"COLUMNS": str(columns)})
+
+
+# ---- 1. no dead end after the demo ---------------------------------------------------------
+def test_the_demo_ends_with_commands_that_work_as_printed(base: Path, fakes: None) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        result = run_demo(base, mp)  # a second run: the index is up to date, same ending
+    lines = demo_lines(result.stdout)
+    assert lines, result.stdout
+    opened = re.search(r"^open one with: (casper .*)$", result.stdout, re.M)
+    assert opened, result.stdout
+    for line in [opened.group(1), *lines]:
+        words = shlex.split(line)
+        assert words[:3] == ["casper", "--home", str(base / "demo")], line
+        ran = casper(*words[1:], stdin="/quit\n")
+        assert ran.exit_code == 0, (line, ran.output)
+    check_golden("demo_end_80", masked(result.stdout[result.stdout.index("People in") :], base=base))
+
+
+def test_the_demo_home_reads_the_demo_history_from_then_on(base: Path, fakes: None) -> None:
+    """`--home …/demo index` or `doctor`, pasted later, never reach for the real Messages."""
+    doctor = casper("--home", str(base / "demo"), "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["chat.db"]["status"] == "ok"
+    assert str(base / "demo" / "source" / "chat.db") in checks["chat.db"]["detail"]
+    again = casper("--home", str(base / "demo"), "index", "--json")
+    assert again.exit_code == 0 and '"noop": true' in again.stdout
+
+
+def test_an_empty_default_home_points_at_the_demo(
+    base: Path, fakes: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CASPER_HOME", str(base))  # the demo's parent is the default home
+    result = casper("show", "2441", "--before", "1")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: nothing indexed yet in {base}\n")
+    hint = result.stderr.splitlines()[1]
+    pasted = re.search(r"`(casper [^`]*)`", hint)
+    assert pasted and pasted.group(1) == f"casper --home {base / 'demo'} show 2441 --before 1"
+    assert "would read your own Messages" in hint
+    assert casper(*shlex.split(pasted.group(1))[1:]).exit_code == 0
+    check_golden("empty_home_hint", masked(result.stderr, base=base))
+
+
+def test_an_empty_home_without_a_demo_suggests_index_or_demo(tmp_path: Path) -> None:
+    result = casper("search", "dentist", "--home", str(tmp_path / "new"))
+    assert result.exit_code == 1
+    assert "casper --home" in result.stderr and " index` to read your Messages" in result.stderr
+    assert " demo` to try the synthetic demo first" in result.stderr

@@ -53,7 +53,8 @@ def test_the_demo_ends_with_commands_that_work_as_printed(base: Path, fakes: Non
         assert words[:3] == ["casper", "--home", str(base / "demo")], line
         ran = casper(*words[1:], stdin="/quit\n")
         assert ran.exit_code == 0, (line, ran.output)
-    check_golden("demo_end_80", masked(result.stdout[result.stdout.index("People in") :], base=base))
+    end = result.stdout[result.stdout.index("People in") :]
+    check_golden("demo_end_80", masked(end, base=base))
 
 
 def test_the_demo_home_reads_the_demo_history_from_then_on(base: Path, fakes: None) -> None:

@@ -250,11 +250,13 @@ def chats_table(rows: Sequence[Mapping[str, Any]]) -> Any:
 def conversation_view(
     messages: Sequence[Any], names: Mapping[str, str], tz: tzinfo, target: int | None = None
 ) -> Any:
-    """`casper show`: one message a row, wrapped under its own column, the target reversed."""
+    """`casper show`: one message a row, wrapped under its own column; the target is marked
+    `▶` in a gutter (seen in a pipe or a file too) and reversed on a terminal."""
     from rich.table import Table
     from rich.text import Text
 
     grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(no_wrap=True, width=1)  # the gutter: ▶ on the message asked for
     grid.add_column(no_wrap=True, style="dim")
     grid.add_column(no_wrap=True, style="cyan", max_width=16)
     grid.add_column(ratio=1, overflow="fold")
@@ -267,9 +269,12 @@ def conversation_view(
             body += "  " + " ".join(label for _, label in m.reactions)
         if m.edited:
             body += "  (edited)"
-        style = "reverse" if m.rowid == target else ""
+        asked = m.rowid == target
         when = (iso(m.ts, tz) or "")[:16].replace("T", " ")
-        grid.add_row(when, Text(who, overflow="ellipsis"), Text(body), f"#{m.rowid}", style=style)
+        grid.add_row(
+            Text("▶" if asked else " ", style="bold"), when, Text(who, overflow="ellipsis"),
+            Text(body), f"#{m.rowid}", style="reverse" if asked else "",
+        )  # fmt: skip
     return grid
 
 

@@ -25,6 +25,8 @@ runner = CliRunner()
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir where `casper demo` ran once (fake models): the demo lives in base/demo."""
     base = tmp_path_factory.mktemp("first-hour") / "casper-home"
+    (base / "demo").mkdir(parents=True)  # a fixed zone: the same screens on every machine
+    (base / "demo" / "config.toml").write_text('timezone = "America/Los_Angeles"\n')
     with pytest.MonkeyPatch.context() as mp:
         use_demo_fakes(mp)
         run_demo(base)
@@ -87,3 +89,12 @@ def test_an_empty_home_without_a_demo_suggests_index_or_demo(tmp_path: Path) -> 
     assert result.exit_code == 1
     assert "casper --home" in result.stderr and " index` to read your Messages" in result.stderr
     assert " demo` to try the synthetic demo first" in result.stderr
+
+
+# ---- 7. off a terminal -----------------------------------------------------------------------
+def test_show_marks_the_message_asked_for_in_a_pipe(base: Path, fakes: None) -> None:
+    result = casper("show", "2441", "--before", "2", "--after", "2", "--home", str(base / "demo"))
+    assert result.exit_code == 0, result.output
+    marked = [line for line in result.stdout.splitlines() if line.startswith("▶")]
+    assert len(marked) == 1 and marked[0].endswith("#2441"), result.stdout
+    check_golden("show_marked_80", result.stdout)

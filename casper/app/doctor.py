@@ -104,8 +104,31 @@ def run_checks(cfg: Config) -> dict[str, Any]:
         checks.append(
             _check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
         )
+    checks.append(_engine_check(cfg))
     checks.append(_reranker_check(cfg))
     return {"checks": checks, "counts": counts}
+
+
+def _engine_check(cfg: Config) -> dict[str, Any]:
+    """The chat model without loading it: known missing (the notice `ask` said once, with the
+    whole reason), absent from the local cache, or where it would load from."""
+    from casper.app.optional_models import engine_notice, model_probe
+
+    model = cfg.llm_model
+    probe = model_probe(model)
+    notice = engine_notice(cfg, model)
+    if notice is not None and notice.get("probe") == probe:
+        since = notice.get("since", "?")
+        return _check(
+            "language model", "warn", f"unavailable since {since}: {notice['reason']}",
+            notice.get("hint") or None,
+        )  # fmt: skip
+    if probe.endswith(":absent"):
+        return _check(
+            "language model", "warn", f"{model} is not in the local model cache",
+            "run `casper pull` once while online (answers come from search alone until then)",
+        )  # fmt: skip
+    return _check("language model", "ok", f"{model} (found locally)")
 
 
 def _reranker_check(cfg: Config) -> dict[str, Any]:

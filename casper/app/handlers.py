@@ -211,6 +211,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     """One question through the agent (or retrieval alone); the model loads once per Runtime."""
     from casper.agent.answer import answer_question
     from casper.agent.core import Limits
+    from casper.app.optional_models import engine_loaded, engine_unavailable
 
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
     store = rt.store()
@@ -231,8 +232,13 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
             emit({"event": "loading", "what": name})
         engine, failure = rt.engine(name)
         if failure is not None:
-            emit({"event": "notice", "text": failure.message, "hint": failure.hint})
+            # one line, once per data dir until something changes; `casper doctor` has it all
+            said = engine_unavailable(rt.cfg, name, failure)
+            if said:
+                emit({"event": "notice", "text": said})
             why = "the language model is not available"
+        else:
+            engine_loaded(rt.cfg, name)
     load_s = time.perf_counter() - loading  # ~0 when this Runtime already holds the model
     asked = answer_question(
         req.question,

@@ -33,11 +33,10 @@ def print_notice(event: dict[str, Any]) -> None:
     from casper.cli.base import _stderr
 
     err = _stderr()
+    # one line each (the terminal wraps it, not us), in the `notice:` / `hint:` shape
+    err.print(f"[yellow]notice:[/] {escape(event['text'])}", soft_wrap=True)
     if event.get("hint"):
-        err.print(f"[yellow]notice:[/] {escape(event['text'])}", soft_wrap=True)
         err.print(f"[dim]hint: {escape(event['hint'])}[/]", soft_wrap=True)
-    else:
-        err.print(f"[dim]{escape(event['text'])}[/]", soft_wrap=True)
 
 
 class Session:
@@ -59,6 +58,7 @@ class Session:
         if not self.cfg.store_path.exists():
             from casper.cli.invocation import missing_index
 
+            _check_without_data(self.cfg, cmd, args)  # a mistyped date is said first
             raise missing_index(self.cfg)
         if self.use_service:
             from casper.service import client
@@ -90,6 +90,18 @@ def execute(
 ) -> Any:
     """One command, once: through the service unless it is switched off or unusable."""
     return Session(cfg, no_service=no_service).execute(cmd, args, on_event)
+
+
+def _check_without_data(cfg: Config, cmd: str, args: dict[str, Any]) -> None:
+    """The checks a handler makes before it opens the data: the request and its dates."""
+    from casper.app.requests import parse
+    from casper.dates.ranges import date_range
+    from casper.dates.zones import local_tz
+
+    request = parse(cmd, args)
+    since, until = getattr(request, "since", None), getattr(request, "until", None)
+    if since or until:
+        date_range(since, until, local_tz(cfg.timezone), locale=cfg.locale)
 
 
 def _say(text: str) -> None:

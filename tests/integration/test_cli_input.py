@@ -70,7 +70,7 @@ def test_global_options_work_before_or_after_the_command(args: list[str], tmp_pa
     home = tmp_path / "elsewhere"
     result = runner.invoke(app, [a.format(home=home) for a in args])
     # the command ran against that home (an empty one: nothing indexed there), not a usage error
-    _assert_error(result, says=f"nothing indexed yet in {home}", hint_says="casper index")
+    _assert_error(result, says=f"nothing indexed yet in {home}", hint_says=f"--home {home} index")
 
 
 def test_global_options_alone_print_the_help(tmp_path: Path) -> None:
@@ -142,4 +142,4 @@ def test_one_day_range_is_fine_and_reaches_the_store(tmp_path: Path) -> None:
         app, ["search", "dentist", "--since", "2024-03-01", "--until", "2024-03-01",
               "--home", str(tmp_path)],
     )  # fmt: skip
-    _assert_error(result, says="nothing indexed yet", hint_says="casper index")
+    _assert_error(result, says="nothing indexed yet", hint_says=" index` to read your Messages")

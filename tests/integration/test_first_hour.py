@@ -98,3 +98,37 @@ def test_show_marks_the_message_asked_for_in_a_pipe(base: Path, fakes: None) -> 
     marked = [line for line in result.stdout.splitlines() if line.startswith("▶")]
     assert len(marked) == 1 and marked[0].endswith("#2441"), result.stdout
     check_golden("show_marked_80", result.stdout)
+
+
+# ---- 3. quiet notices ------------------------------------------------------------------------
+def test_a_missing_model_is_one_line_once_per_data_dir(
+    base: Path, fakes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    home = tmp_path / "demo"
+    shutil.copytree(base / "demo", home)
+    (home / "notices.json").unlink(missing_ok=True)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+
+    def notices(question: str) -> list[str]:
+        result = casper("ask", question, "--home", str(home), columns=60)
+        assert result.exit_code == 0, result.output
+        return [line for line in result.stderr.splitlines() if line.startswith("notice:")]
+
+    first = notices("who do I text the most?")
+    model = "mlx-community/Qwen3.5-4B-MLX-4bit"
+    assert first == [
+        f"notice: answering from search alone: {model} is not downloaded (`casper pull` "
+        "fetches it once, online; `casper doctor` has the details)"
+    ]  # one line, even at 60 columns; no library message cut in half
+    check_golden("ask_notice_once", "\n".join(first))
+    assert notices("what did Priya say about the dentist?") == []  # said already
+    doctor = json.loads(casper("doctor", "--json", "--home", str(home)).stdout)
+    check = next(c for c in doctor["checks"] if c["name"] == "language model")
+    assert check["status"] == "warn" and "cannot load language model (test)" in check["detail"]
+    assert check["hint"]  # the whole story is in doctor
+    # the situation changes (a download appeared): said again, once
+    (tmp_path / "hub" / ("models--" + model.replace("/", "--")) / "snapshots").mkdir(parents=True)
+    assert len(notices("who do I text the most?")) == 1
+    assert notices("who do I text the most?") == []

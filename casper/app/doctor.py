@@ -5,9 +5,12 @@ Imports: ingest, casper.store, casper.config. Returns plain dicts; the CLI rende
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import ingest
@@ -15,6 +18,17 @@ from casper.config import Config
 from casper.dates.zones import iso, local_tz
 from casper.store.db import Store
 from ingest.errors import IngestError, full_disk_access_hint
+
+
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def _check(name: str, status: str, detail: str, hint: str | None = None) -> dict[str, Any]:
@@ -43,7 +57,8 @@ def run_checks(cfg: Config) -> dict[str, Any]:
         )
     except IngestError as exc:
         checks.append(_check("chat.db", "fail", exc.message, exc.hint))
-    contacts = ingest.load_contacts(cfg.contacts)
+    with _quiet("ingest"):  # the check below says it, with the fix
+        contacts = ingest.load_contacts(cfg.contacts)
     named = 0
     if not contacts and cfg.store_path.exists():
         store = Store.open(cfg.store_path)

@@ -120,8 +120,19 @@ def _setup_logging(verbose: bool) -> None:
         handler: logging.Handler = RichHandler(console=_stderr(), show_path=False)
     else:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+        handler.setFormatter(NoticeFormatter())
     logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+class NoticeFormatter(logging.Formatter):
+    """A warning from a library (a missing AddressBook) in Casper's own shape: `notice: …`,
+    then `hint: …` when the record carries one; errors as `error: …`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        label = "error" if record.levelno >= logging.ERROR else "notice"
+        text = f"{label}: {record.getMessage()}"
+        hint = getattr(record, "hint", None)
+        return f"{text}\nhint: {hint}" if hint else text
 
 
 def print_json(data: Any) -> None:

@@ -132,3 +132,20 @@ def test_a_missing_model_is_one_line_once_per_data_dir(
     (tmp_path / "hub" / ("models--" + model.replace("/", "--")) / "snapshots").mkdir(parents=True)
     assert len(notices("who do I text the most?")) == 1
     assert notices("who do I text the most?") == []
+
+
+# ---- 8. smaller ------------------------------------------------------------------------------
+def test_a_missing_addressbook_is_a_notice_with_a_hint(
+    base: Path, fakes: None, tmp_path: Path
+) -> None:
+    """Not a `WARNING:` log line: the same notice:/hint: shape as every other message."""
+    chat_db = base / "demo" / "source" / "chat.db"
+    result = casper("index", "--home", str(tmp_path / "h"), "--chat-db", str(chat_db))
+    assert result.exit_code == 0, result.output
+    said = [x for x in result.stderr.splitlines() if not x.startswith("casper index:")]
+    assert "WARNING" not in result.stderr
+    assert said[0].startswith("notice: contacts: no AddressBook database at ")
+    assert said[1].startswith("hint: pass `--contacts PATH`") and "--no-contacts" in said[1]
+    check_golden("index_no_contacts_notice", masked("\n".join(said[:2]), home=Path.home()))
+    doctor = casper("doctor", "--home", str(tmp_path / "h"))
+    assert "notice:" not in doctor.stderr  # doctor says it as its contacts check instead

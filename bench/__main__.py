@@ -11,7 +11,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench import agent, cli, cold_path, ingest, models, retrieval, scale
+from bench import agent, cli, cold_path, ingest, lance_ann, models, retrieval, scale
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     cold_path.main([])
     cli.main([])
     scale.main([])  # 1M generated messages, the longest; its chat.db is cached outside the repo
+    lance_ann.main([])  # LanceDB's vector indexes against Casper's vector side, 100k and 622k
 
 
 def smoke(out: Path) -> None:
@@ -45,6 +46,7 @@ def smoke(out: Path) -> None:
     cold_path.main(["--runs", "2"])
     cli.main(["--messages", "2000", "--runs", "3"])
     scale.main(["--messages", "20000", "--recall-queries", "20"])
+    lance_ann.main(["--smoke", "--out", str(out)])
     print(f"smoke run of every benchmark: results in {out}")
 
 

@@ -147,4 +147,11 @@ def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
     for key in ("chat_db", "contacts"):
         if isinstance(values.get(key), str):
             values[key] = Path(values[key]).expanduser()
-    return Config(data_dir=home, **values)
+    cfg = Config(data_dir=home, **values)
+    if not 1 <= cfg.chunk_stride <= cfg.chunk_size:
+        # windows that step past their own end would leave messages out of every chunk
+        raise ConfigError(
+            f"chunk_stride {cfg.chunk_stride} must be between 1 and chunk_size {cfg.chunk_size}",
+            hint=f"set chunk_stride to at most {cfg.chunk_size} in {toml_path}",
+        )
+    return cfg

@@ -74,3 +74,22 @@ def check_golden(name: str, text: str) -> None:
         path.write_text(text)
     assert path.exists(), f"missing golden {path}: run with CASPER_UPDATE_GOLDEN=1"
     assert text == path.read_text(), f"{name} changed; regenerate and review if intended"
+
+
+# `casper ARGS...` in a child interpreter whose embedder takes 0.2 s a batch, so a test can
+# stop it mid-way with Ctrl-C (SIGINT); the language model is missing, as on CI
+CLI_WITH_SLOW_EMBEDDER = """
+import json, sys, time
+import casper.backends.factory as factory
+from tests.fakes_search import HashEmbedder
+
+class Slow(HashEmbedder):
+    def embed_documents(self, texts, on_progress=None):
+        time.sleep(0.2)
+        return super().embed_documents(texts, on_progress)
+
+factory.make_embedder = lambda cfg: Slow(64)
+from casper.cli import app
+sys.argv = ["casper", *json.loads(sys.argv[1])]
+app()
+"""

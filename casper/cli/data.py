@@ -1,113 +1,16 @@
-"""Data commands: index, contacts, stats, show, doctor, demo."""
+"""Data commands: contacts, stats, show, doctor, demo (`index` is casper.cli.indexing)."""
 
 from __future__ import annotations
 
 import dataclasses
-from datetime import tzinfo
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
+from casper.cli.indexing import Interrupted, kept_line, run_index  # registers `index` first
 from casper.config import Config
-from casper.dates.zones import iso, local_tz
-
-if TYPE_CHECKING:
-    from casper.indexer.run import IndexRunReport
-
-
-def run_index(
-    cfg: Config, *, rebuild: bool = False, quiet: bool = False, terminal_only: bool = False
-) -> IndexRunReport:
-    """Lock, then run `casper index` (casper.indexer.run) with this configuration's parts.
-    Progress goes to stderr: none when `quiet`, and with `terminal_only` (`--json`) only when
-    stderr is a terminal; the "resuming" line is said even then."""
-    from casper.app import runtime
-    from casper.cli.base import _stderr
-    from casper.cli.progress import stage_bars
-    from casper.indexer.lock import exclusive
-    from casper.indexer.run import run_index as index_run
-    from casper.store.db import ensure_private_dir
-
-    ensure_private_dir(cfg.data_dir)
-    waiting = lambda: _stderr().print("waiting for another `casper index` to finish…")  # noqa: E731
-    bars_on = stage_bars(not quiet, plain=not terminal_only)
-    with exclusive(cfg.lock_path, on_wait=waiting), bars_on as bars:
-        store = runtime.open_store(cfg, must_exist=False)
-        try:
-            return index_run(
-                store, runtime.index_source(cfg), runtime.index_place(cfg),
-                runtime.index_embedder(cfg), options=runtime.chunk_options(cfg),
-                rebuild=rebuild, progress=bars, announce=lambda m: _stderr().print(m),
-            )  # fmt: skip
-        finally:
-            store.close()
-
-
-def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
-    report = run.ingest
-    data = report.to_dict()
-    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
-    fill = run.vectors
-    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
-    return data
-
-
-@app.command()
-@guarded
-def index(
-    chat_db: Annotated[
-        Path | None,
-        typer.Option("--chat-db", readable=False, help="Messages database (read-only)"),
-    ] = None,
-    contacts: Annotated[
-        Path | None,
-        typer.Option("--contacts", readable=False, help="AddressBook folder or .abcddb"),
-    ] = None,
-    rebuild: Annotated[
-        bool, typer.Option("--rebuild", help="start over instead of incremental")
-    ] = False,
-    no_contacts: Annotated[
-        bool,
-        typer.Option("--no-contacts", help="index without AddressBook names, on purpose"),
-    ] = False,
-    home: Home = None,
-    json: Json = False,
-    verbose: Verbose = False,
-) -> None:
-    """Ingest new messages (incremental), update stats and the search index."""
-    from casper.cli.base import _stderr
-    from casper.config import remember
-
-    cfg = config(home, chat_db=chat_db, contacts=contacts)
-    if no_contacts:
-        cfg = dataclasses.replace(cfg, contacts=None)
-    tz = local_tz(cfg.timezone)
-    # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
-    done = run_index(cfg, rebuild=rebuild, terminal_only=json)
-    report = done.ingest
-    # paths given once are kept in config.toml: a later plain `casper index`, or `doctor`,
-    # reads the same history and AddressBook instead of the defaults
-    given = {"chat_db": chat_db, "contacts": None if no_contacts else contacts}
-    paths = {k: Path(v).expanduser().resolve() for k, v in given.items() if v is not None}
-    if paths:
-        remember(cfg.data_dir, **paths)
-    if json:
-        print_json(_index_json(done, tz))
-        return
-    err = _stderr()
-    if report.noop:
-        err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
-        return
-    cov = report.coverage
-    err.print(
-        f"indexed {report.messages_new:,} new messages ({report.messages_total:,} total, "
-        f"{report.chunks_new:,} new chunks), {report.reactions:,} reactions folded, "
-        f"{report.deleted:,} deleted, {report.decode_failures:,} undecodable bodies — "
-        f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]} "
-        f"in {report.elapsed_s:.1f} s"
-    )
+from casper.dates.zones import local_tz
 
 
 @app.command()
@@ -271,7 +174,14 @@ def demo(
     else:
         chat_db, contacts = source / "chat.db", source / "AddressBook"
     cfg = dataclasses.replace(config(demo_home), chat_db=chat_db, contacts=contacts)
-    report = run_index(cfg).ingest
+    from casper.cli.invocation import command_line
+
+    try:
+        report = run_index(cfg).ingest
+    except Interrupted as stop:
+        again = command_line(base.data_dir, "demo")
+        err.print(kept_line(cfg, stop.ran, again), soft_wrap=True, markup=False)
+        raise typer.Exit(130) from None
     # the demo home reads the demo's chat.db from now on: `casper --home …/demo index` or
     # `doctor`, pasted from the lines below, never reach for the real Messages
     from casper.config import remember

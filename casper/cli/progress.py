@@ -93,9 +93,18 @@ class PlainProgress:
             st.last_line = now
             self._line(self._running(stage, st, now))
 
-    def close(self) -> None:
+    def close(self, *, stopped: bool = False) -> None:
+        """The run is over; `stopped` (Ctrl-C, an error): unfinished stages say where they
+        stopped instead of "done"."""
         with _LOCK:
-            self._finish_others(None, self.clock())
+            if not stopped:
+                self._finish_others(None, self.clock())
+                return
+            for name, st in self.stages.items():
+                if not st.finished:
+                    st.finished = True
+                    where = f" at {st.done:,}/{st.total:,}" if st.total else ""
+                    self._line(f"{label(name)}: stopped{where}")
 
     def _finish_others(self, current: str | None, now: float) -> None:
         """A stage that never said it finished is over once the next one starts."""
@@ -239,12 +248,14 @@ def stage_bars(
         # stages that cannot count (loading a model) get no callbacks: a ticker speaks for them
         ticker = threading.Thread(target=_tick, args=(lines, stop), daemon=True)
         ticker.start()
+        stopped = True
         try:
             yield lines
+            stopped = False
         finally:
             stop.set()
             ticker.join()
-            lines.close()
+            lines.close(stopped=stopped)
         return
     progress, update = _rich_progress(console)
     with progress:

@@ -8,15 +8,29 @@ Golden text lives in tests/golden/ (`CASPER_UPDATE_GOLDEN=1` rewrites it; review
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from casper.cli import app
-from tests.first_hour import check_golden, demo_lines, masked, run_demo, use_demo_fakes
+from tests.first_hour import (
+    CLI_WITH_SLOW_EMBEDDER,
+    check_golden,
+    demo_lines,
+    masked,
+    run_demo,
+    use_demo_fakes,
+)
+from tests.helpers import child_env
 
 runner = CliRunner()
 
@@ -104,8 +118,6 @@ def test_show_marks_the_message_asked_for_in_a_pipe(base: Path, fakes: None) -> 
 def test_a_missing_model_is_one_line_once_per_data_dir(
     base: Path, fakes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import shutil
-
     home = tmp_path / "demo"
     shutil.copytree(base / "demo", home)
     (home / "notices.json").unlink(missing_ok=True)
@@ -149,3 +161,87 @@ def test_a_missing_addressbook_is_a_notice_with_a_hint(
     check_golden("index_no_contacts_notice", masked("\n".join(said[:2]), home=Path.home()))
     doctor = casper("doctor", "--home", str(tmp_path / "h"))
     assert "notice:" not in doctor.stderr  # doctor says it as its contacts check instead
+
+
+# ---- 6. index: waiting, Ctrl-C, the whole run's time -----------------------------------------
+def _child(args: list[str], **popen: object) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI_WITH_SLOW_EMBEDDER, json.dumps(args)],
+        env=child_env(COLUMNS="80"), text=True, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+        # a child of a non-interactive shell may inherit SIGINT ignored: give it Ctrl-C back
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **popen,
+    )  # fmt: skip
+
+
+def test_a_second_index_says_at_once_whom_it_waits_for(base: Path, tmp_path: Path) -> None:
+    from casper.indexer.lock import exclusive
+
+    home = tmp_path / "demo"
+    shutil.copytree(base / "demo", home)
+    with exclusive(home / "index.lock"):  # this test process is "the other run"
+        started = time.monotonic()
+        child = _child(["index", "--home", str(home)])
+        first = child.stderr.readline()
+        said_after = time.monotonic() - started
+    out, rest = child.communicate(timeout=120)
+    assert child.returncode == 0, rest
+    assert said_after < 10  # at once, not after the 60 s the wait may last (a child starts in ~2 s)
+    assert re.fullmatch(
+        rf"waiting for `casper index` \(pid {os.getpid()}, running since \d\d:\d\d:\d\d, "
+        r"[\d.]+ s ago\) to finish… \(Ctrl-C stops waiting; that run goes on\)\n",
+        first,
+    ), first
+    assert rest.startswith("up to date: ")  # then it ran, once the other one was done
+
+
+def test_ctrl_c_says_what_was_kept_and_the_next_run_continues(base: Path, tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    source = base / "demo" / "source"
+    child = _child(["index", "--home", str(home), "--chat-db", str(source / "chat.db"),
+                    "--contacts", str(source / "AddressBook")])  # fmt: skip
+    lines = []
+    for line in child.stderr:
+        lines.append(line)
+        if line.startswith("casper index: embedding chunks …"):
+            time.sleep(1.0)  # a few batches in
+            child.send_signal(signal.SIGINT)
+            break
+    _, rest = child.communicate(timeout=120)
+    said = rest.splitlines()
+    assert child.returncode == 130, rest
+    assert re.fullmatch(r"casper index: embedding chunks: stopped at [\d,]+/2,388", said[-2])
+    kept = re.fullmatch(
+        r"interrupted: kept 3,917 messages and 2,388 chunks, ([\d,]+) of them with vectors "
+        rf"\(\d+ %\); `casper --home {home} index` continues where this run stopped",
+        said[-1],
+    )
+    assert kept, said[-1]
+    assert "done" not in said[-2]
+    again = _child(["index", "--home", str(home)])  # the paths were kept for it
+    _, rest = again.communicate(timeout=300)
+    assert again.returncode == 0, rest
+    assert f"resuming: {kept.group(1)} of 2388 chunks already embedded" in rest
+    check_golden("index_interrupted", re.sub(r"\d[\d,]*", "N", said[-1].replace(str(home), "HOME")))
+
+
+def test_the_summary_times_the_whole_run_stage_by_stage(
+    base: Path, fakes: None, tmp_path: Path
+) -> None:
+    source = base / "demo" / "source"
+    args = ["index", "--home", str(tmp_path / "h"), "--chat-db", str(source / "chat.db"),
+            "--contacts", str(source / "AddressBook")]  # fmt: skip
+    result = casper(*args)
+    assert result.exit_code == 0, result.output
+    summary = [x for x in result.stderr.splitlines() if not x.startswith("casper index:")]
+    assert summary[0].startswith("indexed 3,917 new messages")
+    timed = re.fullmatch(
+        r"  in ([\d.]+) s: reading chat\.db ([\d.]+) s · chunk index ([\d.]+) s"
+        r"(?: · embedding ([\d.]+) s)?",
+        summary[1],
+    )
+    assert timed, summary[1]
+    total, *stages = (float(x or 0) for x in timed.groups())
+    assert total >= sum(stages) - 0.2  # the whole run, not its first step
+    data = json.loads(casper(*args[:3], "--rebuild", "--json").stdout)
+    assert data["elapsed_s"] >= data["timings"]["index"] + data["timings"]["embed"]
+    check_golden("index_summary", masked("\n".join(summary)))

@@ -83,8 +83,9 @@ def _say_notices(rt: Runtime, result: SearchResult, emit: Emit) -> None:
 
 
 def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, Any]:
+    from casper.app.coverage import coverage_days, nothing_then
     from casper.app.documents import hit_json
-    from casper.dates.ranges import date_range
+    from casper.dates.ranges import date_range, span_days
 
     tz = zone(rt)
     start, end = date_range(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
@@ -117,7 +118,15 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
     understood = result.understood
     if understood.rewritten:
         emit({"event": "read_as", "text": understood.summary()})
-    filters = {
+    covered = coverage_days(*store.coverage(), tz)
+    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)
+    if understood.date_range and days == (None, None):
+        # the question's own dates: said when none of the hits is from them
+        starts = [h.start for h in result.hits]
+        said = nothing_then(understood.date_range, starts, covered, tz)
+        if said:
+            emit({"event": "notice", "text": said})
+    filters: dict[str, Any] = {
         "person": person_id,
         "chat": chat_id,
         "since": req.since,
@@ -126,9 +135,12 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
         "lexical": req.lexical or rt.cfg.lexical,
         "rerank": req.rerank,
     }
+    if days != (None, None):  # the days --since/--until were read as (phrases resolved)
+        filters["days"] = [d.isoformat() if d else None for d in days]
     return {
         "query": req.query,
         "filters": filters,
+        "coverage": covered and {"first": covered[0], "last": covered[1]},
         "understood": understood.to_json(),
         "hits": [hit_json(h, tz) for h in result.hits],
     }

@@ -245,3 +245,39 @@ def test_the_summary_times_the_whole_run_stage_by_stage(
     data = json.loads(casper(*args[:3], "--rebuild", "--json").stdout)
     assert data["elapsed_s"] >= data["timings"]["index"] + data["timings"]["embed"]
     check_golden("index_summary", masked("\n".join(summary)))
+
+
+# ---- 2. dates outside the history --------------------------------------------------------------
+# the demo ends in October 2024, so "last March" (read against today's clock) is empty
+COVERED = "your messages run from 2022-03-02 to 2024-10-28"  # in the demo zone
+
+
+def test_search_says_the_range_it_used_and_what_the_history_covers(base: Path, fakes: None) -> None:
+    home = str(base / "demo")
+    result = casper("search", "dentist", "--person", "Priya", "--since", "last March",
+                    "--until", "last March", "--home", home)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    said = re.fullmatch(
+        rf"no matching messages between (\d{{4}})-03-01 and \1-03-31; {COVERED}\n", result.stdout
+    )
+    assert said and int(said.group(1)) >= 2025, result.stdout
+    data = json.loads(casper("search", "dentist", "--since", "last March", "--home", home,
+                             "--json").stdout)  # fmt: skip
+    assert data["coverage"] == {"first": "2022-03-02", "last": "2024-10-28"}
+    assert data["filters"]["days"][0].endswith("-03-01") and data["filters"]["days"][1] is None
+    check_golden("search_outside_history", result.stdout.replace(said.group(1), "YYYY", 2))
+
+
+def test_a_question_whose_dates_hold_no_hit_says_so_with_the_coverage(
+    base: Path, fakes: None
+) -> None:
+    result = casper("search", "dinner plans last March", "--home", str(base / "demo"))
+    assert result.exit_code == 0, result.output
+    notice = [x for x in result.stderr.splitlines() if x.startswith("notice: nothing between")]
+    assert notice, result.stderr
+    assert notice[0].endswith(f"({COVERED}); these are from other dates"), notice
+    assert result.stdout.strip()  # the closest hits from other dates still follow
+    year = re.search(r"between (\d{4})-", notice[0]).group(1)  # type: ignore[union-attr]
+    check_golden("search_question_outside_history", notice[0].replace(year, "YYYY", 2))
+    inside = casper("search", "dinner plans in March 2024", "--home", str(base / "demo"))
+    assert "notice: nothing" not in inside.stderr, inside.stderr

@@ -281,3 +281,16 @@ def test_a_question_whose_dates_hold_no_hit_says_so_with_the_coverage(
     check_golden("search_question_outside_history", notice[0].replace(year, "YYYY", 2))
     inside = casper("search", "dinner plans in March 2024", "--home", str(base / "demo"))
     assert "notice: nothing" not in inside.stderr, inside.stderr
+
+
+# ---- 4. names and holidays as a person types them ----------------------------------------------
+def test_lowercase_mom_and_a_yearless_thanksgiving_are_read(base: Path, fakes: None) -> None:
+    home = str(base / "demo")
+    mom = casper("search", "what did mom say about the wifi", "--home", home)
+    assert mom.exit_code == 0, mom.output
+    said = mom.stderr.splitlines()[0]
+    assert said.startswith("read as: ") and "chats with Mom" in said, mom.stderr
+    holiday = casper("search", "what did we do around Thanksgiving", "--home", home)
+    read = holiday.stderr.splitlines()[0]
+    assert "'Thanksgiving' = 2023-11-20 to 2023-11-26" in read, holiday.stderr  # latest covered
+    check_golden("read_as_mom_thanksgiving", f"{said}\n{read}")

@@ -119,7 +119,10 @@ def run_repl(
             if exc.hint:
                 err.print(Text(f"hint: {exc.hint}", "dim"))
             continue
-        session.last = {"citations": doc.get("citations") or [], "q": question}
+        session.last = {
+            "citations": doc.get("citations") or [], "q": question,
+            "grounding": doc.get("grounding"),
+        }  # fmt: skip
         found = (
             enrich(line, datetime.now(tz), tz, locale=cfg.locale) if hasattr(tz, "key") else None
         )
@@ -156,7 +159,19 @@ def _command(line: str, session: _Session, err: Any) -> str | None:
                 show_command=session.show_command,
             )
         else:
-            err.print(Text("no sources yet: ask a question first", style="dim"))
+            err.print(Text(_no_sources(session.last), style="dim"), soft_wrap=True)
     else:
         err.print(Text(f"unknown command {command} — /help lists them", style="yellow"))
     return None
+
+
+def _no_sources(last: dict[str, Any]) -> str:
+    """What /sources says when the last answer cites nothing: why, not "ask a question"."""
+    if not last.get("q"):
+        return "no sources yet: ask a question first"
+    if last.get("grounding") == "stats":
+        return (
+            "the last answer came from the precomputed stats (counts and dates), not from "
+            "messages: there is nothing to cite; `casper stats NAME` shows them"
+        )
+    return "the last answer cites no messages"

@@ -294,3 +294,21 @@ def test_lowercase_mom_and_a_yearless_thanksgiving_are_read(base: Path, fakes: N
     read = holiday.stderr.splitlines()[0]
     assert "'Thanksgiving' = 2023-11-20 to 2023-11-26" in read, holiday.stderr  # latest covered
     check_golden("read_as_mom_thanksgiving", f"{said}\n{read}")
+
+
+# ---- 5 and 8. chat: follow-ups keep the topic; /sources after a stats answer ---------------------
+def test_a_follow_up_keeps_the_topic_and_sources_explain_a_stats_answer(
+    base: Path, fakes: None
+) -> None:
+    session = (
+        "what did Priya say about the dentist?\nwhen did she go?\n"
+        "who do I text most?\n/sources\n/quit\n"
+    )
+    result = casper("chat", "--no-llm", "--home", str(base / "demo"), stdin=session)
+    assert result.exit_code == 0, result.output
+    said = result.stderr.splitlines()
+    carried = [x for x in said if x.startswith("(following up on")]
+    assert carried == ["(following up on Priya Natarajan, dentist)"], result.stderr
+    why = [x for x in said if "precomputed stats" in x]
+    assert why and "ask a question first" not in result.stderr, result.stderr
+    check_golden("chat_follow_up_and_sources", "\n".join([*carried, *why]))

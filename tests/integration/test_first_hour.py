@@ -312,3 +312,24 @@ def test_a_follow_up_keeps_the_topic_and_sources_explain_a_stats_answer(
     why = [x for x in said if "precomputed stats" in x]
     assert why and "ask a question first" not in result.stderr, result.stderr
     check_golden("chat_follow_up_and_sources", "\n".join([*carried, *why]))
+
+
+# ---- 7. eval off a terminal ----------------------------------------------------------------------
+def test_eval_prints_progress_lines_off_a_terminal(
+    fakes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ingest.synthetic as synthetic
+
+    tiny = lambda dest, **kw: synthetic.build_tiny_corpus(dest)  # noqa: E731
+    monkeypatch.setattr(synthetic, "build_demo_corpus", tiny)
+    args = ["eval", "--dataset", "synthetic", "--mode", "bm25", "--unit", "8x4", "-k", "5",
+            "--home", str(tmp_path / "h"), "--out", str(tmp_path / "runs")]  # fmt: skip
+    result = casper(*args)
+    assert result.exit_code == 0, result.output
+    lines = [x for x in result.stderr.splitlines() if x.startswith("casper eval: ")]
+    assert "casper eval: synthetic 8x4 · reading chat.db …" in lines, result.stderr
+    assert any(re.fullmatch(r"casper eval: synthetic 8x4 · embedding chunks: done, .*", x)
+               for x in lines), lines  # fmt: skip
+    scored = [x for x in lines if "scoring questions: done" in x]
+    assert len(scored) == 2, lines  # one per run: bm25 on each word index
+    check_golden("eval_progress_piped", masked("\n".join(lines)))

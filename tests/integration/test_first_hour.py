@@ -333,3 +333,16 @@ def test_eval_prints_progress_lines_off_a_terminal(
     scored = [x for x in lines if "scoring questions: done" in x]
     assert len(scored) == 2, lines  # one per run: bm25 on each word index
     check_golden("eval_progress_piped", masked("\n".join(lines)))
+
+
+def test_contacts_and_chats_keep_ids_whole_at_80_columns(base: Path, fakes: None) -> None:
+    home = str(base / "demo")
+    people = json.loads(casper("contacts", "--home", home, "--json").stdout)
+    chats = json.loads(casper("chats", "--home", home, "--json").stdout)
+    for command, rows in (("contacts", people), ("chats", chats)):
+        shown = casper(command, "--home", home, columns=80)
+        assert shown.exit_code == 0, shown.output
+        lines = shown.stdout.splitlines()[1:]
+        firsts = {line.split()[0] for line in lines if line[:4].strip()}  # not a wrapped line
+        assert {str(r["id"]) for r in rows} <= firsts, (command, shown.stdout)  # each id whole
+        check_golden(f"{command}_80", shown.stdout)

@@ -211,6 +211,15 @@ def index(
         print_json(_index_json(done, tz))
         return
     err = _stderr()
+    fill = done.vectors
+    if report.noop and fill is not None and fill.embedded:  # what a stopped run left, finished
+        err.print(
+            f"up to date: {report.messages_total:,} messages; embedded the {fill.embedded:,} "
+            f"chunks a stopped run left ({fill.done:,}/{fill.total:,} now have vectors)",
+            soft_wrap=True,
+        )
+        err.print(f"  {time_line(report.timings, report.elapsed_s)}", soft_wrap=True)
+        return
     if report.noop:
         err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
         return

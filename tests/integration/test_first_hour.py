@@ -221,6 +221,10 @@ def test_ctrl_c_says_what_was_kept_and_the_next_run_continues(base: Path, tmp_pa
     _, rest = again.communicate(timeout=300)
     assert again.returncode == 0, rest
     assert f"resuming: {kept.group(1)} of 2388 chunks already embedded" in rest
+    finished = re.search(r"up to date: 3,917 messages; embedded the ([\d,]+) chunks", rest)
+    assert finished, rest  # not a bare "up to date" after finishing a stopped run's work
+    left = 2388 - int(kept.group(1).replace(",", ""))
+    assert int(finished.group(1).replace(",", "")) == left, rest
     check_golden("index_interrupted", re.sub(r"\d[\d,]*", "N", said[-1].replace(str(home), "HOME")))
 
 

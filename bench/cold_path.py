@@ -50,7 +50,7 @@ class HashingEmbedder:
 
 def build_home(base: Path, scale: float) -> tuple[Path, int]:
     import casper.backends.factory as factory
-    from casper.cli.data import run_index
+    from casper.cli.indexing import run_index
     from casper.config import load_config
     from ingest.synthetic import build_demo_corpus
 

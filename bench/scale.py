@@ -94,7 +94,7 @@ if args["report_batches"]:
         put(self, keys, vectors)  # committed when this returns
         print(json.dumps({"batch": len(keys)}), file=sys.stderr, flush=True)
     VectorStore.put = reporting_put
-from casper.cli.data import run_index
+from casper.cli.indexing import run_index
 from pathlib import Path
 from casper.config import load_config
 from casper.index.chunk_index import vector_status_at

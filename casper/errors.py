@@ -55,7 +55,11 @@ class PersonNotFound(CasperError):
 
 
 class StoreBusy(CasperError):
-    default_hint = "another `casper index` is running; wait for it to finish"
+    # not "another index is running" again: what to do about it
+    default_hint = (
+        "it ends on its own; run the command again once it has (`casper index` picks up "
+        "anything it missed)"
+    )
 
 
 class DataDamaged(CasperError):

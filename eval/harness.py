@@ -31,6 +31,12 @@ LEXICALS = ("lancedb", "rank-bm25")
 DEFAULT_UNITS: tuple[tuple[int, int], ...] = ((8, 4), (3, 1))
 SYNTHETIC_TZ = "UTC"  # the demo corpus counts years in UTC
 Progress = Callable[[str], None]
+# `(stage, done, total)` as casper index reports it; eval's stages read "PART · STAGE"
+StageProgress = Callable[[str, int, "int | None"], None]
+
+
+def _no_stages(stage: str, done: int, total: int | None) -> None:
+    pass
 
 
 def parse_unit(text: str) -> tuple[int, int]:
@@ -319,6 +325,7 @@ def _evaluate_corpus(
     reranker: Any,
     ks: Sequence[int],
     progress: Progress,
+    stages: StageProgress = _no_stages,
 ) -> None:
     from casper.app.runtime import open_store
 
@@ -327,7 +334,9 @@ def _evaluate_corpus(
     for key in dict.fromkeys(s.index_key for s in specs):
         group = [s for s in specs if s.index_key == key]
         vcfg = variant_config(cfg, corpus, group[0])
-        built = ensure_index(vcfg) if corpus.root is not None else {"reused": True}
+        part = f"{corpus.name} {group[0].unit}"
+        index_stages = lambda st, d, t, part=part: stages(f"{part} · {st}", d, t)  # noqa: E731
+        built = ensure_index(vcfg, index_stages) if corpus.root is not None else {"reused": True}
         progress(f"{corpus.name} {group[0].unit}: index {'reused' if built['reused'] else 'built'}")
         store = open_store(vcfg)
         try:
@@ -343,7 +352,9 @@ def _evaluate_corpus(
                     spec=spec,
                 )
                 cache = embedders[spec.embed_model]
-                for item in scored:
+                scoring = f"{corpus.name} {spec.label} · score"
+                for done, item in enumerate(scored):
+                    stages(scoring, done, len(scored))
                     cache.replayed_ms = 0.0
                     t0 = time.perf_counter()
                     hits = search.hits(
@@ -358,6 +369,7 @@ def _evaluate_corpus(
                     acc.rows.append(
                         (item.category, metrics.score_question(chunks, item.relevant, ks))
                     )
+                stages(scoring, len(scored), len(scored))
                 progress(f"{corpus.name} {spec.label}: {len(scored)} questions")
         finally:
             store.close()
@@ -400,8 +412,10 @@ def run_eval(
     answers_limit: int | None = None,
     progress: Progress | None = None,
     split: str = "all",
+    stages: StageProgress = _no_stages,
 ) -> dict[str, Any]:
-    """Evaluate retrieval on a dataset; returns the `eval` JSON document (and writes it)."""
+    """Evaluate retrieval on a dataset; returns the `eval` JSON document (and writes it).
+    `progress` gets a line per finished part; `stages` the counted stages inside them."""
     say = progress or (lambda _msg: None)
     ks = sorted(set(ks))
     corpora, info = load_dataset(
@@ -425,7 +439,7 @@ def run_eval(
     accs = {s: _Acc(s, getattr(models[s.embed_model], "name", s.embed_model)) for s in specs}
     started = time.perf_counter()
     for corpus in corpora:
-        _evaluate_corpus(cfg, corpus, specs, accs, models, reranker, ks, say)
+        _evaluate_corpus(cfg, corpus, specs, accs, models, reranker, ks, say, stages)
     groups = {k: v for c in corpora for k, v in c.groups.items()}
     items = [i for c in corpora for i in c.items]
     doc: dict[str, Any] = {

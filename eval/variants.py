@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,8 +103,15 @@ def variant_config(cfg: Config, corpus: Corpus, spec: RunSpec) -> Config:
     )
 
 
-def ensure_index(vcfg: Config) -> dict[str, Any]:
-    """Build or update the index with the same run `casper index` makes."""
+def _quiet(stage: str, done: int, total: int | None) -> None:
+    pass
+
+
+def ensure_index(
+    vcfg: Config, progress: Callable[[str, int, int | None], None] | None = None
+) -> dict[str, Any]:
+    """Build or update the index with the same run `casper index` makes (`progress`: its
+    `(stage, done, total)` callback, as `casper index` shows it)."""
     from casper.app import runtime
     from casper.indexer.run import run_index
 
@@ -116,6 +123,7 @@ def ensure_index(vcfg: Config) -> dict[str, Any]:
         report = run_index(
             store, runtime.index_source(vcfg), runtime.index_place(vcfg),
             runtime.index_embedder(vcfg), options=runtime.chunk_options(vcfg),
+            progress=progress or _quiet,
         ).ingest  # fmt: skip
     finally:
         store.close()

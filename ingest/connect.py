@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from ingest.schema import Capabilities
 
 log = logging.getLogger(__name__)
+# attached to the warnings (a `hint` the caller's log handler may print under them)
+CONTACTS_HINT = (
+    "pass `--contacts PATH` (the AddressBook folder or an .abcddb file), or `--no-contacts` to "
+    "index without names on purpose; on a Mac the terminal needs Full Disk Access for ~/Library"
+)
 
 REQUIRED_TABLES = ("message", "handle", "chat")
 _BUSY_ATTEMPTS = 3
@@ -175,11 +180,20 @@ def open_contacts_db(path: Path, busy_timeout_s: float = 2.0) -> sqlite3.Connect
     path = Path(path).expanduser()
     try:
         if not path.is_file() or path.stat().st_size == 0:
-            log.warning("contacts: %s is missing or empty; running without its names", path)
+            log.warning(
+                "contacts: %s is missing or empty; running without its names",
+                path,
+                extra={"hint": CONTACTS_HINT},
+            )
             return None
         conn = _connect(path, busy_timeout_s)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except (OSError, sqlite3.Error) as exc:
-        log.warning("contacts: cannot read %s (%s); running without its names", path, exc)
+        log.warning(
+            "contacts: cannot read %s (%s); running without its names",
+            path,
+            exc,
+            extra={"hint": CONTACTS_HINT},
+        )
         return None
     return conn

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ingest.connect import open_contacts_db
+from ingest.connect import CONTACTS_HINT, open_contacts_db
 from ingest.handles import DEFAULT_REGION, normalise_address, phone_digits_key
 from ingest.records import Contact, Handle
 from ingest.schema import table_columns
@@ -87,7 +87,12 @@ def _read_db(path: Path, region: str) -> list[Contact]:
     try:
         return _read_cards(conn, _source_name(path), region)
     except sqlite3.Error as exc:
-        log.warning("contacts: cannot read %s (%s); running without its names", path, exc)
+        log.warning(
+            "contacts: cannot read %s (%s); running without its names",
+            path,
+            exc,
+            extra={"hint": CONTACTS_HINT},
+        )
         return []
     finally:
         conn.close()
@@ -141,7 +146,11 @@ def load_contacts(path: Path | None, default_region: str = DEFAULT_REGION) -> li
     path = Path(path).expanduser()
     files = _source_files(path)
     if not files:
-        log.warning("contacts: no AddressBook database at %s; running without names", path)
+        log.warning(
+            "contacts: no AddressBook database at %s; people show as numbers and emails",
+            path,
+            extra={"hint": CONTACTS_HINT},
+        )
         return []
     cards = [card for f in files for card in _read_db(f, default_region)]
     return merge_contacts(cards)

@@ -96,7 +96,9 @@ def rewrite(question: str, last: Turn | None, names: Sequence[str]) -> tuple[str
     if refers_person and last.people:
         added.append(f"about {last.people[0]}")
         notes.append(last.people[0])
-    if refers_thing and last.topic:
+    # "when did she go?" says nothing of its own: it is still about the last topic (the dentist)
+    carries_topic = refers_thing or not _own_words(question)
+    if carries_topic and last.topic:
         added.append("regarding " + " ".join(last.topic[:6]))
         notes.append(" ".join(last.topic[:6]))
     if last.date_range and not _has_date(question):
@@ -106,6 +108,21 @@ def rewrite(question: str, last: Turn | None, names: Sequence[str]) -> tuple[str
     if not added:
         return None
     return f"{question.rstrip()} ({'; '.join(added)})", "following up on " + ", ".join(notes)
+
+
+# verbs a follow-up asks with that say nothing of a new topic ("when did she go?")
+_VERBS = (
+    "go goes went gone come came leave left happen happened start started end ended arrive "
+    "arrived get got finish finished call called reply replied answer answered decide decided "
+    "mean meant feel felt think thought back again finally ever still yet"
+)
+_BARE_VERBS = frozenset(_VERBS.split())
+
+
+def _own_words(question: str) -> list[str]:
+    """The question's content words: not stop words, pronouns, short words or bare verbs."""
+    skip = STOPWORDS | PERSON_PRONOUNS | THING_PRONOUNS | _BARE_VERBS
+    return [w for w in _words(question) if w not in skip and len(w) > 2 and not _has_date(w)]
 
 
 _DATEISH = re.compile(

@@ -12,10 +12,13 @@ them (and exits 1 when one failed).
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import sqlite3
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import ingest
@@ -28,6 +31,17 @@ from ingest.errors import IngestError, full_disk_access_hint
 
 Check = dict[str, Any]
 REBUILD_HINT = DataDamaged.default_hint
+
+
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def _check(name: str, status: str, detail: str, hint: str | None = None) -> Check:
@@ -51,6 +65,7 @@ def run_checks(
         checks.append(
             _check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
         )
+    checks.append(_engine_check(cfg))
     checks.append(_reranker_check(cfg))
     if service is not None:
         from casper.app.doctor_service import service_checks
@@ -82,7 +97,8 @@ def _chat_db_check(cfg: Config, counts: dict[str, Any]) -> Check:
 
 
 def _contacts_check(cfg: Config) -> Check:
-    contacts = ingest.load_contacts(cfg.contacts)
+    with _quiet("ingest"):  # the check says it, with the fix
+        contacts = ingest.load_contacts(cfg.contacts)
     if contacts:
         return _check("contacts", "ok", f"{len(contacts)} cards at {cfg.contacts}")
     named = 0
@@ -140,6 +156,28 @@ def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
     counts["coverage"] = {"first": iso(first, tz), "last": iso(last, tz)}
     span = f"{(iso(first, tz) or '?')[:10]} → {(iso(last, tz) or '?')[:10]}"
     return [_check("store", "ok", detail), _check("coverage", "ok", span)]
+
+
+def _engine_check(cfg: Config) -> Check:
+    """The chat model without loading it: known missing (the notice `ask` said once, with the
+    whole reason), absent from the local cache, or where it would load from."""
+    from casper.app.optional_models import engine_notice, model_probe
+
+    model = cfg.llm_model
+    probe = model_probe(model)
+    notice = engine_notice(cfg, model)
+    if notice is not None and notice.get("probe") == probe:
+        since = notice.get("since", "?")
+        return _check(
+            "language model", "warn", f"unavailable since {since}: {notice['reason']}",
+            notice.get("hint") or None,
+        )  # fmt: skip
+    if probe.endswith(":absent"):
+        return _check(
+            "language model", "warn", f"{model} is not in the local model cache",
+            "run `casper pull` once while online (answers come from search alone until then)",
+        )  # fmt: skip
+    return _check("language model", "ok", f"{model} (found locally)")
 
 
 def _reranker_check(cfg: Config) -> Check:

@@ -85,8 +85,9 @@ def _say_notices(rt: Runtime, result: SearchResult, emit: Emit) -> None:
 
 
 def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, Any]:
+    from casper.app.coverage import coverage_days, nothing_then
     from casper.app.documents import hit_json
-    from casper.dates.ranges import date_range
+    from casper.dates.ranges import date_range, span_days
 
     tz = zone(rt)
     start, end = date_range(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
@@ -120,7 +121,15 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
     understood = result.understood
     if understood.rewritten:
         emit({"event": "read_as", "text": understood.summary()})
-    filters = {
+    covered = coverage_days(*store.coverage(), tz)
+    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)
+    if understood.date_range and days == (None, None):
+        # the question's own dates: said when none of the hits is from them
+        starts = [h.start for h in result.hits]
+        said = nothing_then(understood.date_range, starts, covered, tz)
+        if said:
+            emit({"event": "notice", "text": said})
+    filters: dict[str, Any] = {
         "person": person_id,
         "chat": chat_id,
         "since": req.since,
@@ -129,9 +138,12 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
         "lexical": req.lexical or rt.cfg.lexical,
         "rerank": req.rerank,
     }
+    if days != (None, None):  # the days --since/--until were read as (phrases resolved)
+        filters["days"] = [d.isoformat() if d else None for d in days]
     return {
         "query": req.query,
         "filters": filters,
+        "coverage": covered and {"first": covered[0], "last": covered[1]},
         "understood": understood.to_json(),
         "hits": [hit_json(h, tz) for h in result.hits],
         "indexed_through": iso(through, tz),
@@ -213,6 +225,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     """One question through the agent (or retrieval alone); the model loads once per Runtime."""
     from casper.agent.answer import answer_question
     from casper.agent.core import Limits
+    from casper.app.optional_models import engine_loaded, engine_unavailable
 
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
     store = rt.store()
@@ -235,8 +248,13 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
             emit({"event": "loading", "what": name})
         engine, failure = rt.engine(name)
         if failure is not None:
-            emit({"event": "notice", "text": failure.message, "hint": failure.hint})
+            # one line, once per data dir until something changes; `casper doctor` has it all
+            said = engine_unavailable(rt.cfg, name, failure)
+            if said:
+                emit({"event": "notice", "text": said})
             why = "the language model is not available"
+        else:
+            engine_loaded(rt.cfg, name)
     load_s = time.perf_counter() - loading  # ~0 when this Runtime already holds the model
     asked = answer_question(
         req.question,

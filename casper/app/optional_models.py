@@ -1,10 +1,13 @@
-"""The optional reranker: loaded when it is on and available; a missing one is said once.
+"""The optional models: the reranker, loaded when it is on and available, and the chat model;
+a missing one is said once per data dir, in one line, and in full by `casper doctor`.
 
 When it cannot be loaded, the reason is remembered in the data dir (`casper.app.notices`) together
 with a cheap probe of where the model would be (its local path or its Hugging Face cache
 folder). Later runs see the same probe and skip the attempt entirely — no `import
 sentence_transformers` (~5 s cold) for a model known to be absent, and no repeated notice —
 until the probe changes (e.g. after `casper pull`). `casper doctor` shows the remembered reason.
+The chat model is tried on every `ask` (a miss costs a fraction of a second), but the notice that
+it is missing is said the first time and again only when its probe changes.
 
 Imports: casper.config, casper.app.notices, casper.backends.{factory,loading}; models lazily.
 """
@@ -22,9 +25,11 @@ from casper.backends import factory
 from casper.config import Config
 
 if TYPE_CHECKING:
+    from casper.errors import ModelUnavailable
     from casper.protocols import Reranker
 
 NOTICE = "reranker"
+ENGINE_NOTICE = "engine"
 
 
 def hf_cache_dir() -> Path:
@@ -82,3 +87,49 @@ def load_reranker(cfg: Config, say: Callable[[str], None]) -> Reranker | None:
     )
     say(f"rerank off: {model} is not available; searching without it (see `casper doctor`)")
     return None
+
+
+def engine_notice(cfg: Config, model: str) -> dict[str, str] | None:
+    """The remembered "chat model unavailable" notice for `model`, if any."""
+    found = notices.get(cfg.data_dir, ENGINE_NOTICE)
+    return found if found and found.get("model") == model else None
+
+
+def engine_unavailable(cfg: Config, model: str, failure: ModelUnavailable) -> str | None:
+    """The one-line notice for a chat model that did not load, the first time in this data dir
+    (or when where it would load from changed since); None when it was said already. The full
+    reason and hint are remembered for `casper doctor`."""
+    probe = model_probe(model)
+    known = engine_notice(cfg, model)
+    if known is not None and known.get("probe") == probe:
+        return None
+    notices.remember(
+        cfg.data_dir,
+        ENGINE_NOTICE,
+        {
+            "model": model,
+            "probe": probe,
+            "reason": failure.message,
+            "hint": failure.hint or "",
+            "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
+    return f"answering from search alone: {model} {_why_not(model, probe)}"
+
+
+def engine_loaded(cfg: Config, model: str) -> None:
+    """A model that loads clears its notice: if it goes missing again, that is said again."""
+    if engine_notice(cfg, model) is not None:
+        notices.forget(cfg.data_dir, ENGINE_NOTICE)
+
+
+def _why_not(model: str, probe: str) -> str:
+    local = model.startswith(("/", "~", ".")) or Path(model).expanduser().exists()
+    if local:
+        return "is not a model folder Casper can load (`casper doctor` says why)"
+    if probe.endswith(":absent"):
+        return (
+            "is not downloaded (`casper pull` fetches it once, online; "
+            "`casper doctor` has the details)"
+        )
+    return "did not load (`casper doctor` says why)"

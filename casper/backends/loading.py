@@ -42,7 +42,7 @@ def local_model_path(model: str) -> Path | None:
 
 def load_failure(kind: str, model: str, exc: BaseException) -> ModelUnavailable:
     """Turn any load exception into ModelUnavailable with a hint fitting the situation."""
-    detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    detail = _brief(str(exc))
     message = f"cannot load {kind} {model}: {type(exc).__name__}"
     if detail:
         message += f": {detail}"
@@ -59,6 +59,20 @@ def load_failure(kind: str, model: str, exc: BaseException) -> ModelUnavailable:
             "(or point the setting at a local copy)"
         )
     return ModelUnavailable(message, hint=hint)
+
+
+def _brief(text: str, limit: int = 200) -> str:
+    """An exception's first line, cut at a sentence end (or a word, with `…`) when it is long:
+    never half a word or an open quote, as a plain `[:200]` left ("…set 'HF_HUB_OFFLINE")."""
+    lines = text.strip().splitlines()
+    line = lines[0].strip() if lines else ""
+    if len(line) <= limit:
+        return line
+    cut = line[:limit]
+    end = cut.rfind(". ")
+    if end > limit // 3:
+        return cut[: end + 1]
+    return cut.rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
 @contextmanager

@@ -65,9 +65,12 @@ def ask_once(
     if json:
         print_json(data)
         return data
+    from casper.cli.invocation import command_line
     from casper.cli.render import print_answer
 
-    print_answer(data, question, sources=show_sources)
+    print_answer(
+        data, question, sources=show_sources, show_command=command_line(cfg.data_dir, "show")
+    )
     if not quiet:
         view.finish(data)
     return data

@@ -24,7 +24,8 @@ app = typer.Typer(
     cls=CasperGroup,
     no_args_is_help=True,
     add_completion=False,
-    help="Ask questions about your own iMessage history, privately, on your Mac.",
+    help="Ask questions about your own iMessage history, privately, on your Mac.\n\n"
+    "Every command takes --home PATH (the data dir) and -v (debug logs), before or after its name.",
     context_settings={"help_option_names": ["-h", "--help"]},  # commands inherit it
 )
 
@@ -139,8 +140,19 @@ def _setup_logging(verbose: bool) -> None:
         handler: logging.Handler = RichHandler(console=_stderr(), show_path=False)
     else:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+        handler.setFormatter(NoticeFormatter())
     logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+class NoticeFormatter(logging.Formatter):
+    """A warning from a library (a missing AddressBook) in Casper's own shape: `notice: …`,
+    then `hint: …` when the record carries one; errors as `error: …`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        label = "error" if record.levelno >= logging.ERROR else "notice"
+        text = f"{label}: {record.getMessage()}"
+        hint = getattr(record, "hint", None)
+        return f"{text}\nhint: {hint}" if hint else text
 
 
 def print_json(data: Any) -> None:

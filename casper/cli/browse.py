@@ -16,6 +16,10 @@ def chats(home: Home = None, json: Json = False, verbose: Verbose = False) -> No
     from casper.cli.render import chats_table, console
 
     cfg = config(home)
+    if not cfg.store_path.exists():
+        from casper.cli.invocation import missing_index
+
+        raise missing_index(cfg)
     rows = list_chats(open_store(cfg), local_tz(cfg.timezone))
     if json:
         print_json(rows)

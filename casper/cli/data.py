@@ -1,136 +1,16 @@
-"""Data commands: index, contacts, stats, show, doctor, demo."""
+"""Data commands: contacts, stats, show, doctor, demo (`index` is casper.cli.indexing)."""
 
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, tzinfo
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
+from casper.cli.indexing import Interrupted, kept_line, run_index  # registers `index` first
 from casper.config import Config
-from casper.dates.zones import iso, local_tz
-
-if TYPE_CHECKING:
-    from casper.indexer.lock import Holder
-    from casper.indexer.run import IndexRunReport
-
-
-def run_index(
-    cfg: Config, *, rebuild: bool = False, quiet: bool = False, terminal_only: bool = False
-) -> IndexRunReport:
-    """Lock, then run `casper index` (casper.indexer.run) with this configuration's parts.
-    Progress goes to stderr: none when `quiet`, and with `terminal_only` (`--json`) only when
-    stderr is a terminal; the "resuming" line is said even then."""
-    from casper.app import runtime
-    from casper.cli.base import _stderr
-    from casper.cli.progress import stage_bars
-    from casper.indexer.lock import exclusive
-    from casper.indexer.run import run_index as index_run
-    from casper.indexer.salvage import open_store
-    from casper.store.db import ensure_private_dir
-
-    ensure_private_dir(cfg.data_dir)
-    waiting = lambda other: _stderr().print(waiting_line(other), soft_wrap=True)  # noqa: E731
-    say = lambda m: _stderr().print(m, soft_wrap=True)  # noqa: E731 - stderr, also with --json
-    bars_on = stage_bars(not quiet, plain=not terminal_only)
-    with exclusive(cfg.lock_path, on_wait=waiting), bars_on as bars:
-        # with --rebuild a damaged store is moved aside and made again (casper.indexer.salvage)
-        store = open_store(cfg.store_path, rebuild=rebuild, announce=say)
-        try:
-            return index_run(
-                store, runtime.index_source(cfg), runtime.index_place(cfg),
-                runtime.index_embedder(cfg), options=runtime.chunk_options(cfg),
-                rebuild=rebuild, progress=bars, announce=say,
-            )  # fmt: skip
-        finally:
-            store.close()
-
-
-def waiting_line(other: Holder | None) -> str:
-    """What `casper index` says while another run holds the index lock: who, since when."""
-    if other is None:
-        return "waiting for another index run to finish…"
-    since = datetime.fromtimestamp(other.since).strftime("%H:%M:%S")
-    ends = "; it ends by itself, then this run starts" if other.background else ""
-    return f"waiting for {other.what} (pid {other.pid}, running since {since}) to finish{ends}…"
-
-
-def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
-    report = run.ingest
-    data = report.to_dict()
-    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
-    fill = run.vectors
-    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
-    return data
-
-
-@app.command()
-@guarded
-def index(
-    chat_db: Annotated[
-        Path | None,
-        typer.Option("--chat-db", readable=False, help="Messages database (read-only)"),
-    ] = None,
-    contacts: Annotated[
-        Path | None,
-        typer.Option("--contacts", readable=False, help="AddressBook folder or .abcddb"),
-    ] = None,
-    rebuild: Annotated[
-        bool, typer.Option("--rebuild", help="start over instead of incremental")
-    ] = False,
-    no_contacts: Annotated[
-        bool,
-        typer.Option("--no-contacts", help="index without AddressBook names, on purpose"),
-    ] = False,
-    home: Home = None,
-    json: Json = False,
-    verbose: Verbose = False,
-) -> None:
-    """Ingest new messages (incremental), update stats and the search index."""
-    from casper.cli.base import _stderr
-    from casper.config import remember
-
-    cfg = config(home, chat_db=chat_db, contacts=contacts)
-    if no_contacts:
-        cfg = dataclasses.replace(cfg, contacts=None)
-    tz = local_tz(cfg.timezone)
-    # paths given once are kept in config.toml: a later plain `casper index`, or `doctor`,
-    # reads the same history and AddressBook instead of the defaults. Kept as soon as chat.db
-    # passes the probe, not when the run ends: a first run stopped halfway (Ctrl-C, a kill)
-    # is resumed by a plain `casper index` on the same database
-    given = {"chat_db": chat_db, "contacts": None if no_contacts else contacts}
-    paths = {k: Path(v).expanduser().resolve() for k, v in given.items() if v is not None}
-    if paths:
-        from casper.indexer.pipeline import probe_source
-        from casper.store.db import ensure_private_dir
-        from ingest import has_address_book
-
-        probe_source(cfg.chat_db)  # the error a run would give, before anything is kept
-        if "contacts" in paths and not has_address_book(paths["contacts"]):
-            del paths["contacts"]  # a typo is not kept (the run stops on it with a hint)
-        ensure_private_dir(cfg.data_dir)
-        remember(cfg.data_dir, **paths)
-    # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
-    done = run_index(cfg, rebuild=rebuild, terminal_only=json)
-    report = done.ingest
-    if json:
-        print_json(_index_json(done, tz))
-        return
-    err = _stderr()
-    if report.noop:
-        err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
-        return
-    cov = report.coverage
-    err.print(
-        f"indexed {report.messages_new:,} new messages ({report.messages_total:,} total, "
-        f"{report.chunks_new:,} new chunks), {report.reactions:,} reactions folded, "
-        f"{report.deleted:,} deleted, {report.decode_failures:,} undecodable bodies — "
-        f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]} "
-        f"in {report.elapsed_s:.1f} s"
-    )
+from casper.dates.zones import local_tz
 
 
 @app.command()
@@ -297,7 +177,19 @@ def demo(
     else:
         chat_db, contacts = source / "chat.db", source / "AddressBook"
     cfg = dataclasses.replace(config(demo_home), chat_db=chat_db, contacts=contacts)
-    report = run_index(cfg).ingest
+    from casper.cli.invocation import command_line
+
+    try:
+        report = run_index(cfg).ingest
+    except Interrupted as stop:
+        again = command_line(base.data_dir, "demo")
+        err.print(kept_line(cfg, stop.ran, again), soft_wrap=True, markup=False)
+        raise typer.Exit(130) from None
+    # the demo home reads the demo's chat.db from now on: `casper --home …/demo index` or
+    # `doctor`, pasted from the lines below, never reach for the real Messages
+    from casper.config import remember
+
+    remember(demo_home, chat_db=chat_db.resolve(), contacts=contacts.resolve())
     err.print(
         f"demo index: {report.messages_total} messages, {report.chunks_total} chunks "
         f"in {cfg.data_dir}"
@@ -306,45 +198,67 @@ def demo(
     from casper.cli.ask import ask_once
     from casper.cli.transport import Session
 
-    ask_once(
+    answered = ask_once(
         cfg,
         question or "When did Sam and I plan Thanksgiving, and who is bringing what?",
         json=False,
         # a one-shot walkthrough: no background service left running afterwards
         session=Session(cfg, no_service=True),
     )
+    cited = answered.get("citations") or []
+    _demo_next_steps(cfg, cited[0]["rowid"] if cited else None)
 
 
 def _demo_overview(cfg: Config) -> None:
-    from rich.table import Table
     from rich.text import Text
 
     from casper.app.runtime import open_store
-    from casper.cli.render import console
+    from casper.cli.render import console, people_stats_table
 
     store = open_store(cfg)
-    tz = local_tz(cfg.timezone)
-    table = Table(
-        "name",
-        "id",
-        "sent",
-        "received",
-        "active days",
-        "median reply (them)",
-        "top emoji",
-        title="People in the demo corpus",
+    try:
+        rows = []
+        for p in store.people():
+            s = store.stats(p.id) or {}
+            rows.append({
+                "id": p.id, "name": p.name, "sent": s.get("sent", 0),
+                "received": s.get("received", 0), "active_days": s.get("active_days", 0),
+                "median_reply_them_s": (s.get("median_reply_s") or {}).get("them"),
+                "top_emoji": [e for e, _ in s.get("top_emoji", [])],
+            })  # fmt: skip
+    finally:
+        store.close()
+    rows.sort(key=lambda r: -(r["sent"] + r["received"]))
+    out = console()
+    out.print(Text("People in the demo corpus", style="bold"))
+    out.print(people_stats_table(rows, out.width))
+
+
+def _demo_next_steps(cfg: Config, cited: int | None) -> None:
+    """Commands to try next, each ready to paste (the demo's own home with --home)."""
+    from rich.text import Text
+
+    from casper.cli.invocation import command_line
+    from casper.cli.render import console
+
+    out = console()
+    out.print()
+    out.print(Text("Try it yourself on the demo (paste any line):", style="bold"))
+    lines = [command_line(cfg.data_dir, "show", str(cited))] if cited else []
+    lines += [
+        command_line(cfg.data_dir, "search", "dentist", "--person", "Priya"),
+        command_line(cfg.data_dir, "ask", "who do I text the most?"),
+        command_line(cfg.data_dir, "stats", "Sam"),
+        command_line(cfg.data_dir, "chat"),
+    ]
+    for line in lines:
+        out.print(Text(f"  {line}"), soft_wrap=True)
+    own = cfg.data_dir.parent  # the data dir the demo lives in: where a real index goes
+    out.print(
+        Text(
+            f"Your own Messages: `{command_line(own, 'doctor')}` checks Casper can read them, "
+            f"`{command_line(own, 'index')}` reads them (never into the demo's data dir).",
+            style="dim",
+        ),
+        soft_wrap=True,
     )
-    for p in store.people():
-        s = store.stats(p.id) or {}
-        reply = (s.get("median_reply_s") or {}).get("them")
-        table.add_row(
-            Text(p.name),  # a contact's name is data, never markup
-            p.id,
-            str(s.get("sent", 0)),
-            str(s.get("received", 0)),
-            str(s.get("active_days", 0)),
-            "-" if reply is None else f"{reply / 60:.0f} min",
-            " ".join(e for e, _ in s.get("top_emoji", [])[:3]),
-        )
-    console().print(table)
-    _ = tz

@@ -138,7 +138,8 @@ def evaluate(
         raise CasperError("-k must be at least 1")
     base_doc = report.load_run(baseline) if baseline else None
     units = [harness.parse_unit(u) for u in unit] if unit else None
-    doc = harness.run_eval(
+    doc = _run_with_progress(
+        harness.run_eval,
         cfg,
         dataset,
         modes=mode or harness.MODES,
@@ -236,3 +237,15 @@ def answer_line(a: dict[str, Any]) -> str:
         f", {'n/a' if not tps else f'{tps:.1f}'} tok/s"
         f", guards {a.get('guards') or {}}"
     )
+
+
+def _run_with_progress(run: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run the eval; off a terminal its stages (building an index, scoring questions) print
+    `casper eval: …` lines as `casper index` does, so a redirected run is never silent for
+    minutes. A terminal keeps the per-part lines only (no bars under the dim lines)."""
+    from casper.cli.progress import stage_bars
+
+    if _stderr().is_terminal:
+        return run(*args, **kwargs)
+    with stage_bars(prefix="casper eval") as stages:
+        return run(*args, stages=stages, **kwargs)

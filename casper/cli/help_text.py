@@ -30,6 +30,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "doctor": ("casper doctor", "casper doctor --json"),
     "eval": ("casper eval --dataset synthetic", "casper eval --dataset my_gold.jsonl -k 5 -k 10"),
     "demo": ("casper demo", 'casper demo "what did Priya say about the dentist?"'),
+    "serve": ("casper serve --status", "casper serve --stop", "casper serve --idle-minutes 60 -v"),
     "pull": ("casper pull", "casper pull --model mlx-community/Qwen3-4B-Instruct-2507-4bit"),
 }
 

@@ -172,11 +172,11 @@ class AskView:
     def _print_notice(self, event: Mapping[str, Any]) -> None:
         from rich.text import Text
 
+        # one line each (the terminal wraps it, not us), as casper.cli.transport.print_notice
+        line = Text("notice: ", "yellow") + Text(str(event.get("text", "")))
+        self.console.print(line, soft_wrap=True)
         if event.get("hint"):
-            self.console.print(Text("notice: ", "yellow") + Text(str(event.get("text", ""))))
-            self.console.print(Text(f"hint: {event['hint']}", "dim"))
-        else:
-            self.console.print(Text(str(event.get("text", "")), "dim"))
+            self.console.print(Text(f"hint: {event['hint']}", "dim"), soft_wrap=True)
 
     def _start(self) -> None:
         if self.live is None and self.live_enabled and not self.quiet:

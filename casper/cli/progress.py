@@ -26,13 +26,21 @@ LABELS = {
     "write": "writing index",
     "optimize": "indexing text",
     "embed": "embedding chunks",
+    "score": "scoring questions",
 }
 _LOCK = threading.Lock()  # the ticker thread and the pipeline both write lines
-UNITS = {"read": "rows", "embed": "chunks", "chunk": "messages"}
+UNITS = {"read": "rows", "embed": "chunks", "chunk": "messages", "score": "questions"}
+WITHIN = " · "  # "synthetic 512/256 · embed": a stage of one part of a longer run (eval)
 
 
 def label(stage: str) -> str:
-    return LABELS.get(stage, stage)
+    """`embedding chunks`; `synthetic 512/256 · embedding chunks` for a stage within a part."""
+    part, _, name = stage.rpartition(WITHIN)
+    return part + WITHIN * bool(part) + LABELS.get(name, name)
+
+
+def unit(stage: str) -> str:
+    return UNITS.get(stage.rpartition(WITHIN)[2], "")
 
 
 def fmt_duration(seconds: float) -> str:
@@ -60,6 +68,7 @@ class PlainProgress:
 
     stream: TextIO
     every_s: float = 5.0
+    prefix: str = "casper index"  # who speaks: each line starts "casper index: "
     clock: Callable[[], float] = time.monotonic
     stages: dict[str, _Stage] = field(default_factory=dict)
 
@@ -93,9 +102,18 @@ class PlainProgress:
             st.last_line = now
             self._line(self._running(stage, st, now))
 
-    def close(self) -> None:
+    def close(self, *, stopped: bool = False) -> None:
+        """The run is over; `stopped` (Ctrl-C, an error): unfinished stages say where they
+        stopped instead of "done"."""
         with _LOCK:
-            self._finish_others(None, self.clock())
+            if not stopped:
+                self._finish_others(None, self.clock())
+                return
+            for name, st in self.stages.items():
+                if not st.finished:
+                    st.finished = True
+                    where = f" at {st.done:,}/{st.total:,}" if st.total else ""
+                    self._line(f"{label(name)}: stopped{where}")
 
     def _finish_others(self, current: str | None, now: float) -> None:
         """A stage that never said it finished is over once the next one starts."""
@@ -108,24 +126,24 @@ class PlainProgress:
         total = st.total or 0
         elapsed = max(now - st.started, 1e-9)
         rate = st.done / elapsed
-        unit = UNITS.get(stage, "")
+        per = unit(stage)
         text = f"{label(stage)}: {st.done:,}/{total:,} ({100 * st.done / max(total, 1):.0f}%)"
         if st.done:
-            text += f" · {rate:,.0f} {unit}/s".replace("  ", " ")
+            text += f" · {rate:,.0f} {per}/s".replace("  ", " ")
             text += f" · eta {fmt_duration((total - st.done) / rate)}"
         return text + f" · {fmt_duration(elapsed)} elapsed"
 
     def _summary(self, stage: str, st: _Stage, now: float) -> str:
         elapsed = now - st.started
         if st.total and st.total > 1:
-            unit = UNITS.get(stage, "")
-            return f"{label(stage)}: done, {st.total:,} {unit} in {fmt_duration(elapsed)}".replace(
+            per = unit(stage)
+            return f"{label(stage)}: done, {st.total:,} {per} in {fmt_duration(elapsed)}".replace(
                 "  ", " "
             )
         return f"{label(stage)}: done in {fmt_duration(elapsed)}"
 
     def _line(self, text: str) -> None:
-        self.stream.write(f"casper index: {text}\n")
+        self.stream.write(f"{self.prefix}: {text}\n")
         self.stream.flush()
 
 
@@ -197,7 +215,7 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
                 if not task.finished:
                     progress.update(task.id, total=task.total or 1, completed=task.total or 1)
             tasks[stage] = progress.add_task(
-                label(stage), total=total, countable=bool(total), unit=UNITS.get(stage, "")
+                label(stage), total=total, countable=bool(total), unit=unit(stage)
             )
         tid = tasks[stage]
         if total is not None and total > 0:
@@ -219,7 +237,11 @@ def _tick(plain: PlainProgress, stop: threading.Event) -> None:
 
 @contextmanager
 def stage_bars(
-    enabled: bool = True, *, stream: TextIO | None = None, plain: bool = True
+    enabled: bool = True,
+    *,
+    stream: TextIO | None = None,
+    plain: bool = True,
+    prefix: str = "casper index",
 ) -> Iterator[Progress]:
     """Yield a `(stage, done, total)` callback: rich bars on a terminal, plain lines elsewhere
     (`plain=False`, as with `--json`: nothing off a terminal, so a script reading stdout and
@@ -234,17 +256,19 @@ def stage_bars(
         yield _nothing
         return
     if not console.is_terminal:
-        lines = PlainProgress(stream or sys.stderr)
+        lines = PlainProgress(stream or sys.stderr, prefix=prefix)
         stop = threading.Event()
         # stages that cannot count (loading a model) get no callbacks: a ticker speaks for them
         ticker = threading.Thread(target=_tick, args=(lines, stop), daemon=True)
         ticker.start()
+        stopped = True
         try:
             yield lines
+            stopped = False
         finally:
             stop.set()
             ticker.join()
-            lines.close()
+            lines.close(stopped=stopped)
         return
     progress, update = _rich_progress(console)
     with progress:

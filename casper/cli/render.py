@@ -202,6 +202,31 @@ def contacts_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:
     return table
 
 
+def people_stats_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:
+    """The demo's people with their stats: as `contacts_table`, the id column never shrinks
+    (every other command takes it); below 72 columns the top emoji give their room."""
+    from rich.table import Table
+    from rich.text import Text
+
+    wide = width >= 72
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    id_width = max((len(r["id"]) for r in rows), default=2)
+    table.add_column("id", no_wrap=True, min_width=id_width)
+    table.add_column("name", ratio=1, overflow="fold")
+    for head in ("sent", "recv", "active days", "reply (them)"):
+        table.add_column(head, justify="right", no_wrap=head in ("sent", "recv"))
+    if wide:
+        table.add_column("top emoji", no_wrap=True)
+    for r in rows:
+        reply = r.get("median_reply_them_s")
+        cells = [
+            r["id"], Text(r["name"]), str(r["sent"]), str(r["received"]), str(r["active_days"]),
+            "-" if reply is None else f"{reply / 60:.0f} min",
+        ]  # fmt: skip
+        table.add_row(*cells, *([" ".join(r.get("top_emoji", ())[:3])] if wide else []))
+    return table
+
+
 def chats_table(rows: Sequence[Mapping[str, Any]]) -> Any:
     """Chats for `casper chats`: the id column never shrinks (`--chat ID` takes it)."""
     from rich.table import Table
@@ -225,11 +250,13 @@ def chats_table(rows: Sequence[Mapping[str, Any]]) -> Any:
 def conversation_view(
     messages: Sequence[Any], names: Mapping[str, str], tz: tzinfo, target: int | None = None
 ) -> Any:
-    """`casper show`: one message a row, wrapped under its own column, the target reversed."""
+    """`casper show`: one message a row, wrapped under its own column; the target is marked
+    `▶` in a gutter (seen in a pipe or a file too) and reversed on a terminal."""
     from rich.table import Table
     from rich.text import Text
 
     grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(no_wrap=True, width=1)  # the gutter: ▶ on the message asked for
     grid.add_column(no_wrap=True, style="dim")
     grid.add_column(no_wrap=True, style="cyan", max_width=16)
     grid.add_column(ratio=1, overflow="fold")
@@ -242,9 +269,12 @@ def conversation_view(
             body += "  " + " ".join(label for _, label in m.reactions)
         if m.edited:
             body += "  (edited)"
-        style = "reverse" if m.rowid == target else ""
+        asked = m.rowid == target
         when = (iso(m.ts, tz) or "")[:16].replace("T", " ")
-        grid.add_row(when, Text(who, overflow="ellipsis"), Text(body), f"#{m.rowid}", style=style)
+        grid.add_row(
+            Text("▶" if asked else " ", style="bold"), when, Text(who, overflow="ellipsis"),
+            Text(body), f"#{m.rowid}", style="reverse" if asked else "",
+        )  # fmt: skip
     return grid
 
 
@@ -262,8 +292,15 @@ def month_bars(by_month: Mapping[str, int], columns: int = 80, indent: int = 4) 
     return lines
 
 
-def print_answer(data: Mapping[str, Any], question: str = "", *, sources: bool = True) -> None:
-    """An answer on stdout (as typed: no markup), then its cited messages."""
+def print_answer(
+    data: Mapping[str, Any],
+    question: str = "",
+    *,
+    sources: bool = True,
+    show_command: str = "casper show",
+) -> None:
+    """An answer on stdout (as typed: no markup), then its cited messages and the command that
+    opens the first of them (`show_command` with its rowid, ready to paste)."""
     from rich.text import Text
 
     out = console()
@@ -280,7 +317,9 @@ def print_answer(data: Mapping[str, Any], question: str = "", *, sources: bool =
         out.print(Text("Sources", style="bold"))
         out.print(citations_view(rest, query_terms(question), out.width))
     if sources and data.get("citations"):
-        out.print(Text("open one with: casper show ID", style="dim"))
+        first = data["citations"][0]["rowid"]
+        # one line even when long: a command is pasted whole
+        out.print(Text(f"open one with: {show_command} {first}", style="dim"), soft_wrap=True)
 
 
 # ---- the `--json` documents → the views above -------------------------------------------------

@@ -60,6 +60,7 @@ class _Session:
     history: Any  # casper.cli.history.History
     last: dict[str, Any] = field(default_factory=dict)  # the last answer's citations, question
     turn: Turn | None = None  # what the last question was about, for follow-ups
+    show_command: str = "casper show"  # how /sources says to open a cited message
 
 
 def run_repl(
@@ -78,7 +79,12 @@ def run_repl(
     from casper.dates.zones import local_tz
 
     err = console(stderr=True)
-    session = _Session(History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget))
+    from casper.cli.invocation import command_line
+
+    session = _Session(
+        History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget),
+        show_command=command_line(cfg.data_dir, "show"),
+    )
     read = read or line_reader(input_history_path(cfg))
     names = sorted(names or (), key=len, reverse=True)  # longest first: full names win
     tz = local_tz(cfg.timezone)
@@ -113,7 +119,10 @@ def run_repl(
             if exc.hint:
                 err.print(Text(f"hint: {exc.hint}", "dim"))
             continue
-        session.last = {"citations": doc.get("citations") or [], "q": question}
+        session.last = {
+            "citations": doc.get("citations") or [], "q": question,
+            "grounding": doc.get("grounding"),
+        }  # fmt: skip
         found = (
             enrich(line, datetime.now(tz), tz, locale=cfg.locale) if hasattr(tz, "key") else None
         )
@@ -144,9 +153,25 @@ def _command(line: str, session: _Session, err: Any) -> str | None:
         err.print(Text("history and sources cleared", style="dim"))
     elif command == "/sources":
         if session.last.get("citations"):
-            print_answer({"answer": "", "citations": session.last["citations"]}, session.last["q"])
+            print_answer(
+                {"answer": "", "citations": session.last["citations"]},
+                session.last["q"],
+                show_command=session.show_command,
+            )
         else:
-            err.print(Text("no sources yet: ask a question first", style="dim"))
+            err.print(Text(_no_sources(session.last), style="dim"), soft_wrap=True)
     else:
         err.print(Text(f"unknown command {command} — /help lists them", style="yellow"))
     return None
+
+
+def _no_sources(last: dict[str, Any]) -> str:
+    """What /sources says when the last answer cites nothing: why, not "ask a question"."""
+    if not last.get("q"):
+        return "no sources yet: ask a question first"
+    if last.get("grounding") == "stats":
+        return (
+            "the last answer came from the precomputed stats (counts and dates), not from "
+            "messages: there is nothing to cite; `casper stats NAME` shows them"
+        )
+    return "the last answer cites no messages"

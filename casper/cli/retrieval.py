@@ -75,9 +75,25 @@ def search(
 
     out = console()
     if not doc["hits"]:
-        out.print("no matching messages")
+        out.print(_nothing_line(doc), soft_wrap=True, markup=False)
         return
     from casper.dates.zones import local_tz
 
     tz = local_tz(config(home).timezone)  # the zone the document's timestamps were written in
     out.print(hits_view(hits_from_doc(doc["hits"]), tz, query))
+
+
+def _nothing_line(doc: dict) -> str:
+    """`no matching messages`, with the days --since/--until meant and what the history covers
+    when they were given: an empty answer never hides a range outside the history."""
+    from datetime import date
+
+    from casper.app.coverage import runs_from, span_text
+
+    days = doc["filters"].get("days")
+    if not days:
+        return "no matching messages"
+    first, last = (date.fromisoformat(d) if d else None for d in days)
+    cov = doc.get("coverage")
+    covered = (cov["first"], cov["last"]) if cov else None
+    return f"no matching messages {span_text(first, last)}; {runs_from(covered)}"

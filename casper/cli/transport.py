@@ -33,11 +33,10 @@ def print_notice(event: dict[str, Any]) -> None:
     from casper.cli.base import _stderr
 
     err = _stderr()
+    # one line each (the terminal wraps it, not us), in the `notice:` / `hint:` shape
+    err.print(f"[yellow]notice:[/] {escape(event['text'])}", soft_wrap=True)
     if event.get("hint"):
-        err.print(f"[yellow]notice:[/] {escape(event['text'])}", soft_wrap=True)
         err.print(f"[dim]hint: {escape(event['hint'])}[/]", soft_wrap=True)
-    else:
-        err.print(f"[dim]{escape(event['text'])}[/]", soft_wrap=True)
 
 
 class Session:
@@ -54,11 +53,13 @@ class Session:
         self.runtime: Runtime | None = None
 
     def execute(self, cmd: str, args: dict[str, Any], on_event: Event = print_notice) -> Any:
-        """Run one command and return its `--json` document, wherever it runs."""
-        if self.use_service and not _holds_data(self.cfg):
-            # nothing to keep warm: a service would only create the data dir and stay behind
-            # (in this process the command says "nothing indexed yet" and writes nothing)
-            self.use_service = False
+        """Run one command and return its `--json` document, wherever it runs. A data dir with
+        nothing indexed is said here, before a service is started for it."""
+        if not self.cfg.store_path.exists():
+            from casper.cli.invocation import missing_index
+
+            _check_without_data(self.cfg, cmd, args)  # a mistyped date is said first
+            raise missing_index(self.cfg)
         if self.use_service:
             from casper.service import client
 
@@ -91,9 +92,16 @@ def execute(
     return Session(cfg, no_service=no_service).execute(cmd, args, on_event)
 
 
-def _holds_data(cfg: Config) -> bool:
-    """The data dir has a store: something a service could answer from."""
-    return cfg.store_path.exists()
+def _check_without_data(cfg: Config, cmd: str, args: dict[str, Any]) -> None:
+    """The checks a handler makes before it opens the data: the request and its dates."""
+    from casper.app.requests import parse
+    from casper.dates.ranges import date_range
+    from casper.dates.zones import local_tz
+
+    request = parse(cmd, args)
+    since, until = getattr(request, "since", None), getattr(request, "until", None)
+    if since or until:
+        date_range(since, until, local_tz(cfg.timezone), locale=cfg.locale)
 
 
 def _say(text: str) -> None:

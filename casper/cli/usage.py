@@ -17,8 +17,10 @@ from typer.core import TyperGroup
 
 try:  # recent typer vendors click as typer._click
     from typer._click import exceptions as _click_errors
+    from typer._click.globals import get_current_context
 except ImportError:  # pragma: no cover - older typer on top of the click package
     from click import exceptions as _click_errors  # type: ignore[no-redef]
+    from click import get_current_context  # type: ignore[no-redef]
 
 UsageError = _click_errors.UsageError
 # click ≥ 8.2 raises this for a bare `casper`; older click prints the help itself (nothing to catch)
@@ -59,8 +61,51 @@ def usage_errors() -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
+ARGV_KEY = "casper.argv"  # the context's meta: the arguments as typed
+
+
+def typed_args() -> list[str]:
+    """The arguments this command was started with, as typed (before `hoist_globals`)."""
+    ctx = get_current_context(silent=True)
+    return list(ctx.meta.get(ARGV_KEY, ())) if ctx is not None else []
+
+
+# Options every command takes, accepted before the command name too (`casper --home X show 1`).
+GLOBAL_VALUED = ("--home",)
+GLOBAL_FLAGS = ("-v", "--verbose")
+
+
+def hoist_globals(args: list[str]) -> list[str]:
+    """Move the global options written before the command name to just after it, where the
+    command's own parser reads them: `--home X show 1` → `show --home X 1`. Anything else
+    before the command (`--version`, `-h`, a typo) stays where it was, for click to judge."""
+    before: list[str] = []
+    moved: list[str] = []
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        arg = args[i]
+        if arg in GLOBAL_FLAGS or arg.split("=", 1)[0] in GLOBAL_VALUED and "=" in arg:
+            moved.append(arg)
+        elif arg in GLOBAL_VALUED and i + 1 < len(args):
+            moved += [arg, args[i + 1]]
+            i += 1
+        else:
+            before.append(arg)
+        i += 1
+    if not moved:
+        return args
+    if i >= len(args) or args[i] == "--":  # `casper --home X` alone: the help, as bare `casper`
+        return [*before, *args[i:]]
+    return [*before, args[i], *moved, *args[i + 1 :]]
+
+
 class CasperGroup(TyperGroup):
-    """Typer's group with usage errors in Casper's own error shape."""
+    """Typer's group with usage errors in Casper's own error shape, and the global options
+    (`--home`, `-v`) accepted before the command as well as after it."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta[ARGV_KEY] = tuple(args)  # as typed, for hints that repeat the command
+        return super().parse_args(ctx, hoist_globals(list(args)))
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         with usage_errors():

@@ -80,7 +80,7 @@ def first_rule(
     """The first rule that reads a date phrase in `q`, most specific first; a phrase that
     starts with "since" runs to `today`."""
     rules: tuple[Callable[[str, date, str], Found], ...] = (
-        functools.partial(holiday_rule, locale=locale),
+        functools.partial(holiday_rule, locale=locale, coverage=coverage),
         functools.partial(_season, coverage=coverage),
         _ago,
         _past_n,
@@ -100,7 +100,9 @@ def first_rule(
     return None
 
 
-def holiday_rule(q: str, today: date, tz: str, locale: str = "en_US") -> Found:
+def holiday_rule(
+    q: str, today: date, tz: str, locale: str = "en_US", coverage: tuple[date, date] | None = None
+) -> Found:
     """A named holiday of `locale` and the HOLIDAY_SPAN days either side of it."""
     for pattern, key in _HOLIDAYS:
 
@@ -110,8 +112,13 @@ def holiday_rule(q: str, today: date, tz: str, locale: str = "en_US") -> Found:
         m = re.search(
             rf"\b(?:(last|this)\s+)?(?:{pattern})(?:\s+(?:of\s+)?((?:19|20)\d{{2}}))?", q, re.I
         )
-        # A bare "Thanksgiving" could be any year's: only "last/this Thanksgiving" or one with
-        # a year pins a range; otherwise searching all years beats guessing the latest one.
+        if m and not (m.group(1) or m.group(2)):
+            # A bare "Thanksgiving" could be any year's ("plan Thanksgiving" is about the
+            # holiday, not a time): searching all years beats guessing. Only a time word
+            # ("around Thanksgiving") with the indexed days known means the latest one covered.
+            day = _covered_holiday(day_of, today, coverage) if _AT.search(q[: m.start()]) else None
+            if day is not None:
+                return (day - timedelta(HOLIDAY_SPAN), day + timedelta(HOLIDAY_SPAN)), m
         if m and (m.group(1) or m.group(2)):
             if m.group(2):
                 day = day_of(int(m.group(2)))
@@ -122,6 +129,28 @@ def holiday_rule(q: str, today: date, tz: str, locale: str = "en_US") -> Found:
                     if (d := day_of(y)) < today or (d == today and not strict)
                 )  # fmt: skip
             return (day - timedelta(HOLIDAY_SPAN), day + timedelta(HOLIDAY_SPAN)), m
+    return None
+
+
+_AT = re.compile(r"\b(?:around|over|during|at|on|near)\s+(?:the\s+)?$", re.I)
+
+
+def _covered_holiday(
+    day_of: Callable[[int], date], today: date, coverage: tuple[date, date] | None
+) -> date | None:
+    """The latest occurrence (not after `today`) whose days around it overlap the indexed days;
+    None without coverage or when the history holds none."""
+    if coverage is None:
+        return None
+    first, last = coverage
+    for year in range(min(today.year, last.year + 1), first.year - 2, -1):
+        day = day_of(year)
+        if (
+            day <= today
+            and day - timedelta(HOLIDAY_SPAN) <= last
+            and (day + timedelta(HOLIDAY_SPAN) >= first)
+        ):
+            return day
     return None
 
 

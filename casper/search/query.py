@@ -20,6 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from casper.dates.phrases import find_dates
+from casper.search.common_words import common
 
 # Countries that write the month first in numeric dates (3/4/2024 = March 4th).
 MONTH_FIRST_COUNTRIES = frozenset({"US", "PH", "FM", "MH", "PW", "GU", "AS", "PR", "VI", "UM"})
@@ -187,14 +188,19 @@ class NameIndex:
     ) -> None:
         self.display = dict(people)
         self.forms: dict[str, list[str]] = {}
-        found = _name_forms(self.display.items(), me_names) + _alias_forms(aliases, me_names)
+        shown = _name_forms(self.display.items(), me_names)
+        found = shown + _alias_forms(aliases, me_names)
         for form, pid in sorted(dict.fromkeys(found), key=lambda f: -len(f[0])):
             if pid not in self.forms.setdefault(form, []):
                 self.forms[form].append(pid)
         self.longest = max((len(f.split()) for f in self.forms), default=0)
+        # "mom" is Mom: a one-word form of a shown name (not a card's organization, which may
+        # be any word) also matches in lower case, unless it is a common word
+        self.lowercase = {f.lower(): f for f, _ in shown if " " not in f and not common(f)}
 
     def strip(self, text: str) -> tuple[str, list[tuple[str, str]]]:
-        """Remove the capitalised name forms in `text` (longest first); (text, [(form, id)])."""
+        """Remove the capitalised name forms in `text` (longest first), and one-word names in
+        lower case that are not common words; (text, [(form, id)])."""
         found: list[tuple[str, str]] = []
         words = list(re.finditer(r"[^\W\d_][\w'’-]*", text))
         spans: list[tuple[int, int]] = []
@@ -202,10 +208,12 @@ class NameIndex:
         while i < len(words):
             for n in range(min(self.longest, len(words) - i), 0, -1):
                 run = words[i : i + n]
-                if not all(w.group(0)[:1].isupper() for w in run):
-                    continue
                 last = re.sub(r"['’]s$", "", run[-1].group(0))
                 form = " ".join([w.group(0) for w in run[:-1]] + [last])
+                if not all(w.group(0)[:1].isupper() for w in run):
+                    if n > 1 or last.lower() not in self.lowercase:
+                        continue
+                    form = self.lowercase[last.lower()]
                 ids = self.forms.get(form)
                 if ids:
                     found += [(form, pid) for pid in ids if (form, pid) not in found]

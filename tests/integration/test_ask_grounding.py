@@ -158,9 +158,14 @@ def test_a_directory_that_is_not_a_model_falls_back_to_search(
     home, _ = indexed
     result = run(home, "ask", "climbing gym wifi password", "--model", str(not_a_model), "--json")
     assert result.exit_code == 0 and "Traceback" not in result.output
-    assert "hint:" in result.stderr and "not a loadable model" in result.stderr
+    # one notice line naming the folder (doctor has the whole reason), said once per data dir
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("notice: ")
+    assert f"{not_a_model} is not a model folder" in result.stderr
     data = json.loads(result.stdout)
     assert data["guards"] == ["model_unavailable"] and data["citations"]
+    again = run(home, "ask", "climbing gym wifi password", "--model", str(not_a_model), "--json")
+    assert again.exit_code == 0 and "not a model folder" not in again.stderr
+    assert json.loads(again.stdout)["guards"] == ["model_unavailable"]
 
 
 def test_no_llm_counting_questions_use_the_stats_tools(indexed) -> None:  # noqa: ANN001, F811

@@ -315,8 +315,10 @@ def test_missing_chat_db(tmp_path: Path) -> None:
 
 
 def test_commands_before_indexing_say_run_index(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["contacts", "--home", str(tmp_path / "empty")])
-    assert result.exit_code == 1 and "casper index" in result.output
+    empty = tmp_path / "empty"
+    result = runner.invoke(app, ["contacts", "--home", str(empty)])
+    # the command to paste names that data dir, as the one that failed did
+    assert result.exit_code == 1 and f"casper --home {empty} index" in result.output
 
 
 def test_no_message_text_in_logs(demo_corpus, fake_models, tmp_path: Path, caplog) -> None:  # noqa: ANN001

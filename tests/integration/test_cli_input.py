@@ -56,6 +56,29 @@ def test_usage_errors_are_one_error_and_one_hint_line(
     _assert_error(result, says=says, hint_says=hint_says)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--home", "{home}", "show", "1"],
+        ["--home={home}", "show", "1"],
+        ["-v", "--home", "{home}", "show", "1"],
+        ["show", "1", "--home", "{home}"],
+        ["--home", "{home}", "show", "1", "-v"],
+    ],
+)
+def test_global_options_work_before_or_after_the_command(args: list[str], tmp_path: Path) -> None:
+    home = tmp_path / "elsewhere"
+    result = runner.invoke(app, [a.format(home=home) for a in args])
+    # the command ran against that home (an empty one: nothing indexed there), not a usage error
+    _assert_error(result, says=f"nothing indexed yet in {home}", hint_says=f"--home {home} index")
+
+
+def test_global_options_alone_print_the_help(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["--home", str(tmp_path)])
+    assert result.exit_code == 0 and "Usage: casper" in result.stdout
+    assert "before or after its name" in " ".join(result.stdout.split())
+
+
 def test_version_prints_the_package_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
@@ -119,4 +142,4 @@ def test_one_day_range_is_fine_and_reaches_the_store(tmp_path: Path) -> None:
         app, ["search", "dentist", "--since", "2024-03-01", "--until", "2024-03-01",
               "--home", str(tmp_path)],
     )  # fmt: skip
-    _assert_error(result, says="nothing indexed yet", hint_says="casper index")
+    _assert_error(result, says="nothing indexed yet", hint_says=" index` to read your Messages")

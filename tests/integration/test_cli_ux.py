@@ -120,7 +120,7 @@ def test_stats_says_its_range_and_shows_months(home: Path, models: None) -> None
 
 def test_every_command_has_dash_h_and_an_example() -> None:
     commands = ["index", "contacts", "chats", "stats", "search", "ask", "chat", "show",
-                "doctor", "eval", "demo", "pull"]  # fmt: skip
+                "doctor", "eval", "demo", "pull", "serve"]  # fmt: skip
     for name in commands:
         result = runner.invoke(app, [name, "-h"])
         assert result.exit_code == 0, name

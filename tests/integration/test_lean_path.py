@@ -79,7 +79,7 @@ def test_bm25_search_imports_no_model_library_and_says_a_missing_reranker_once(
     assert code == 0, err
     assert json.loads(out)["hits"], "bm25 finds the planted sushi messages"
     assert heavy == []
-    assert len(err) == 1 and err[0].startswith("rerank off:") and str(missing) in err[0]
+    assert len(err) == 1 and err[0].startswith("notice: rerank off:") and str(missing) in err[0]
     state = home / "notices.json"
     assert stat.S_IMODE(state.stat().st_mode) == 0o600
     assert json.loads(state.read_text())["reranker"]["model"] == str(missing)
@@ -129,7 +129,7 @@ def test_a_hub_reranker_missing_offline_is_one_line_without_library_noise(
     home = indexed_with("cross-encoder/ms-marco-MiniLM-L6-v2")
     monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))  # no model cache at all
     code, _, err, _ = _child(home, "search", "--mode", "bm25", "sushi", "--json")
-    assert code == 0 and len(err) == 1 and err[0].startswith("rerank off:"), err
+    assert code == 0 and len(err) == 1 and err[0].startswith("notice: rerank off:"), err
     code, _, err, heavy = _child(home, "search", "--mode", "bm25", "sushi", "--json")
     assert (code, err, heavy) == (0, [], [])
 

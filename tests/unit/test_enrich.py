@@ -167,6 +167,10 @@ def test_holidays_follow_the_locale(question: str, locale: str, start: str, end:
         ("last January", "2026-01-01", "2026-01-31"),  # "last" is relative to today
         ("in the summer", "2024-06-01", "2024-08-31"),  # a season too: the latest one indexed
         ("last summer", "2026-06-01", "2026-08-31"),
+        # a holiday at a time word, no year: the latest one the history covers (issue 22)
+        ("what did we do around Thanksgiving?", "2023-11-20", "2023-11-26"),
+        ("who was there over christmas", "2023-12-22", "2023-12-28"),
+        ("around last Thanksgiving", "2025-11-24", "2025-11-30"),
     ],
 )
 def test_month_without_a_year_means_one_with_messages(question: str, start: str, end: str) -> None:
@@ -184,3 +188,16 @@ def test_locale_parsing_and_unknown_countries() -> None:
     # a country the holidays package lacks still gets the rules: May 1, second Sunday of May
     assert holiday_date("labour_day", 2025, "en_XX") == d("2025-05-01")
     assert holiday_date("mothers_day", 2025, "en_XX") == d("2025-05-11")
+
+
+def test_a_bare_holiday_is_no_date_unless_a_time_word_and_the_history_pin_it() -> None:
+    coverage = (d("2022-03-02"), d("2024-10-29"))
+    # "plan Thanksgiving" is about the holiday, any year's
+    assert (
+        enrich("when did Sam and I plan Thanksgiving?", NOW, LONDON, coverage=coverage).date_range
+        is None
+    )
+    assert enrich("around Thanksgiving", NOW, LONDON).date_range is None  # no history known
+    # a history with no Thanksgiving at all: no date, rather than an empty one
+    spring = (d("2024-03-01"), d("2024-05-01"))
+    assert enrich("around Thanksgiving", NOW, LONDON, coverage=spring).date_range is None

@@ -60,3 +60,14 @@ def test_a_chain_of_follow_ups_keeps_the_thread() -> None:
     assert second.date_range == first.date_range
     again, _ = rewrite("and then?", second, NAMES)
     assert "dentist" in again and "regarding" not in second.topic
+
+
+def test_a_person_follow_up_with_no_topic_of_its_own_keeps_the_last_topic() -> None:
+    last = turn_of(
+        "what did Priya say about the dentist?", [{"sender": "Priya Natarajan"}], NAMES, None
+    )
+    asked, note = rewrite("when did she go?", last, NAMES)
+    assert asked == "when did she go? (about Priya Natarajan; regarding dentist)"
+    assert note == "following up on Priya Natarajan, dentist"
+    asked, _ = rewrite("what did she say about the flight?", last, NAMES)  # a topic of its own
+    assert "dentist" not in asked and "about Priya Natarajan" in asked

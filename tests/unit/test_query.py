@@ -114,6 +114,15 @@ def test_lowercase_words_that_look_like_names_are_not_people() -> None:
     assert u.people == ()
 
 
+def test_a_contact_name_in_lower_case_is_the_contact_unless_a_common_word() -> None:
+    people = [*PEOPLE, ("p_mom", "Mom"), ("p_mark", "Mark Lee")]
+    u = read("what did mom say about the wifi", people=people)
+    assert u.person_id == "p_mom" and "mom" not in u.lexical
+    assert read("when did fahim visit the museum", people=people).person_id == "p_fahim"
+    assert read("mark the date for the trip", people=people).people == ()  # a word first
+    assert read("the paola rossi plan", people=people).person_id == "p_paola"
+
+
 def test_the_summary_line_says_what_was_read() -> None:
     u = read("When did Fahim visit the museum on 17.01.2024?")
     assert (

@@ -38,7 +38,7 @@ def test_only_questions_reach_ask_and_follow_ups_are_rewritten(
     run_repl(Config(data_dir=tmp_path), ask, read=reader(lines), names=["Priya Natarajan"])
     questions = [q for q, _ in asked]
     assert questions[0] == "what did Priya say about the dentist?"
-    assert questions[1] == "did she go? (about Priya Natarajan)"
+    assert questions[1] == "did she go? (about Priya Natarajan; regarding dentist)"  # the topic too
     assert asked[1][1] and "Earlier question: what did Priya say" in asked[1][1][-1]
     assert questions[2] == "did she go?"  # after /clear nothing is carried over
     assert len(asked) == 3

@@ -1,0 +1,245 @@
+"""`casper index` at the terminal: the lock (and who holds it), progress, the summary, Ctrl-C.
+
+A run that has to wait says at once for whom (pid, since when); Ctrl-C says what was kept and
+that the next run continues; the summary's time is the whole run, stage by stage.
+
+Imports: casper.cli (base, progress, invocation), casper.app.runtime, casper.indexer (lock,
+run), casper.store, casper.index (lazily).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded, print_json
+from casper.config import Config
+from casper.dates.zones import iso, local_tz
+
+if TYPE_CHECKING:
+    from casper.indexer.lock import Holder
+    from casper.indexer.run import IndexRunReport
+
+# the summary's stages: a name and the `IngestReport.timings` it adds up (the others are parts
+# of these, e.g. "read+store" inside "ingest"), in run order
+SUMMARY_STAGES = (
+    ("reading chat.db", ("check", "ingest", "commit+cleanup")),
+    ("chunk index", ("index",)),
+    ("loading the embedder", ("load",)),
+    ("embedding", ("embed",)),
+)
+
+
+class Interrupted(Exception):
+    """Ctrl-C during `casper index`; `ran` is False while it was still waiting for the lock."""
+
+    def __init__(self, ran: bool) -> None:
+        super().__init__("interrupted")
+        self.ran = ran
+
+
+def run_index(
+    cfg: Config, *, rebuild: bool = False, quiet: bool = False, terminal_only: bool = False
+) -> IndexRunReport:
+    """Lock, then run `casper index` (casper.indexer.run) with this configuration's parts.
+    Progress goes to stderr: none when `quiet`, and with `terminal_only` (`--json`) only when
+    stderr is a terminal; the "resuming" and "waiting" lines are said even then. Ctrl-C is
+    Interrupted (what was kept is on disk: the store commits as it goes, vectors per batch)."""
+    from casper.app import runtime
+    from casper.cli.progress import stage_bars
+    from casper.indexer.lock import exclusive
+    from casper.indexer.run import run_index as index_run
+    from casper.indexer.salvage import open_store
+    from casper.store.db import ensure_private_dir
+
+    ensure_private_dir(cfg.data_dir)
+    tz = local_tz(cfg.timezone)
+    ran = False
+    try:
+        with exclusive(cfg.lock_path, on_wait=lambda h: _say(waiting_line(h, tz))):
+            ran = True
+            with stage_bars(not quiet, plain=not terminal_only) as bars:
+                # with --rebuild a damaged store is moved aside and made again (indexer.salvage)
+                store = open_store(cfg.store_path, rebuild=rebuild, announce=_say)
+                try:
+                    return index_run(
+                        store, runtime.index_source(cfg), runtime.index_place(cfg),
+                        runtime.index_embedder(cfg), options=runtime.chunk_options(cfg),
+                        rebuild=rebuild, progress=bars, announce=_say,
+                    )  # fmt: skip
+                finally:
+                    store.close()
+    except KeyboardInterrupt:
+        raise Interrupted(ran) from None
+
+
+def waiting_line(other: Holder | None, tz: tzinfo) -> str:
+    """Said as soon as another run holds the lock: who, since when, and that Ctrl-C is safe."""
+    if other is None:
+        return "waiting for another index run to finish… (Ctrl-C stops waiting; that run goes on)"
+    started = datetime.fromtimestamp(other.since, tz)
+    ago = _duration(max(time.time() - other.since, 0.0))
+    when = started.strftime("%H:%M:%S" if ago[-1] == "s" else "%Y-%m-%d %H:%M")
+    ends = "; it ends by itself, then this run starts" if other.background else ""
+    return (
+        f"waiting for {other.what} (pid {other.pid}, running since {when}, {ago} ago) to "
+        f"finish{ends}… (Ctrl-C stops waiting; that run goes on)"
+    )
+
+
+def _say(line: str) -> None:
+    _stderr().print(line, soft_wrap=True, markup=False)
+
+
+def kept_line(cfg: Config, ran: bool, again: str) -> str:
+    """After Ctrl-C: what is on disk and how to go on (`again`: the command that continues)."""
+    if not ran:
+        return "stopped waiting; nothing was changed"
+    messages = chunks = 0
+    vectors: tuple[int, int] | None = None
+    if cfg.store_path.exists():
+        from casper.store.db import Store
+
+        store = Store.open(cfg.store_path)
+        try:
+            messages = store.messages_total()
+            chunks = int(store.meta_float("chunks_total"))
+        finally:
+            store.close()
+    if cfg.index_dir.exists():
+        from casper.index.chunk_index import vector_status_at
+
+        try:
+            vectors = vector_status_at(cfg.index_dir)
+        except Exception:  # noqa: BLE001 - a half-written first index: say what the store has
+            vectors = None
+    if not messages:
+        return f"interrupted before anything was stored; `{again}` starts again"
+    kept = f"interrupted: kept {messages:,} messages"
+    if vectors is not None:
+        done, total = vectors
+        share = f" ({100 * done // total} %)" if total and done < total else ""
+        kept += f" and {total:,} chunks, {done:,} of them with vectors{share}"
+    elif chunks:
+        kept += f" and {chunks:,} chunks"
+    return f"{kept}; `{again}` continues where this run stopped"
+
+
+def _duration(seconds: float) -> str:
+    """`0.4 s`, `13 s`, `2m24s`, `1h02m`."""
+    from casper.cli.progress import fmt_duration
+
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    return f"{seconds:.0f} s" if seconds < 60 else fmt_duration(seconds)
+
+
+def time_line(timings: dict[str, float], total: float) -> str:
+    """`in 2m38s: reading chat.db 0.4 s · … · embedding 2m24s` (stages under 0.05 s left out)."""
+    parts = []
+    for name, keys in SUMMARY_STAGES:
+        spent = sum(timings.get(k, 0.0) for k in keys)
+        if spent >= 0.05:
+            parts.append(f"{name} {_duration(spent)}")
+    return f"in {_duration(total)}" + (": " + " · ".join(parts) if parts else "")
+
+
+def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
+    report = run.ingest
+    data = report.to_dict()
+    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
+    fill = run.vectors
+    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
+    return data
+
+
+def _remember_paths(cfg: Config, chat_db: Path | None, contacts: Path | None) -> None:
+    """Paths given once are kept in config.toml: a later plain `casper index` (the one a stopped
+    run suggests), or `doctor`, reads the same history and AddressBook, not the defaults. Kept
+    as soon as chat.db passes the probe, not when the run ends: a first run stopped halfway
+    (Ctrl-C, a kill) is resumed by a plain `casper index` on the same database."""
+    from casper.config import remember
+
+    given = {"chat_db": chat_db, "contacts": contacts}
+    paths = {k: Path(v).expanduser().resolve() for k, v in given.items() if v is not None}
+    if not paths:
+        return
+    from casper.indexer.pipeline import probe_source
+    from casper.store.db import ensure_private_dir
+    from ingest import has_address_book
+
+    probe_source(cfg.chat_db)  # the error a run would give, before anything is kept
+    if "contacts" in paths and not has_address_book(paths["contacts"]):
+        del paths["contacts"]  # a typo is not kept (the run stops on it with a hint)
+    ensure_private_dir(cfg.data_dir)
+    remember(cfg.data_dir, **paths)
+
+
+@app.command()
+@guarded
+def index(
+    chat_db: Annotated[
+        Path | None,
+        typer.Option("--chat-db", readable=False, help="Messages database (read-only)"),
+    ] = None,
+    contacts: Annotated[
+        Path | None,
+        typer.Option("--contacts", readable=False, help="AddressBook folder or .abcddb"),
+    ] = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="start over instead of incremental")
+    ] = False,
+    no_contacts: Annotated[
+        bool,
+        typer.Option("--no-contacts", help="index without AddressBook names, on purpose"),
+    ] = False,
+    home: Home = None,
+    json: Json = False,
+    verbose: Verbose = False,
+) -> None:
+    """Ingest new messages (incremental), update stats and the search index."""
+    from casper.cli.invocation import command_line
+
+    cfg = config(home, chat_db=chat_db, contacts=contacts)
+    if no_contacts:
+        cfg = dataclasses.replace(cfg, contacts=None)
+    tz = local_tz(cfg.timezone)
+    _remember_paths(cfg, chat_db, None if no_contacts else contacts)
+    # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
+    try:
+        done = run_index(cfg, rebuild=rebuild, terminal_only=json)
+    except Interrupted as stop:
+        kept = kept_line(cfg, stop.ran, command_line(cfg.data_dir, "index"))
+        _stderr().print(kept, soft_wrap=True, markup=False)
+        raise typer.Exit(130) from None
+    report = done.ingest
+    if json:
+        print_json(_index_json(done, tz))
+        return
+    err = _stderr()
+    fill = done.vectors
+    if report.noop and fill is not None and fill.embedded:  # what a stopped run left, finished
+        err.print(
+            f"up to date: {report.messages_total:,} messages; embedded the {fill.embedded:,} "
+            f"chunks a stopped run left ({fill.done:,}/{fill.total:,} now have vectors)",
+            soft_wrap=True,
+        )
+        err.print(f"  {time_line(report.timings, report.elapsed_s)}", soft_wrap=True)
+        return
+    if report.noop:
+        err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
+        return
+    cov = report.coverage
+    err.print(
+        f"indexed {report.messages_new:,} new messages ({report.messages_total:,} total, "
+        f"{report.chunks_new:,} new chunks), {report.reactions:,} reactions folded, "
+        f"{report.deleted:,} deleted, {report.decode_failures:,} undecodable bodies — "
+        f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]}",
+        soft_wrap=True,
+    )
+    err.print(f"  {time_line(report.timings, report.elapsed_s)}", soft_wrap=True)

@@ -1,0 +1,65 @@
+"""The first hour (issue 22) on a real terminal: tmux at 80 columns, the screen read back.
+
+The piped side of the same items is tests/integration/test_first_hour.py; both compare with
+golden files in tests/golden/ (`*_tty.txt` here).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.first_hour import check_golden
+from tests.slow.test_terminal import Tmux, casper, demo_home, tmux  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.slow
+
+
+def joined(t: Tmux) -> str:
+    """The screen with lines the terminal wrapped joined again (what was printed)."""
+    out = subprocess.run(
+        [*t.base, "capture-pane", "-p", "-J", "-S", "-200"], capture_output=True, text=True
+    )
+    return out.stdout
+
+
+def run(make: Callable[[int], Tmux], home: Path, *args: str) -> str:
+    t = make(80)
+    t.start(casper(home, *args))
+    t.wait_for(lambda s: "SHELL" in s)
+    return joined(t)
+
+
+def test_show_marks_the_message_on_a_terminal(demo_home: Path, tmux) -> None:  # noqa: ANN001, F811
+    screen = run(tmux, demo_home, "show", "2441", "--before", "1", "--after", "1")
+    marked = [x for x in screen.splitlines() if x.startswith("▶")]
+    assert len(marked) == 1 and marked[0].rstrip().endswith("#2441"), screen
+    check_golden("show_marked_tty", marked[0])
+
+
+def test_search_outside_the_history_on_a_terminal(demo_home: Path, tmux) -> None:  # noqa: ANN001, F811
+    screen = run(tmux, demo_home, "search", "dentist", "--person", "Priya",
+                 "--since", "last March", "--until", "last March")  # fmt: skip
+    said = re.search(r"no matching messages between (\d{4})-03-01 and \1-03-31; .*", screen)
+    assert said and said.group(0).endswith("your messages run from 2022-03-02 to 2024-10-29"), (
+        screen
+    )
+    check_golden("search_outside_history_tty", said.group(0).replace(said.group(1), "YYYY", 2))
+
+
+def test_lowercase_mom_on_a_terminal(demo_home: Path, tmux) -> None:  # noqa: ANN001, F811
+    screen = run(tmux, demo_home, "search", "what did mom say about the wifi")
+    said = [x for x in screen.splitlines() if x.startswith("read as:")]
+    assert said and "chats with Mom" in said[0], screen
+    check_golden("read_as_mom_tty", said[0])
+
+
+def test_contacts_keep_ids_whole_on_an_80_column_terminal(demo_home: Path, tmux) -> None:  # noqa: ANN001, F811
+    screen = run(tmux, demo_home, "contacts")
+    rows = [x for x in screen.splitlines() if x.startswith("p_")]
+    assert rows and all(re.match(r"p_[0-9a-f]{8}  ", x) for x in rows), screen
+    check_golden("contacts_ids_tty", "\n".join(x.split()[0] for x in rows))

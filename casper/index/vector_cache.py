@@ -130,10 +130,8 @@ def build_vectors(
     try:
         with private_files():
             _write_cache(paths, merged, count, dim, key_arr)
-        keep = {p.name for p in paths.values()}
-        for old in directory.glob("*-*.npy"):
-            if old.name not in keep and old.name.split("-")[0] in CACHE_KEYS:
-                old.unlink(missing_ok=True)
+        for old in _superseded(directory, (generation, version)):
+            old.unlink(missing_ok=True)
         for stale in directory.glob("*.npy.*.tmp"):  # left by a builder that was killed
             if time.time() - _mtime(stale) > STALE_TMP_S:
                 stale.unlink(missing_ok=True)
@@ -142,6 +140,23 @@ def build_vectors(
     loaded = load_vectors(directory, version, generation, dim)
     assert loaded is not None
     return loaded
+
+
+def _superseded(directory: Path, ours: tuple[int, int]) -> list[Path]:
+    """Cache files older than ours (by generation, then table version), except the newest of
+    them: a reader (another thread of the service, another process) may be building or opening
+    the one just before ours, and deleting it under that reader failed its search. Newer caches
+    are never ours to delete (a slower builder of an older generation finishes after them)."""
+    older: dict[tuple[int, int], list[Path]] = {}
+    for path in directory.glob("*-*-*.npy"):
+        key, _, rest = path.stem.partition("-")
+        version, _, generation = rest.partition("-")
+        if key in CACHE_KEYS and version.isdigit() and generation.isdigit():
+            stamp = (int(generation), int(version))
+            if stamp < ours:
+                older.setdefault(stamp, []).append(path)
+    stale = sorted(older)[:-1]  # the newest older cache stays for a reader still on it
+    return [path for stamp in stale for path in older[stamp]]
 
 
 def _previous(directory: Path, skip: Path, dim: int) -> tuple[NDArray, VectorFile] | None:

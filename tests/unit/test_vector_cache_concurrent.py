@@ -83,3 +83,23 @@ def test_a_failed_build_leaves_no_temporary_files_and_old_ones_are_swept(tmp_pat
 
     build_vectors(tmp_path, 1, 1, DIM, keys, _fetch_from(_rows(len(keys)), keys))
     assert not list(tmp_path.glob("*.tmp"))  # the killed builder's file is swept
+
+
+def test_a_newer_generations_builder_leaves_the_one_just_before_it(tmp_path) -> None:
+    """The service's auto-index publishes while a search thread builds the previous generation's
+    cache: the newer build used to delete that cache before its builder opened it (an
+    AssertionError inside the service). A build keeps the cache just before its own and every
+    newer one; only older ones go."""
+    keys = [f"k{i:03d}" for i in range(40)]
+    rows = _rows(len(keys))
+
+    def newer_builder() -> None:
+        build_vectors(tmp_path, 9, 3, DIM, keys, _fetch_from(rows, keys))
+
+    build_vectors(tmp_path, 5, 1, DIM, keys, _fetch_from(rows, keys))  # an old generation
+    during = build_vectors(tmp_path, 7, 2, DIM, keys, _fetch_from(rows, keys, newer_builder))
+    assert during is not None and load_vectors(tmp_path, 7, 2, DIM) is not None
+    assert load_vectors(tmp_path, 9, 3, DIM) is not None  # newer: never the older build's
+    build_vectors(tmp_path, 11, 4, DIM, keys, _fetch_from(rows, keys))
+    assert not list(tmp_path.glob("*-5-1.npy")) and not list(tmp_path.glob("*-7-2.npy"))
+    assert load_vectors(tmp_path, 9, 3, DIM) is not None  # the one just before 11-4 stays

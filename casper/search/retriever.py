@@ -354,7 +354,8 @@ class Retriever:
             return fusion.rrf([[cid for cid, _ in leg] for leg in every])
         if mode == "hybrid" and legs:
             return fusion.hybrid(legs[0], legs[1:], vector_weight=self.vector_weight,
-                                 feedback=feedback, lexical_bounds=bounds)  # fmt: skip
+                                 feedback=feedback, lexical_bounds=bounds,
+                                 adaptive=self.fuse == "adaptive")  # fmt: skip
         pairs = zip(legs, bounds or [None] * len(legs), strict=True)
         present = [(leg, bound) for leg, bound in pairs if leg]
         if len(present) > 1:  # words + n-grams

@@ -33,8 +33,7 @@ class RunSpec:
     chunk_stride: int = CHUNK_STRIDE
     embed_model: str = BUNDLED_EMBEDDER
     literal: bool = False  # no query understanding (dates, people, scaffolding)
-    # hybrid fusion: None, the configured one (config `fusion`) | an ablation ("rrf", the former
-    # default; "convex", the fixed weights, beside a configured "adaptive")
+    # hybrid fusion: None, the configured one (config `fusion`) | "rrf", the ablation
     fuse: str | None = None
     feedback: bool = (
         False  # hybrid's second pass with the best hits' words (casper.search.feedback)

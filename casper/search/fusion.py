@@ -25,16 +25,12 @@ RRF_K = 60
 VECTOR_WEIGHT = 0.4
 FEEDBACK_SHARE = 0.3
 # convex: the fixed weights above; adaptive: those weights moved per query by how peaked each
-# leg is and whether the other legs agree with its winner (`adapt_weights`); rrf: the former
-# default, kept for the ablation.
+# leg's scores are (`adapt_weights`); rrf: the former default, kept for the ablation.
 FUSIONS = ("convex", "adaptive", "rrf")
-# `adapt_weights`: a leg whose scores are flat keeps this much of its peakedness (so it is
-# never silenced: a flat leg still breaks the other's ties); a leg whose best hit is in another
-# leg's first AGREEMENT_DEPTH hits counts (1 + AGREEMENT_BONUS) times. Tuned on the tune halves
-# (docs/retrieval.md); 0.15 floor and bonus 0.5 were level with these.
-PEAK_FLOOR = 0.05
-AGREEMENT_DEPTH = 10
-AGREEMENT_BONUS = 1.0
+# `adapt_weights`: a leg whose scores are flat keeps this share of a fully peaked leg's trust, so
+# it is never silenced (it still breaks the other legs' ties). Tune halves: 0.05 and 0.15 alike,
+# 0.3 lost a LoCoMo tune cell by 0.6 point, 0.05 a report-half one by 0.9 (docs/retrieval.md).
+PEAK_FLOOR = 0.15
 Scored = Sequence[tuple[str, float]]
 Bounds = tuple[float, float] | None  # a leg's score range in a wider search (see `convex`)
 
@@ -120,43 +116,31 @@ def peak(scores: Sequence[float]) -> float:
 
 
 def adapt_weights(
-    legs: Sequence[Scored],
-    weights: Sequence[float],
-    *,
-    floor: float = PEAK_FLOOR,
-    depth: int = AGREEMENT_DEPTH,
-    bonus: float = AGREEMENT_BONUS,
+    legs: Sequence[Scored], weights: Sequence[float], *, floor: float = PEAK_FLOOR
 ) -> list[float]:
-    """The fixed weights moved for one query: each leg's weight × max(peak, floor), × (1 +
-    bonus) when its best hit is among another leg's first `depth` hits; rescaled to the fixed
-    weights' total, so fused scores keep their range.
+    """The fixed weights moved for one query: each leg's weight × max(peak, floor), rescaled to
+    the fixed weights' total, so fused scores keep their range.
 
     Why: the fixed 0.4 / 0.6 split trusts the vector leg as much when it is nearly blind (flat
-    scores) as when it has one clear answer, and BM25 likewise. A leg's own score distribution
-    says how sure it is; another leg finding the same best hit says the sureness is not a
-    fluke. Legs equally peaked with the same agreement keep the fixed weights exactly, so the
-    fusion is today's convex one whenever the legs give no reason to differ. Empty legs keep
-    their weight (they add nothing either way).
+    scores: a short text it barely understands) as when it has one clear answer, and BM25
+    likewise (a question whose words are everywhere). A leg's own score distribution says how
+    sure it is. Legs equally peaked keep the fixed weights exactly, so the fusion is today's
+    convex one whenever the legs give no reason to differ. Empty legs keep their weight (they
+    add nothing either way). Counting agreement too (a leg whose best hit another leg also
+    found weighs more) was measured and not kept: it lost LoCoMo (docs/retrieval.md).
     """
     if len(legs) != len(weights):
         raise ValueError(f"{len(legs)} legs but {len(weights)} weights")
     firsts = [_best_scores(leg) for leg in legs]
-    leaders = [max(f, key=f.__getitem__) if f else None for f in firsts]
-    tops = [set(_ids_by_score(f)[:depth]) for f in firsts]
-    trust: list[float] = []
-    for i, f in enumerate(firsts):
-        if not f:
-            trust.append(1.0)
-            continue
-        confirmed = any(leaders[i] in top for j, top in enumerate(tops) if j != i)
-        trust.append(max(peak(list(f.values())), floor) * (1.0 + bonus * confirmed))
-    moved = [w * t for w, t in zip(weights, trust, strict=True)]
     live = [i for i, f in enumerate(firsts) if f]
+    moved = list(weights)
+    for i in live:
+        moved[i] = weights[i] * max(peak(list(firsts[i].values())), floor)
     before = sum(weights[i] for i in live)
     after = sum(moved[i] for i in live)
     if after <= 0:
         return list(weights)
-    return [m * before / after if firsts[i] else weights[i] for i, m in enumerate(moved)]
+    return [moved[i] * before / after if i in live else weights[i] for i in range(len(legs))]
 
 
 def _best_scores(leg: Scored) -> dict[str, float]:
@@ -165,10 +149,6 @@ def _best_scores(leg: Scored) -> dict[str, float]:
     for item, score in leg:
         best[item] = max(score, best.get(item, score))
     return best
-
-
-def _ids_by_score(best: Mapping[str, float]) -> list[str]:
-    return sorted(best, key=lambda item: -best[item])
 
 
 def bounds_of(leg: Scored) -> Bounds:

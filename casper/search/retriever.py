@@ -93,7 +93,7 @@ class Retriever:
         top_k: int = 8,
         lexical: str = "lancedb",
         vector_weight: float = fusion.VECTOR_WEIGHT,
-        fuse: str = "convex",
+        fuse: str = "adaptive",
         reader: Reader | None = None,
         feedback_terms: int = 0,
     ) -> None:
@@ -143,7 +143,7 @@ class Retriever:
             since: UTC seconds; chunks ending before it are excluded.
             until: UTC seconds, exclusive; chunks starting at or after it are excluded.
             k: number of hits (default `top_k`).
-            mode: "hybrid" (vector + lexical, convex fusion), "bm25" or "vector".
+            mode: "hybrid" (vector + lexical, fused), "bm25" or "vector".
             rerank: rescore the fused candidates with the reranker, when there is one.
             reranker: the reranker for this search (default: the one given at construction).
             literal: search the words as given: no query rewriting, no date or person scope.

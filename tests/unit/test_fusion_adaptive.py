@@ -1,5 +1,5 @@
-"""Adaptive fusion: a leg's weight follows how sure it is (its score distribution) and whether
-another leg finds its best hit too; with no reason to differ it is today's convex fusion."""
+"""Adaptive fusion: a leg's weight follows how sure it is (how far its best hit stands above
+its typical one); with no reason to differ it is the fixed-weight convex fusion."""
 
 from __future__ import annotations
 
@@ -43,23 +43,22 @@ def test_a_flat_leg_gives_way_to_a_leg_with_one_clear_winner() -> None:
     assert sum(weights) == pytest.approx(1.0)  # fused scores keep their range
 
 
-def test_a_winner_the_other_leg_also_found_gets_more_weight() -> None:
-    """Equally peaked legs; the vector leg's best hit (a) is in BM25's list too, BM25's (z) is
-    nowhere in the vector leg's: the confirmed winner leads."""
-    vector = leg("abcdef", [1.0, 0.5, 0.45, 0.4, 0.35, 0.3])
-    words = leg("zyxwau", [10.0, 5.0, 4.5, 4.0, 3.5, 3.0])
-    assert peak([s for _, s in vector]) == pytest.approx(peak([s for _, s in words]))
-    assert order(hybrid(vector, [words]))[:1] == "z"
-    assert order(hybrid(vector, [words], adaptive=True))[:1] == "a"
-    unconfirmed = leg("zyxwvu", [10.0, 5.0, 4.5, 4.0, 3.5, 3.0])
-    assert adapt_weights([vector, unconfirmed], [0.4, 0.6]) == pytest.approx([0.4, 0.6])
+def test_the_surer_leg_gains_weight_in_proportion_and_the_total_is_kept() -> None:
+    """Weights follow peakedness × the fixed weight; a flat leg keeps the floor's share."""
+    clear = leg("abcde", [1.0, 0.2, 0.1, 0.05, 0.0])  # peak 0.9
+    middling = leg("fghij", [1.0, 0.7, 0.5, 0.3, 0.0])  # peak 0.5
+    flat = leg("klmno", [1.0, 1.0, 1.0, 1.0, 0.0])  # peak 0 → the floor
+    w = adapt_weights([clear, middling, flat], [0.4, 0.3, 0.3])
+    assert sum(w) == pytest.approx(1.0)
+    assert w[0] / w[1] == pytest.approx((0.4 * 0.9) / (0.3 * 0.5))
+    assert w[2] / w[1] == pytest.approx(fusion.PEAK_FLOOR / 0.5)
 
 
 @pytest.mark.parametrize("ngrams", [False, True])
 def test_equally_peaked_legs_fuse_exactly_as_the_fixed_weights(ngrams: bool) -> None:
-    """The same shape of scores, every winner found by another leg: no reason to differ."""
+    """The same shape of scores (whatever their scale): no reason to differ."""
     vector = leg("abcde", [0.8, 0.6, 0.5, 0.45, 0.2])
-    words = leg("edcba", [8.0, 6.0, 5.0, 4.5, 2.0])
+    words = leg("edcbf", [8.0, 6.0, 5.0, 4.5, 2.0])
     lexical = [words, leg("eaghi", [4.0, 3.0, 2.5, 2.25, 1.0])] if ngrams else [words]
     for bounds in (None, [(0.0, 9.0)] * len(lexical)):
         fixed = hybrid(vector, lexical, lexical_bounds=bounds)
@@ -79,9 +78,9 @@ def test_empty_legs_keep_their_weight_and_a_lone_leg_is_untouched() -> None:
 
 def test_fusion_is_a_setting_checked_when_the_config_loads(tmp_path: Path) -> None:
     assert config.FUSIONS == fusion.FUSIONS  # the leaf's copy of the names
-    assert load_config(tmp_path).fusion in fusion.FUSIONS
-    (tmp_path / "config.toml").write_text('fusion = "adaptive"\n')
-    assert load_config(tmp_path).fusion == "adaptive"
+    assert load_config(tmp_path).fusion == "adaptive"  # the default (docs/retrieval.md)
+    (tmp_path / "config.toml").write_text('fusion = "convex"\n')
+    assert load_config(tmp_path).fusion == "convex"
     (tmp_path / "config.toml").write_text('fusion = "max"\n')
     with pytest.raises(ConfigError) as err:
         load_config(tmp_path)

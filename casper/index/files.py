@@ -19,6 +19,7 @@ from casper.errors import IndexMismatch
 TABLE = "chunks"
 MANIFEST = "manifest.json"
 GENERATION = "generation.json"
+VECTOR_FILE = "vectors.sqlite"  # the vectors' side file (vecstore.py)
 SCHEMA_VERSION = 2  # 2: vectors moved to the side file (vecstore.py)
 # Manifest keys that say which model and chunker wrote the vectors (checked on open); the
 # others (the source the chunks came from) are bookkeeping.
@@ -78,6 +79,15 @@ def write_generation(
     tmp.write_text(json.dumps(record, indent=1))
     os.replace(tmp, path)
     return published
+
+
+def read_manifest(index_dir: Path) -> dict[str, Any]:
+    """The manifest of the index in `index_dir` ({} when there is none or it does not read)."""
+    try:
+        data = json.loads((Path(index_dir) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def is_current(index_dir: Path) -> bool:

@@ -190,6 +190,9 @@ class Store(DirectoryQueries, StatsQueries):
             (key, str(value)),
         )
 
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key=?", (key,))
+
     def meta_float(self, key: str, default: float = 0.0) -> float:
         value = self.get_meta(key)
         return float(value) if value is not None else default
@@ -449,6 +452,17 @@ class Store(DirectoryQueries, StatsQueries):
             f"SELECT {_MSG_COLS} FROM messages WHERE rowid=?", (message.rowid,)
         ).fetchall()
         return self._rows_to_messages(list(reversed(prev)) + here + nxt)
+
+    def indexed_through(self) -> float | None:
+        """The newest countable message the search index has (UTC seconds), or None: the store's
+        newest outside the chats still waiting for their chunks (`dirty_chats`, cleared once the
+        run that stored them has published its chunks). A walk down the ts index that stops at
+        the first message of a chat already chunked."""
+        row = self.conn.execute(
+            "SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 "
+            "AND chat_id NOT IN (SELECT chat_id FROM dirty_chats) ORDER BY ts DESC LIMIT 1"
+        ).fetchone()
+        return row[0] if row else None
 
     def coverage(self) -> tuple[float | None, float | None]:
         """First and last dated countable message: two short walks of the ts index, not a scan."""

@@ -44,9 +44,10 @@ class Config:
     rerank: bool = True
     lexical: str = "lancedb"  # lancedb | rank-bm25
     candidates: int = 50  # per retriever before fusion
-    # how the hybrid legs are fused: adaptive (the fixed weights moved per query by how peaked
-    # each leg's scores are) | convex (the fixed weights) | rrf; casper/search/fusion.py
-    fusion: str = "adaptive"
+    # how the hybrid legs are fused: convex (fixed weights) | adaptive (those weights moved per
+    # query by how peaked each leg's scores are; opt-in: it lost texting with the typed and
+    # event-date legs, docs/retrieval.md) | rrf; casper/search/fusion.py
+    fusion: str = "convex"
     top_k: int = 8
     chunk_size: int = CHUNK_SIZE
     chunk_stride: int = CHUNK_STRIDE

@@ -93,7 +93,7 @@ class Retriever:
         top_k: int = 8,
         lexical: str = "lancedb",
         vector_weight: float = fusion.VECTOR_WEIGHT,
-        fuse: str = "adaptive",
+        fuse: str = "convex",
         reader: Reader | None = None,
         feedback_terms: int = 0,
     ) -> None:

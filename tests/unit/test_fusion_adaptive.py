@@ -78,9 +78,9 @@ def test_empty_legs_keep_their_weight_and_a_lone_leg_is_untouched() -> None:
 
 def test_fusion_is_a_setting_checked_when_the_config_loads(tmp_path: Path) -> None:
     assert config.FUSIONS == fusion.FUSIONS  # the leaf's copy of the names
-    assert load_config(tmp_path).fusion == "adaptive"  # the default (docs/retrieval.md)
-    (tmp_path / "config.toml").write_text('fusion = "convex"\n')
-    assert load_config(tmp_path).fusion == "convex"
+    assert load_config(tmp_path).fusion == "convex"  # the default (docs/retrieval.md)
+    (tmp_path / "config.toml").write_text('fusion = "adaptive"\n')
+    assert load_config(tmp_path).fusion == "adaptive"
     (tmp_path / "config.toml").write_text('fusion = "max"\n')
     with pytest.raises(ConfigError) as err:
         load_config(tmp_path)

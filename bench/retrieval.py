@@ -262,6 +262,8 @@ def bench_size(n: int, n_queries: int, work: Path, hooks: Sequence[Hook]) -> dic
     lat["rank-bm25/person+date"] = timed(lambda q: bm25.search(q, 50, flt), few, warmup=1)
     retriever = Retriever(index, TableEmbedder(qs, corpus.query_vectors), None)
     lat["hybrid/unfiltered"] = timed(lambda q: retriever.search(q), qs)
+    adaptive = Retriever(index, TableEmbedder(qs, corpus.query_vectors), None, fuse="adaptive")
+    lat["hybrid/unfiltered, fusion = adaptive"] = timed(lambda q: adaptive.search(q), qs)
     fed = Retriever(index, TableEmbedder(qs, corpus.query_vectors), None, feedback_terms=4)
     lat["hybrid/unfiltered + feedback pass (opt-in)"] = timed(lambda q: fed.search(q), qs)
     lat["hybrid/person+date"] = timed(

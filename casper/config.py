@@ -24,6 +24,8 @@ CHUNK_SIZE = 3  # messages per chunk
 CHUNK_STRIDE = 1
 CHUNK_GAP_S = 6 * 3600  # a silence this long starts a new chunk
 CHUNK_MAX_CHARS = 1500
+# casper.search.fusion.FUSIONS (a leaf cannot import it; a test keeps the two equal)
+FUSIONS = ("convex", "adaptive", "rrf")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +44,10 @@ class Config:
     rerank: bool = True
     lexical: str = "lancedb"  # lancedb | rank-bm25
     candidates: int = 50  # per retriever before fusion
+    # how the hybrid legs are fused: convex (fixed weights) | adaptive (those weights moved per
+    # query by how peaked each leg's scores are; opt-in: it lost texting with the typed and
+    # event-date legs, docs/retrieval.md) | rrf; casper/search/fusion.py
+    fusion: str = "convex"
     top_k: int = 8
     chunk_size: int = CHUNK_SIZE
     chunk_stride: int = CHUNK_STRIDE
@@ -177,6 +183,10 @@ def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
         if isinstance(values.get(key), str):
             values[key] = Path(values[key]).expanduser()
     cfg = Config(data_dir=home, **values)
+    if cfg.fusion not in FUSIONS:
+        raise ConfigError(
+            f"unknown fusion {cfg.fusion!r}", hint=f"set fusion to one of {', '.join(FUSIONS)}"
+        )
     if not 1 <= cfg.chunk_stride <= cfg.chunk_size:
         # windows that step past their own end would leave messages out of every chunk
         raise ConfigError(

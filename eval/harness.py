@@ -449,6 +449,7 @@ def run_eval(
         "questions": len(items),
         "scored_questions": sum(1 for i in items if i.answerable),
         "ks": ks,
+        "fusion": cfg.fusion,  # how the runs without a `fuse` of their own were fused
         "info": info,
         "runs": [_run_doc(accs[s], groups) for s in specs],
         "skipped": skipped,

@@ -178,11 +178,7 @@ def _category_tables(doc: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) 
     lines: list[str] = []
     ks = list(doc.get("ks", []))
     for run in runs:
-        ablation = (
-            run.get("literal")
-            or run.get("fuse", "convex") != "convex"
-            or run.get("feedback", False)
-        )
+        ablation = run.get("literal") or verdict.ablated_fusion(run) or run.get("feedback", False)
         if run["mode"] != "hybrid" or ablation:
             continue
         cats = sorted(run["by_category"])

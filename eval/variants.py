@@ -33,7 +33,8 @@ class RunSpec:
     chunk_stride: int = CHUNK_STRIDE
     embed_model: str = BUNDLED_EMBEDDER
     literal: bool = False  # no query understanding (dates, people, scaffolding)
-    fuse: str = "convex"  # hybrid fusion: convex (default) | rrf (the former default)
+    # hybrid fusion: None, the configured one (config `fusion`) | "rrf", the ablation
+    fuse: str | None = None
     feedback: bool = (
         False  # hybrid's second pass with the best hits' words (casper.search.feedback)
     )
@@ -51,7 +52,7 @@ class RunSpec:
         parts = [self.mode]
         if self.mode != "vector":
             parts.append(self.lexical)
-        if self.mode == "hybrid" and self.fuse != "convex":
+        if self.mode == "hybrid" and self.fuse is not None:
             parts.append(self.fuse)
         if self.mode == "hybrid" and self.feedback and not self.literal:
             parts.append("feedback")
@@ -155,6 +156,6 @@ def make_search(
         embedder=embedder,
         reranker=reranker,
         candidates=max(vcfg.candidates, max_k),
-        fuse=spec.fuse if spec else "convex",
+        fuse=spec.fuse if spec else None,
         feedback_terms=FEEDBACK_TERMS if spec is not None and spec.feedback else 0,
     )

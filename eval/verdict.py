@@ -58,7 +58,13 @@ class Table:
 
 
 def _plain(run: Mapping[str, Any]) -> bool:
-    return not (run.get("rerank") or run.get("feedback") or run.get("fuse", "convex") != "convex")
+    return not (run.get("rerank") or run.get("feedback") or ablated_fusion(run))
+
+
+def ablated_fusion(run: Mapping[str, Any]) -> bool:
+    """A run fused otherwise than configured (the RRF ablation); runs saved before `fuse` could
+    be None (the configured fusion) say "convex" for theirs."""
+    return run.get("fuse") not in (None, "convex")
 
 
 def roles(doc: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], dict[str, Mapping[str, Any]]]]:

@@ -86,7 +86,7 @@ def make_retriever(
     embedder: Embedder | None = None,
     reranker: Reranker | None = None,
     candidates: int | None = None,
-    fuse: str = "convex",
+    fuse: str | None = None,
     feedback_terms: int = 0,
     say: Say = _quiet,
 ) -> Retriever:
@@ -96,7 +96,8 @@ def make_retriever(
     checked against the index) only if a vector is ever asked for, so a BM25 search never
     imports torch. A reranker that can't be loaded is said once through `say` (remembered in
     the data dir) and then only by `casper doctor`. The reranker is fixed here; a long-lived
-    retriever shared by requests gets none and is handed one per search instead.
+    retriever shared by requests gets none and is handed one per search instead. `fuse` None:
+    the configured fusion (`cfg.fusion`).
     """
     from casper.app.optional_models import load_reranker
     from casper.backends import factory
@@ -122,7 +123,7 @@ def make_retriever(
         candidates=candidates or cfg.candidates,
         top_k=cfg.top_k,
         lexical=lexical or cfg.lexical,
-        fuse=fuse,
+        fuse=fuse or cfg.fusion,
         reader=make_reader(cfg, store),
         feedback_terms=feedback_terms,
     )

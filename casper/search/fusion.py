@@ -5,6 +5,7 @@ Imports: stdlib only.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
@@ -23,7 +24,13 @@ RRF_K = 60
 # Re-checked with the scope first: 0.35 / 0.45 / 0.5 are no better than 0.4 (README).
 VECTOR_WEIGHT = 0.4
 FEEDBACK_SHARE = 0.3
-FUSIONS = ("convex", "rrf")
+# convex: the fixed weights above; adaptive: those weights moved per query by how peaked each
+# leg's scores are (`adapt_weights`); rrf: the former default, kept for the ablation.
+FUSIONS = ("convex", "adaptive", "rrf")
+# `adapt_weights`: a leg whose scores are flat keeps this share of a fully peaked leg's trust, so
+# it is never silenced (it still breaks the other legs' ties). Tune halves: 0.05 and 0.15 alike,
+# 0.3 lost a LoCoMo tune cell by 0.6 point, 0.05 a report-half one by 0.9 (docs/retrieval.md).
+PEAK_FLOOR = 0.15
 Scored = Sequence[tuple[str, float]]
 Bounds = tuple[float, float] | None  # a leg's score range in a wider search (see `convex`)
 
@@ -45,9 +52,7 @@ def convex(
     scores: dict[str, float] = {}
     best: dict[str, int] = {}
     for leg, weight, bound in zip(legs, weights, wider, strict=True):
-        firsts: dict[str, float] = {}
-        for item, score in leg:  # a leg naming an id twice counts its better score
-            firsts[item] = max(score, firsts.get(item, score))
+        firsts = _best_scores(leg)  # a leg naming an id twice counts its better score
         normed = minmax(list(firsts.values()), bound)
         for rank, (item, value) in enumerate(zip(firsts, normed, strict=True), start=1):
             scores[item] = scores.get(item, 0.0) + weight * value
@@ -63,13 +68,15 @@ def hybrid(
     feedback: Scored | None = None,
     feedback_share: float = FEEDBACK_SHARE,
     lexical_bounds: Sequence[Bounds] | None = None,
+    adaptive: bool = False,
 ) -> list[tuple[str, float]]:
     """The vector leg and the lexical legs (words, and n-grams when the query has CJK/emoji).
 
     The lexical side's weight is shared by its legs, so an n-gram leg does not outvote words;
     a `feedback` leg (BM25 with the best hits' words added) takes `feedback_share` of it.
     `lexical_bounds` (one per lexical leg, then the feedback leg's) widen those legs' ranges
-    (`convex`); the vector leg is always normalised over its own hits.
+    (`convex`); the vector leg is always normalised over its own hits. `adaptive`: the weights
+    are moved for this query by `adapt_weights`.
     """
     n_lex = len(lexical) + (feedback is not None)
     wide = list(lexical_bounds) if lexical_bounds is not None else [None] * n_lex
@@ -82,10 +89,66 @@ def hybrid(
     if feedback is not None:
         words = side * (1.0 - feedback_share) / max(1, len(present))
         weights = [vector_weight] + [words] * len(present) + [side * feedback_share]
-        return convex([vector, *legs, feedback], weights, [*bounds, wide[-1]])
+        every = [vector, *legs, feedback]
+        if adaptive:
+            weights = adapt_weights(every, weights)
+        return convex(every, weights, [*bounds, wide[-1]])
     if not present:
         return convex([vector], [1.0])
-    return convex([vector, *legs], [vector_weight] + [side / len(present)] * len(present), bounds)
+    weights = [vector_weight] + [side / len(present)] * len(present)
+    if adaptive:
+        weights = adapt_weights([vector, *legs], weights)
+    return convex([vector, *legs], weights, bounds)
+
+
+def peak(scores: Sequence[float]) -> float:
+    """How far a leg's best hit stands above its typical hit, as a share of the leg's range:
+    (best − median) / (best − worst). Near 0: flat, the leg cannot tell its hits apart (a vector
+    leg on a short text it barely understands); near 1: one clear winner. With fewer than three
+    scores there is no distribution to read: 0.5, a middling leg."""
+    if len(scores) < 3:
+        return 0.5
+    ordered = sorted(scores, reverse=True)
+    span = ordered[0] - ordered[-1]
+    if span <= 0:
+        return 0.0
+    return (ordered[0] - statistics.median(ordered)) / span
+
+
+def adapt_weights(
+    legs: Sequence[Scored], weights: Sequence[float], *, floor: float = PEAK_FLOOR
+) -> list[float]:
+    """The fixed weights moved for one query: each leg's weight × max(peak, floor), rescaled to
+    the fixed weights' total, so fused scores keep their range.
+
+    Why: the fixed 0.4 / 0.6 split trusts the vector leg as much when it is nearly blind (flat
+    scores: a short text it barely understands) as when it has one clear answer, and BM25
+    likewise (a question whose words are everywhere). A leg's own score distribution says how
+    sure it is. Legs equally peaked keep the fixed weights exactly, so the fusion is today's
+    convex one whenever the legs give no reason to differ. Empty legs keep their weight (they
+    add nothing either way). Counting agreement too (a leg whose best hit another leg also
+    found weighs more) was measured and not kept: it lost LoCoMo (docs/retrieval.md).
+    """
+    if len(legs) != len(weights):
+        raise ValueError(f"{len(legs)} legs but {len(weights)} weights")
+    firsts = [_best_scores(leg) for leg in legs]
+    live = [i for i, f in enumerate(firsts) if f]
+    moved = list(weights)
+    for i in live:
+        moved[i] = weights[i] * max(peak(list(firsts[i].values())), floor)
+    before = sum(weights[i] for i in live)
+    after = sum(moved[i] for i in live)
+    if after <= 0:
+        return list(weights)
+    return [moved[i] * before / after if i in live else weights[i] for i in range(len(legs))]
+
+
+def _best_scores(leg: Scored) -> dict[str, float]:
+    """Each id's best score in a leg (a leg may name an id twice), in first-seen order."""
+    best: dict[str, float] = {}
+    for item, score in leg:
+        best[item] = max(score, best.get(item, score))
+    return best
 
 
 def bounds_of(leg: Scored) -> Bounds:

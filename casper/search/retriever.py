@@ -143,7 +143,7 @@ class Retriever:
             since: UTC seconds; chunks ending before it are excluded.
             until: UTC seconds, exclusive; chunks starting at or after it are excluded.
             k: number of hits (default `top_k`).
-            mode: "hybrid" (vector + lexical, convex fusion), "bm25" or "vector".
+            mode: "hybrid" (vector + lexical, fused), "bm25" or "vector".
             rerank: rescore the fused candidates with the reranker, when there is one.
             reranker: the reranker for this search (default: the one given at construction).
             literal: search the words as given: no query rewriting, no date or person scope.
@@ -354,7 +354,8 @@ class Retriever:
             return fusion.rrf([[cid for cid, _ in leg] for leg in every])
         if mode == "hybrid" and legs:
             return fusion.hybrid(legs[0], legs[1:], vector_weight=self.vector_weight,
-                                 feedback=feedback, lexical_bounds=bounds)  # fmt: skip
+                                 feedback=feedback, lexical_bounds=bounds,
+                                 adaptive=self.fuse == "adaptive")  # fmt: skip
         pairs = zip(legs, bounds or [None] * len(legs), strict=True)
         present = [(leg, bound) for leg, bound in pairs if leg]
         if len(present) > 1:  # words + n-grams

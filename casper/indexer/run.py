@@ -120,6 +120,9 @@ def run_index(
     built: Embedder | None = None
     index: ChunkIndex | None = None
     written = 0  # chunks the lexical step wrote for embedding
+    if place.outdated():  # built by an earlier version: its table is rebuilt, vectors kept
+        announce("rebuilding the search index for this version of Casper (vectors are kept)")
+        report.noop = False
     if report.noop:
         # a run with nothing new reports this without opening the index
         report.chunks_total = int(store.meta_float("chunks_total"))
@@ -146,8 +149,12 @@ def run_index(
 
 def _open_for_writing(place: IndexPlace, embedder: Embedder, rebuild: bool) -> ChunkIndex:
     """The index this run writes to; with `rebuild`, emptied in place (or replaced when it was
-    built with another model or does not open)."""
-    if rebuild and place.exists() and not _reusable(place, embedder):
+    built with another model or does not open). An index an earlier version of Casper built
+    (an older table schema) is rebuilt whole, keeping the vectors of its model."""
+    upgraded = place.upgrade(embedder) if place.outdated() else None
+    if upgraded is not None:
+        index = upgraded
+    elif rebuild and place.exists() and not _reusable(place, embedder):
         index = place.replace(embedder)
     else:
         index = place.open(embedder, create=True)

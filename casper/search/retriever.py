@@ -43,6 +43,15 @@ T = TypeVar("T")
 # each time) ends after this many tries
 SEARCH_TRIES = 3
 SEMANTIC_NOTICE = "semantic_coverage"  # the key of the partly-built-vectors notice
+# The question's scaffolding ("when", "did", "could"; most are the FTS tokenizer's stop words
+# anyway) counts this much beside its other words in the typed leg.
+WEAK_BOOST = 0.3
+# A scope's hit leads only when it matches the question: a word of the read query (any BM25
+# score above this share of the best one the unscoped search found), a vector at least as
+# close as the unscoped vector leg's hit at this rank (it would have been a candidate), or a
+# mention of the dates the question names.
+LEXICAL_FLOOR = 0.0
+VECTOR_FLOOR_RANK = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,13 +221,15 @@ class Retriever:
         return self.reader.read(query, now or datetime.now(UTC))
 
     def _scope(self, u: Understood, where: Filter) -> Filter | None:
-        """The filter of what the question names, narrower than `where`; None if nothing."""
+        """The filter of what the question names, narrower than `where`; None if nothing. Dates
+        outside the indexed history are no scope (an event's year, not the texts')."""
         person = where.person_id or u.person_id
         since, until = where.since, where.until
-        if u.date_range and self.reader is not None:
+        days = u.scope_dates
+        if days and self.reader is not None:
             tz = self.reader.tz
-            lo = datetime.combine(u.date_range[0], datetime.min.time(), tz).timestamp()
-            end = u.date_range[1] + timedelta(days=1)
+            lo = datetime.combine(days[0], datetime.min.time(), tz).timestamp()
+            end = days[1] + timedelta(days=1)
             hi = datetime.combine(end, datetime.min.time(), tz).timestamp()
             since = lo if since is None else max(since, lo)
             until = hi if until is None else min(until, hi)
@@ -234,13 +245,29 @@ class Retriever:
         ranked = self._ranked(run, u, legs, mode)
         scope = self._scope(u, where)
         if scope is not None:  # what the question names leads; the rest follows, not filtered
-            scoped = self._ranked(run, u, self._legs(run, u, scope, mode), mode, wider=legs)
+            scoped = self._scoped(run, u, scope, mode, legs)
             person = self._person_only(scope, where) if not scoped else None
             if person is not None:  # nothing with them on the day named (a misread date?)
-                scoped = self._ranked(run, u, self._legs(run, u, person, mode), mode, wider=legs)
+                scoped = self._scoped(run, u, person, mode, legs)
                 run.date_unmatched = True
             ranked = fusion.scope_first(ranked, scoped)
         return self._dedupe(ranked)
+
+    def _scoped(
+        self,
+        run: _Search,
+        u: Understood,
+        scope: Filter,
+        mode: str,
+        wider: list[list[tuple[str, float]]],
+    ) -> list[tuple[str, float]]:
+        """What leads: the scope's hits that match the question, in their fused order. A scope
+        holding nothing that matches (a day with other talk: the question's date was the
+        event's, not the texts') leads with nothing."""
+        legs = self._legs(run, u, scope, mode)
+        ranked = self._ranked(run, u, legs, mode, wider=wider)
+        matching = _matching(legs, wider, mode, reads=1 if self.lexical == "rank-bm25" else 2)
+        return [(cid, score) for cid, score in ranked if cid in matching]
 
     @staticmethod
     def _person_only(scope: Filter, where: Filter) -> Filter | None:
@@ -309,7 +336,39 @@ class Retriever:
                     found = self._clock(run, "lexical", partial(self._lexical, query, where))
                     run.legs[key] = found if i == 0 else found[:1]
                 legs.extend(run.legs[key])
+                if i == 0 and u.typed and not u.literal:
+                    legs += self._added_legs(run, u, where)
         return legs
+
+    def _added_legs(
+        self, run: _Search, u: Understood, where: Filter
+    ) -> list[list[tuple[str, float]]]:
+        """What the reading must not lose, as two more lexical legs: the words as typed (names
+        and date words kept, scaffolding down-weighted; the read words' leg when they are the
+        same) and the messages that mention the dates the question names (always a leg, empty
+        without dates, so a scope's legs line up)."""
+        if u.typed == u.lexical and not u.weak:
+            typed = run.legs[("lexical", u.lexical, where)][0]
+        else:
+            key = ("typed", u.typed, where)
+            if key not in run.legs:
+                run.legs[key] = self._clock(run, "lexical", partial(self._typed, u, where))
+            typed = run.legs[key]
+        dates: list[tuple[str, float]] = []
+        if u.date_terms and self.lexical != "rank-bm25":  # rank-bm25 has no date column
+            key = ("dates", " ".join(u.date_terms), where)
+            if key not in run.legs:
+                search = partial(self.index.dates_search, u.date_terms, self.candidates, where)
+                run.legs[key] = self._clock(run, "lexical", search)
+            dates = run.legs[key]
+        return [typed, dates]
+
+    def _typed(self, u: Understood, where: Filter) -> list[tuple[str, float]]:
+        if self.lexical == "rank-bm25":
+            return self.bm25().search(u.typed, self.candidates, where)
+        return self.index.typed_search(
+            u.typed, self.candidates, where, weak=" ".join(u.weak), weak_boost=WEAK_BOOST
+        )
 
     def _embed(self, run: _Search, text: str) -> Any:
         """The query vector, embedded once per search even when a scope runs the legs twice."""
@@ -444,3 +503,33 @@ def semantic_notice(done: int, total: int) -> str | None:
 
 def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
+
+
+def _matching(
+    legs: Sequence[Sequence[tuple[str, float]]],
+    wider: Sequence[Sequence[tuple[str, float]]],
+    mode: str,
+    reads: int = 2,
+) -> set[str]:
+    """The ids of a scope's legs that match the question (see LEXICAL_FLOOR and
+    VECTOR_FLOOR_RANK); `wider`: the same legs searched without the scope. Legs are laid out
+    as `_legs` returns them: the vector leg first (hybrid, vector), then the `reads` legs of
+    the read query (words and n-grams), the typed leg, and the leg of the dates named: a
+    mention of them matches. The typed leg is not asked (the names in it match every line a
+    person wrote)."""
+    found: set[str] = set()
+    first_lexical = 0
+    if mode in ("hybrid", "vector"):
+        first_lexical = 1
+        ranked = sorted((score for _, score in wider[0]), reverse=True)
+        if ranked:
+            floor = ranked[min(VECTOR_FLOOR_RANK, len(ranked)) - 1]
+            found |= {cid for cid, score in legs[0] if score >= floor}
+    if mode in ("hybrid", "bm25"):
+        read = slice(first_lexical, first_lexical + reads)
+        for leg, whole in zip(legs[read], wider[read], strict=True):
+            best = max((score for _, score in whole), default=0.0)
+            found |= {cid for cid, score in leg if score > 0 and score >= LEXICAL_FLOOR * best}
+        if len(legs) > first_lexical + reads + 1:  # the dates the question names
+            found |= {cid for cid, _ in legs[first_lexical + reads + 1]}
+    return found

@@ -149,7 +149,7 @@ class ChunkReads:
     ) -> list[tuple[str, float]]:
         """Top-n (id, BM25) in one query: `words` on `text`, plus `weak` words at `weak_boost`
         (a chunk's score is the sum)."""
-        if not weak.strip():
+        if not weak.strip() or weak_boost <= 0:
             return self._fts(words, "text", n, where)
         from lancedb.query import BooleanQuery, MatchQuery, Occur
 

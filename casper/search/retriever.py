@@ -43,6 +43,10 @@ T = TypeVar("T")
 # each time) ends after this many tries
 SEARCH_TRIES = 3
 SEMANTIC_NOTICE = "semantic_coverage"  # the key of the partly-built-vectors notice
+# How a reading of the question joins the words: "add" (the words as typed and the named
+# dates' terms run beside the rewrite, a scope leads only with matching hits, dates outside the
+# history are no scope) or "replace" (the rewrite alone, the former reading; for the ablation).
+REWRITES = ("add", "replace")
 # The question's scaffolding ("when", "did", "could"; most are the FTS tokenizer's stop words
 # anyway) counts this much beside its other words in the typed leg.
 WEAK_BOOST = 0.3
@@ -105,6 +109,7 @@ class Retriever:
         fuse: str = "convex",
         reader: Reader | None = None,
         feedback_terms: int = 0,
+        rewrites: str = "add",
     ) -> None:
         if lexical not in LEXICAL:  # a programming error: requests are checked at the edge
             raise ValueError(f"lexical must be one of {LEXICAL}, not {lexical!r}")
@@ -126,6 +131,9 @@ class Retriever:
         # 0: no feedback pass (the default: it won the synthetic set, was neutral on LoCoMo and
         # lost the gold-style set, README); feedback.FEEDBACK_TERMS turns it on.
         self.feedback_terms = feedback_terms
+        if rewrites not in REWRITES:
+            raise ValueError(f"rewrites must be one of {REWRITES}, not {rewrites!r}")
+        self.rewrites = rewrites
         self._bm25: RankBM25Index | None = None  # the rank-bm25 backend, built on first use
 
     def search(
@@ -218,7 +226,10 @@ class Retriever:
     def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:
         if self.reader is None or literal:
             return Understood(query, query, query, literal=literal)
-        return self.reader.read(query, now or datetime.now(UTC))
+        u = self.reader.read(query, now or datetime.now(UTC))
+        if self.rewrites == "replace":  # the rewrite alone: nothing typed or dated beside it
+            return dataclasses.replace(u, typed="", weak=(), date_terms=(), date_outside=False)
+        return u
 
     def _scope(self, u: Understood, where: Filter) -> Filter | None:
         """The filter of what the question names, narrower than `where`; None if nothing. Dates
@@ -266,6 +277,8 @@ class Retriever:
         event's, not the texts') leads with nothing."""
         legs = self._legs(run, u, scope, mode)
         ranked = self._ranked(run, u, legs, mode, wider=wider)
+        if self.rewrites == "replace":
+            return ranked
         matching = _matching(legs, wider, mode, reads=1 if self.lexical == "rank-bm25" else 2)
         return [(cid, score) for cid, score in ranked if cid in matching]
 

@@ -151,11 +151,14 @@ class ChunkReads:
         (a chunk's score is the sum)."""
         if not weak.strip() or weak_boost <= 0:
             return self._fts(words, "text", n, where)
-        from lancedb.query import BooleanQuery, MatchQuery, Occur
+        from lancedb import query as lq
 
-        clauses = [(Occur.SHOULD, MatchQuery(words, "text"))] if words.strip() else []
-        clauses.append((Occur.SHOULD, MatchQuery(weak, "text", boost=weak_boost)))
-        query = clauses[0][1] if len(clauses) == 1 else BooleanQuery(clauses)
+        # pydantic dataclasses: mypy sees their optional fields as required
+        match: Any = lq.MatchQuery
+        boolean: Any = lq.BooleanQuery
+        clauses = [(lq.Occur.SHOULD, match(words, "text"))] if words.strip() else []
+        clauses.append((lq.Occur.SHOULD, match(weak, "text", boost=weak_boost)))
+        query = clauses[0][1] if len(clauses) == 1 else boolean(clauses)
         return self._fts(query, "text", n, where)
 
     def dates_search(

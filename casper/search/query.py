@@ -323,10 +323,10 @@ def understand(
     if not lexical:  # a question of nothing but scaffolding: search its words after all
         lexical, dropped = " ".join(_WORD.findall(text)) or question, ()
     typed, weak = _drop_scaffolding(question)
-    if said:  # the contacts it names are a scope already (led by what matches): their names
-        # in the typed leg pulled every line that greets them above the evidence (texting spread
-        # R@25 45.6 with them, 50.6 without; docs/retrieval.md)
-        typed = _without_names(typed, [w for w, _ in said])
+    if said or me:  # the contacts it names are a scope already (led by what matches) and the
+        # owner is "me": their names in the typed leg pulled every line that greets them above
+        # the evidence (texting spread R@25 45.6 with them, 50.6 without; docs/retrieval.md)
+        typed = _without_names(typed, [w for w, _ in [*said, *me]])
     local = (now.astimezone(tz) if now.tzinfo else now).date()
     years = tuple(range(coverage[0].year, coverage[1].year + 1)) if coverage else ()
     terms = question_terms(question, local, tz.key, years)

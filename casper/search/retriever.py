@@ -50,12 +50,6 @@ REWRITES = ("add", "replace")
 # The question's scaffolding ("when", "did", "could"; most are the FTS tokenizer's stop words
 # anyway) counts this much beside its other words in the typed leg.
 WEAK_BOOST = 0.3
-# A scope's hit leads only when it matches the question: a word of the read query (any BM25
-# score above this share of the best one the unscoped search found), a vector at least as
-# close as the unscoped vector leg's hit at this rank (it would have been a candidate), or a
-# mention of the dates the question names.
-LEXICAL_FLOOR = 0.0
-VECTOR_FLOOR_RANK = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,31 +250,13 @@ class Retriever:
         ranked = self._ranked(run, u, legs, mode)
         scope = self._scope(u, where)
         if scope is not None:  # what the question names leads; the rest follows, not filtered
-            scoped = self._scoped(run, u, scope, mode, legs)
+            scoped = self._ranked(run, u, self._legs(run, u, scope, mode), mode, wider=legs)
             person = self._person_only(scope, where) if not scoped else None
             if person is not None:  # nothing with them on the day named (a misread date?)
-                scoped = self._scoped(run, u, person, mode, legs)
+                scoped = self._ranked(run, u, self._legs(run, u, person, mode), mode, wider=legs)
                 run.date_unmatched = True
             ranked = fusion.scope_first(ranked, scoped)
         return self._dedupe(ranked)
-
-    def _scoped(
-        self,
-        run: _Search,
-        u: Understood,
-        scope: Filter,
-        mode: str,
-        wider: list[list[tuple[str, float]]],
-    ) -> list[tuple[str, float]]:
-        """What leads: the scope's hits that match the question, in their fused order. A scope
-        holding nothing that matches (a day with other talk: the question's date was the
-        event's, not the texts') leads with nothing."""
-        legs = self._legs(run, u, scope, mode)
-        ranked = self._ranked(run, u, legs, mode, wider=wider)
-        if self.rewrites == "replace":
-            return ranked
-        matching = _matching(legs, wider, mode, reads=1 if self.lexical == "rank-bm25" else 2)
-        return [(cid, score) for cid, score in ranked if cid in matching]
 
     @staticmethod
     def _person_only(scope: Filter, where: Filter) -> Filter | None:
@@ -516,33 +492,3 @@ def semantic_notice(done: int, total: int) -> str | None:
 
 def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
-
-
-def _matching(
-    legs: Sequence[Sequence[tuple[str, float]]],
-    wider: Sequence[Sequence[tuple[str, float]]],
-    mode: str,
-    reads: int = 2,
-) -> set[str]:
-    """The ids of a scope's legs that match the question (see LEXICAL_FLOOR and
-    VECTOR_FLOOR_RANK); `wider`: the same legs searched without the scope. Legs are laid out
-    as `_legs` returns them: the vector leg first (hybrid, vector), then the `reads` legs of
-    the read query (words and n-grams), the typed leg, and the leg of the dates named: a
-    mention of them matches. The typed leg is not asked (the names in it match every line a
-    person wrote)."""
-    found: set[str] = set()
-    first_lexical = 0
-    if mode in ("hybrid", "vector"):
-        first_lexical = 1
-        ranked = sorted((score for _, score in wider[0]), reverse=True)
-        if ranked:
-            floor = ranked[min(VECTOR_FLOOR_RANK, len(ranked)) - 1]
-            found |= {cid for cid, score in legs[0] if score >= floor}
-    if mode in ("hybrid", "bm25"):
-        read = slice(first_lexical, first_lexical + reads)
-        for leg, whole in zip(legs[read], wider[read], strict=True):
-            best = max((score for _, score in whole), default=0.0)
-            found |= {cid for cid, score in leg if score > 0 and score >= LEXICAL_FLOOR * best}
-        if len(legs) > first_lexical + reads + 1:  # the dates the question names
-            found |= {cid for cid, _ in legs[first_lexical + reads + 1]}
-    return found

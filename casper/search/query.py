@@ -129,6 +129,10 @@ class Understood:
         doc: dict[str, Any] = {"literal": self.literal, "lexical_query": self.lexical}
         if self.semantic != self.text:
             doc["semantic_query"] = self.semantic
+        if self.typed and (self.typed != self.lexical or self.weak):
+            doc["typed_query"] = self.typed  # searched beside lexical_query
+            if self.weak:
+                doc["typed_weak"] = list(self.weak)
         if self.date_range:
             start, end = self.date_range
             doc["dates"] = {

@@ -208,3 +208,12 @@ def test_a_contact_who_shares_the_owners_first_name_is_the_contact() -> None:
     assert both.person_id == "p_kevin2" and both.me == ("Kevin",)
     assert both.semantic == "When did Kevin Park tell me about the job?"
     assert both.typed == "tell about the job"  # both names leave the typed leg
+
+
+def test_a_month_inside_the_history_is_its_scope_not_a_mention() -> None:
+    # every day a message mentions in May 2023 carries "m202305": searching it pulled them all
+    covered = (date(2022, 1, 1), date(2024, 6, 1))
+    may = read("Which country was I visiting in May 2023?", coverage=covered)
+    assert may.scope_dates is not None and may.date_terms == ()
+    day = read("What is Fahim doing on 10 May 2023?", coverage=covered)
+    assert day.date_terms == ("d20230510",)  # a day is kept: plans name the day they are for

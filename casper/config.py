@@ -59,6 +59,7 @@ class Config:
     history_token_budget: int = 2000  # `casper chat` keeps this much history verbatim
     me_names: tuple[str, ...] = ()  # the owner's own names: "Kevin" in a question means "me"
     service_idle_minutes: int = 20  # `casper serve` exits after this long without a request
+    auto_index: bool = True  # `casper serve` indexes new messages as they arrive in chat.db
 
     @property
     def store_path(self) -> Path:
@@ -88,7 +89,7 @@ def remember(data_dir: Path, **settings: str | Path) -> None:
     import re
 
     path = data_dir / "config.toml"
-    text = path.read_text() if path.exists() else ""
+    text = read_text(path) if path.exists() else ""
     for key, value in settings.items():
         line = f"{key} = {json.dumps(str(value))}"  # a JSON string is a TOML basic string
         pattern = re.compile(rf"^{re.escape(key)}\s*=.*$", re.M)
@@ -106,6 +107,32 @@ def remember(data_dir: Path, **settings: str | Path) -> None:
     tmp.write_text(text)
     os.chmod(tmp, 0o600)
     os.replace(tmp, path)
+
+
+def read_text(path: Path) -> str:
+    """config.toml's text; ConfigError naming the file, the line and the problem when it can't
+    be read (it is the user's own file: never moved aside or rewritten for them)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"cannot read {path}: line {line}, column {column}: not UTF-8 text "
+            f"(byte 0x{data[exc.start]:02x})",
+            hint=_fix_hint(path),
+        ) from None
+
+
+def _fix_hint(path: Path) -> str:
+    return (
+        f"correct that line of {path} (settings are `name = value` lines, see docs/cli.md), "
+        "or move the file away to use the defaults"
+    )
 
 
 def default_home() -> Path:
@@ -129,9 +156,11 @@ def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
     toml_path = home / "config.toml"
     if toml_path.exists():
         try:
-            values.update(tomllib.loads(toml_path.read_text()))
-        except (tomllib.TOMLDecodeError, OSError) as exc:
-            raise ConfigError(f"cannot read {toml_path}: {exc}") from exc
+            values.update(tomllib.loads(read_text(toml_path)))
+        except tomllib.TOMLDecodeError as exc:  # its message names the line and column
+            raise ConfigError(
+                f"cannot read {toml_path}: {exc}", hint=_fix_hint(toml_path)
+            ) from None
     if os.environ.get("CASPER_CHAT_DB"):
         values["chat_db"] = os.environ["CASPER_CHAT_DB"]
     if os.environ.get("CASPER_CONTACTS"):

@@ -29,6 +29,11 @@ class ModelUnavailable(CasperError):
     )
 
 
+class BadRequest(CasperError):
+    """A command or argument that cannot be answered as asked: an unknown name, a wrong type, a
+    value out of range (casper.app.requests checks both the CLI's and the service's)."""
+
+
 class ConfigError(CasperError):
     default_hint = "check $CASPER_HOME/config.toml"
 
@@ -51,6 +56,30 @@ class PersonNotFound(CasperError):
 
 class StoreBusy(CasperError):
     default_hint = "another `casper index` is running; wait for it to finish"
+
+
+class DataDamaged(CasperError):
+    """A file Casper wrote into the data dir no longer reads (random bytes, a truncated file, a
+    half-copied backup). Everything there but config.toml is rebuilt from chat.db; `path` is the
+    file or folder named, so a rebuild can move it aside."""
+
+    default_hint = (
+        "run `casper index --rebuild`: it moves the damaged file aside (kept, renamed "
+        "*.damaged-<time>) and rebuilds it from chat.db"
+    )
+
+    def __init__(self, what: str, path: object, problem: str, hint: str | None = None) -> None:
+        super().__init__(f"{what} is damaged: {path} ({problem})", hint=hint)
+        self.path = path
+
+
+class DiskFull(CasperError):
+    """A write failed for lack of space (or a file-size limit): nothing half-written is used."""
+
+    default_hint = (
+        "free some disk space and run `casper index` again: the previous store and search "
+        "index keep serving until it finishes"
+    )
 
 
 class StoreOutdated(CasperError):

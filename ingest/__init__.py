@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from ingest.connect import SourceState, open_chat_db, open_contacts_db, snapshot_state
-from ingest.contacts import load_contacts, match_contacts, merge_contacts
+from ingest.connect import (
+    SourceState,
+    open_chat_db,
+    open_contacts_db,
+    rows_after,
+    snapshot_state,
+)
+from ingest.contacts import has_address_book, load_contacts, match_contacts, merge_contacts
 from ingest.errors import (
     ChatDbBusy,
     ChatDbCorrupt,
@@ -41,6 +47,7 @@ __all__ = [
     "ReadBatch",
     "ReadCounters",
     "SourceState",
+    "has_address_book",
     "iter_rows",
     "load_chats",
     "load_contacts",
@@ -54,5 +61,6 @@ __all__ = [
     "open_chat_db",
     "open_contacts_db",
     "read_changed",
+    "rows_after",
     "snapshot_state",
 ]

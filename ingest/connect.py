@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ingest.dates import apple_to_unix
 from ingest.errors import (
     ChatDbBusy,
     ChatDbCorrupt,
@@ -157,6 +158,16 @@ def snapshot_state(conn: sqlite3.Connection, caps: Capabilities) -> SourceState:
         recoverable_count=recoverable,
         max_date=_scalar(conn, "SELECT MAX(date) FROM message"),
     )
+
+
+def rows_after(conn: sqlite3.Connection, rowid: int) -> tuple[int, float | None]:
+    """How many message rows come after `rowid` (a reader's watermark), and the Unix time of
+    the earliest of them (None when there are none or none is dated): a walk of that ROWID
+    range only."""
+    count, first = conn.execute(
+        "SELECT COUNT(*), MIN(NULLIF(date, 0)) FROM message WHERE ROWID > ?", (rowid,)
+    ).fetchone()
+    return int(count or 0), apple_to_unix(first)
 
 
 def open_contacts_db(path: Path, busy_timeout_s: float = 2.0) -> sqlite3.Connection | None:

@@ -27,6 +27,11 @@ def _source_files(path: Path) -> list[Path]:
     return sorted(found)
 
 
+def has_address_book(path: Path) -> bool:
+    """True when `path` is an .abcddb file or a folder holding one (as load_contacts reads)."""
+    return bool(_source_files(Path(path).expanduser()))
+
+
 def _source_name(path: Path) -> str:
     """The account UUID for `Sources/<UUID>/…`, else the file's stem (the local DB)."""
     return path.parent.name if path.parent.parent.name == "Sources" else path.stem

@@ -1,7 +1,7 @@
 """A `casper serve` process with test backends, for the service tests.
 
     python -m tests.service_server --home H [--fakes embedder,reranker,engine]
-        [--embed-delay S] [--build-id X] [--idle-minutes M]
+        [--embed-delay S] [--build-id X] [--idle-minutes M] [--no-auto-index]
 
 The real server code runs unchanged; only `casper.backends.factory` is swapped for the test
 fakes (a service is its own process, so the tests' monkeypatching can't reach it).
@@ -83,6 +83,7 @@ def main() -> None:
     parser.add_argument("--embed-delay", type=float, default=0.0)
     parser.add_argument("--build-id", default=None)
     parser.add_argument("--idle-minutes", type=float, default=2.0)
+    parser.add_argument("--no-auto-index", action="store_true")
     opts = parser.parse_args()
     install({f for f in opts.fakes.split(",") if f}, opts.embed_delay)
     from casper.service import protocol, server
@@ -90,7 +91,7 @@ def main() -> None:
     if opts.build_id:
         protocol._build = opts.build_id  # pretend to be another version
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
-    server.serve(opts.home, idle_minutes=opts.idle_minutes)
+    server.serve(opts.home, idle_minutes=opts.idle_minutes, auto_index=not opts.no_auto_index)
 
 
 if __name__ == "__main__":

@@ -1,114 +1,148 @@
-"""`casper doctor`: can we read chat.db and the AddressBook, and how healthy is the index?
+"""`casper doctor`: can we read chat.db and the AddressBook, and does every file of the data dir
+still read?
 
-Imports: ingest, casper.store, casper.config. Returns plain dicts; the CLI renders them.
+Each check is its own function returning {name, status ok|warn|fail, detail, hint}; a check
+never raises (what it could not read is its finding). The store and the index are probed for
+real (casper.store.health, casper.index.health): the store passes SQLite's quick_check, every
+data file of the index is read, each search leg answers a query, a vector is read back.
+
+Imports: ingest, casper.store, casper.index, casper.config. Returns plain dicts; the CLI renders
+them (and exits 1 when one failed).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import sqlite3
 import stat
 from typing import Any
 
 import ingest
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
+from casper.errors import DataDamaged
 from casper.store.db import Store
+from casper.store.health import sqlite_problem
 from ingest.errors import IngestError, full_disk_access_hint
 
+Check = dict[str, Any]
+REBUILD_HINT = DataDamaged.default_hint
 
-def _check(name: str, status: str, detail: str, hint: str | None = None) -> dict[str, Any]:
+
+def _check(name: str, status: str, detail: str, hint: str | None = None) -> Check:
     return {"name": name, "status": status, "detail": detail, "hint": hint}
 
 
-def run_checks(cfg: Config) -> dict[str, Any]:
-    """Every check as {name, status ok|warn|fail, detail, hint}, plus raw counts."""
-    checks: list[dict[str, Any]] = []
+def run_checks(
+    cfg: Config, service: dict[str, Any] | None = None, login_agent: bool = False
+) -> dict[str, Any]:
+    """Every check as {name, status ok|warn|fail, detail, hint}, plus raw counts. `service`:
+    the running service's status ({"running": False} when none), for the auto-index and service
+    access lines (casper.app.doctor_service); `login_agent`: a LaunchAgent starts it at login."""
     counts: dict[str, Any] = {}
-    checks.append(
-        _check(
-            "python",
-            "ok",
-            f"{platform.python_version()} on {platform.system()} {platform.machine()}",
-        )
-    )
-    try:
-        conn = ingest.open_chat_db(cfg.chat_db)
-        caps = ingest.Capabilities.probe(conn)
-        state = ingest.snapshot_state(conn, caps)
-        conn.close()
-        counts["chat_db_rows"] = state.message_count
-        checks.append(
-            _check("chat.db", "ok", f"{cfg.chat_db} readable, {state.message_count} rows")
-        )
-    except IngestError as exc:
-        checks.append(_check("chat.db", "fail", exc.message, exc.hint))
-    contacts = ingest.load_contacts(cfg.contacts)
-    named = 0
-    if not contacts and cfg.store_path.exists():
-        store = Store.open(cfg.store_path)
-        named = store.named_people()
-        store.close()
-    checks.append(
-        _check(
-            "contacts",
-            "ok" if contacts else "fail" if named else "warn",
-            f"{len(contacts)} cards at {cfg.contacts}"
-            if contacts
-            else f"no AddressBook cards at {cfg.contacts}"
-            + (f"; the index has {named} names from one" if named else ""),
-            None
-            if contacts
-            else f"{full_disk_access_hint()}; or pass `casper index --contacts PATH` "
-            "(remembered); until then names show as handles",
-        )
-    )
+    checks = [_python_check(), _chat_db_check(cfg, counts), _contacts_check(cfg)]
     if cfg.store_path.exists():
-        mode = stat.S_IMODE(os.stat(cfg.data_dir).st_mode)
-        checks.append(
-            _check(
-                "data dir",
-                "ok" if mode == 0o700 else "warn",
-                f"{cfg.data_dir} mode {mode:o}",
-                None if mode == 0o700 else f"chmod 700 {cfg.data_dir}",
-            )
-        )
-        store = Store.open(cfg.store_path)
-        total = store.messages_total()  # counted as `casper index` counts them
-        failures = int(store.meta_float("decode_failures"))
-        first, last = store.coverage()
-        tz = local_tz(cfg.timezone)
-        undated = store.undated_count()
-        counts.update(
-            messages=total, undated=undated, people=len(store.people()), decode_failures=failures
-        )
-        rate = 1 - failures / total if total else 1.0
-        checks.append(
-            _check(
-                "store",
-                "ok",
-                f"{total} messages"
-                + (f" ({undated} without a date)" if undated else "")
-                + f", {counts['people']} people, decode rate {rate:.2%}",
-            )
-        )
-        checks.append(
-            _check(
-                "coverage", "ok", f"{(iso(first, tz) or '?')[:10]} → {(iso(last, tz) or '?')[:10]}"
-            )
-        )
-        counts["coverage"] = {"first": iso(first, tz), "last": iso(last, tz)}
+        checks.append(_data_dir_check(cfg))
+        checks += _store_checks(cfg, counts)
         checks.append(_index_check(cfg, counts))
-        store.close()
+        checks += _index_probe_checks(cfg)
     else:
         checks.append(
             _check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
         )
     checks.append(_reranker_check(cfg))
+    if service is not None:
+        from casper.app.doctor_service import service_checks
+
+        checks.extend(service_checks(cfg, service, login_agent))
     return {"checks": checks, "counts": counts}
 
 
-def _reranker_check(cfg: Config) -> dict[str, Any]:
+def failed(report: dict[str, Any]) -> bool:
+    """True when a check failed (`casper doctor` then exits 1, with --json too)."""
+    return any(check["status"] == "fail" for check in report["checks"])
+
+
+def _python_check() -> Check:
+    detail = f"{platform.python_version()} on {platform.system()} {platform.machine()}"
+    return _check("python", "ok", detail)
+
+
+def _chat_db_check(cfg: Config, counts: dict[str, Any]) -> Check:
+    try:
+        conn = ingest.open_chat_db(cfg.chat_db)
+        caps = ingest.Capabilities.probe(conn)
+        state = ingest.snapshot_state(conn, caps)
+        conn.close()
+    except IngestError as exc:
+        return _check("chat.db", "fail", exc.message, exc.hint)
+    counts["chat_db_rows"] = state.message_count
+    return _check("chat.db", "ok", f"{cfg.chat_db} readable, {state.message_count} rows")
+
+
+def _contacts_check(cfg: Config) -> Check:
+    contacts = ingest.load_contacts(cfg.contacts)
+    if contacts:
+        return _check("contacts", "ok", f"{len(contacts)} cards at {cfg.contacts}")
+    named = 0
+    if cfg.store_path.exists():
+        try:
+            store = Store.open(cfg.store_path)
+            named = store.named_people()
+            store.close()
+        except sqlite3.Error:
+            pass  # the store's own check says what is wrong with it
+    detail = f"no AddressBook cards at {cfg.contacts}" + (
+        f"; the index has {named} names from one" if named else ""
+    )
+    hint = (
+        f"{full_disk_access_hint()}; or pass `casper index --contacts PATH` "
+        "(remembered); until then names show as handles"
+    )
+    return _check("contacts", "fail" if named else "warn", detail, hint)
+
+
+def _data_dir_check(cfg: Config) -> Check:
+    mode = stat.S_IMODE(os.stat(cfg.data_dir).st_mode)
+    hint = None if mode == 0o700 else f"chmod 700 {cfg.data_dir}"
+    return _check("data dir", "ok" if mode == 0o700 else "warn", f"{cfg.data_dir} mode {mode:o}",
+                  hint)  # fmt: skip
+
+
+def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
+    """The store passes quick_check, then its counts and coverage."""
+    problem = sqlite_problem(cfg.store_path)
+    if problem is not None:
+        damaged = DataDamaged("the store", cfg.store_path, problem)
+        return [_check("store", "fail", damaged.message, damaged.hint)]
+    try:
+        store = Store.open(cfg.store_path)
+    except sqlite3.Error as exc:
+        return [_check("store", "fail", f"{cfg.store_path} does not open: {exc}", REBUILD_HINT)]
+    try:
+        total = store.messages_total()  # counted as `casper index` counts them
+        failures = int(store.meta_float("decode_failures"))
+        first, last = store.coverage()
+        undated = store.undated_count()
+        people = len(store.people())
+    except sqlite3.Error as exc:
+        return [_check("store", "fail", f"{cfg.store_path} does not read: {exc}", REBUILD_HINT)]
+    finally:
+        store.close()
+    tz = local_tz(cfg.timezone)
+    counts.update(messages=total, undated=undated, people=people, decode_failures=failures)
+    rate = 1 - failures / total if total else 1.0
+    detail = (
+        f"{total} messages" + (f" ({undated} without a date)" if undated else "")
+        + f", {people} people, decode rate {rate:.2%}"
+    )  # fmt: skip
+    counts["coverage"] = {"first": iso(first, tz), "last": iso(last, tz)}
+    span = f"{(iso(first, tz) or '?')[:10]} → {(iso(last, tz) or '?')[:10]}"
+    return [_check("store", "ok", detail), _check("coverage", "ok", span)]
+
+
+def _reranker_check(cfg: Config) -> Check:
     """The reranker's state without loading it: off, known missing (the notice search said once),
     or where it would load from."""
     from casper.app.optional_models import model_probe, reranker_notice
@@ -125,13 +159,21 @@ def _reranker_check(cfg: Config) -> dict[str, Any]:
     return _check("reranker", "ok", f"{cfg.rerank_model} (found locally)")
 
 
-def _index_check(cfg: Config, counts: dict[str, Any]) -> dict[str, Any]:
+def _index_check(cfg: Config, counts: dict[str, Any]) -> Check:
     """Present, and how much of it is searchable semantically (vectors_done / vectors_total)."""
     if not cfg.index_dir.exists():
         return _check("search index", "warn", "missing", "run `casper index`")
     from casper.index.chunk_index import vector_status_at
+    from casper.index.health import manifest_damage
 
-    status = vector_status_at(cfg.index_dir)
+    if manifest_damage(cfg.index_dir) is not None:  # not "from an older version"
+        return _check("search index", "fail", "does not read (see below)", REBUILD_HINT)
+
+    try:
+        status = vector_status_at(cfg.index_dir)
+    except (sqlite3.Error, OSError, RuntimeError, ValueError, DataDamaged):
+        # what does not read is named by the probes below
+        return _check("search index", "fail", "does not read (see below)", REBUILD_HINT)
     if status is None:
         return _check(
             "search index", "warn", "present but from an older version",
@@ -147,3 +189,18 @@ def _index_check(cfg: Config, counts: dict[str, Any]) -> dict[str, Any]:
             "run `casper index` to embed the rest (it continues where it stopped)",
         )  # fmt: skip
     return _check("search index", "ok", f"{total} chunks, all with vectors")
+
+
+def _index_probe_checks(cfg: Config) -> list[Check]:
+    """Every file of the index read for real: one ✗ line per damaged part, else one ✓ line
+    listing what was read."""
+    from casper.index.health import probe
+
+    probes = probe(cfg.index_dir)
+    if not probes:
+        return []
+    bad = [p.damage for p in probes if p.damage is not None]
+    if bad:
+        return [_check("index files", "fail", d.error().message, REBUILD_HINT) for d in bad]
+    read = ", ".join(f"{p.name} ({p.detail})" for p in probes)
+    return [_check("index files", "ok", f"all read: {read}")]

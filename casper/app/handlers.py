@@ -26,6 +26,7 @@ from casper.app.requests import (
     parse,
 )
 from casper.app.runtime import Runtime
+from casper.dates.zones import iso
 from casper.errors import CasperError
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from casper.protocols import Hit
     from casper.search.retriever import SearchResult
+    from casper.store.db import Store
 
 Emit = Callable[[dict[str, Any]], None]
 Document = dict[str, Any] | list[dict[str, Any]]  # what `--json` prints
@@ -101,6 +103,7 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
             )
         chat_id = found[0].id
     retriever = rt.retriever(lexical=req.lexical, mode=req.mode)
+    through = store.indexed_through()  # before searching: the search sees at least this much
     result = retriever.search(
         req.query,
         person_id=person_id,
@@ -131,12 +134,11 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
         "filters": filters,
         "understood": understood.to_json(),
         "hits": [hit_json(h, tz) for h in result.hits],
+        "indexed_through": iso(through, tz),
     }
 
 
 def contacts(rt: Runtime, emit: Emit = _ignore) -> list[dict[str, Any]]:
-    from casper.dates.zones import iso
-
     tz = zone(rt)
     store = rt.store()
     rows = []
@@ -216,6 +218,8 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     store = rt.store()
     retriever = rt.retriever()
     reranker = rt.reranker(_notice(emit))
+    through = store.indexed_through()  # before searching: the answer sees at least this much
+    _say_if_behind(rt, store, req.question, emit)
 
     def search(query: str, **options: Any) -> list[Hit]:
         """The agent's search: this request's reranker, notices said as they come."""
@@ -250,4 +254,24 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     asked = dataclasses.replace(
         asked, load_s=round(load_s, 3), elapsed_s=round(asked.elapsed_s + load_s, 3)
     )
-    return asked.to_dict()
+    return {**asked.to_dict(), "indexed_through": iso(through, tz)}
+
+
+def _say_if_behind(rt: Runtime, store: Store, question: str, emit: Emit) -> None:
+    """A question about today while chat.db holds messages the index does not have yet: say
+    so before answering (a few ms: chat.db is read only for such questions). When chat.db
+    can't be read here, nothing is said: the answer is what the index has."""
+    import sqlite3
+
+    from casper.app.freshness import about_today, behind_notice, measure
+    from ingest.errors import IngestError
+
+    tz = zone(rt)
+    if not about_today(question, tz, locale=rt.cfg.locale):
+        return
+    try:
+        fresh = measure(rt.cfg, store)
+    except (IngestError, sqlite3.Error):
+        return
+    if fresh.behind:
+        emit(behind_notice(fresh, tz))

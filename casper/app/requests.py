@@ -1,12 +1,12 @@
 """The requests the handlers answer, checked once: a command name and its arguments (a dict, from
-the CLI in this process or from the service socket) → one typed request, or a CasperError with a
-hint. Every rule about what a user may ask lives here: the handlers trust what they get, and the
-Retriever checks only for programming errors.
+the CLI in this process or from the service socket) → one typed request, or a BadRequest (a
+CasperError) with a hint. Every rule about what a user may ask lives here: the handlers trust
+what they get, and the Retriever checks only for programming errors.
 
 The CLI parses here too before it sends a request anywhere, so a mistyped value never starts the
 service; typer has already turned `--mode`/`--lexical` into one of their choices (same names:
 casper.search.modes). A request that came over the socket and is malformed in any way (a wrong
-type, an unknown or missing argument, a value out of range) gets the same CasperError.
+type, an unknown or missing argument, a value out of range) gets the same BadRequest.
 
 Imports: stdlib, casper.errors, casper.search.modes (stdlib only).
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from casper.errors import CasperError
+from casper.errors import BadRequest
 from casper.search.modes import LEXICAL, MODES, Lexical, Mode
 
 MAX_K = 1_000  # hits per search: more is a mistake, and each one is fetched and rendered
@@ -82,14 +82,14 @@ class _Args:
         unknown = sorted(str(name) for name in args if name not in known)
         if unknown:
             takes = ", ".join(known) or "no arguments"
-            raise CasperError(
+            raise BadRequest(
                 f"bad arguments for {cmd}: unknown {', '.join(unknown)}",
                 hint=f"{cmd} takes {takes}",
             )
 
-    def _bad(self, name: str, want: str, hint: str | None = None) -> CasperError:
+    def _bad(self, name: str, want: str, hint: str | None = None) -> BadRequest:
         got = self.args.get(name)
-        return CasperError(
+        return BadRequest(
             f"bad arguments for {self.cmd}: {name} must be {want}, not {_shown(got)}",
             hint=hint or f"see `casper {self.cmd} --help`",
         )
@@ -101,7 +101,7 @@ class _Args:
         if not isinstance(value, str):
             raise self._bad(name, "a string")
         if len(value) > limit:
-            raise CasperError(
+            raise BadRequest(
                 f"the {name} is {len(value):,} characters long (at most {limit:,})",
                 hint=f"see `casper {self.cmd} --help`",
             )
@@ -111,7 +111,7 @@ class _Args:
         """A string that must say something: empty or blank is an error, not a match-all."""
         value = self.text(name, limit=limit)
         if value is None or not value.strip():
-            raise CasperError(
+            raise BadRequest(
                 f"the {name} is empty", hint=f"say what you are looking for: {example}"
             )
         return value
@@ -125,9 +125,9 @@ class _Args:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._bad(name, "a whole number", hint)
         if value < low:
-            raise CasperError(f"{flag} must be at least {low} (got {value})", hint=hint)
+            raise BadRequest(f"{flag} must be at least {low} (got {value})", hint=hint)
         if value > high:
-            raise CasperError(f"{flag} must be at most {high:,} (got {value:,})", hint=hint)
+            raise BadRequest(f"{flag} must be at most {high:,} (got {value:,})", hint=hint)
         return value
 
     def flag(self, name: str, default: bool) -> bool:
@@ -140,7 +140,7 @@ class _Args:
         value = self.args.get(name, default)
         if value is None or (isinstance(value, str) and value in choices):
             return value
-        raise CasperError(
+        raise BadRequest(
             f"{flag} must be one of {', '.join(choices)} (got {_shown(value)})",
             hint=f"e.g. {flag} {choices[0]}",
         )
@@ -150,7 +150,7 @@ class _Args:
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise self._bad(name, "a list of strings")
         if len(value) > most:
-            raise CasperError(f"{name} has {len(value)} entries (at most {most})")
+            raise BadRequest(f"{name} has {len(value)} entries (at most {most})")
         return tuple(value)
 
 
@@ -191,13 +191,13 @@ def _show(a: _Args) -> ShowRequest:
 def _ask(a: _Args) -> AskRequest:
     question = a.text("question", limit=1_000_000)  # its own limit below, with its own hint
     if question is None or not question.strip():
-        raise CasperError(
+        raise BadRequest(
             "the question is empty",
             hint='say what you are looking for: casper ask "when is the dentist?"',
         )
     text = question.strip()
     if len(text) > MAX_QUESTION_CHARS:
-        raise CasperError(
+        raise BadRequest(
             f"the question is {len(text):,} characters long (at most {MAX_QUESTION_CHARS:,})",
             hint="ask about one thing in a sentence or two; `casper search` takes keywords",
         )
@@ -224,15 +224,15 @@ COMMANDS = tuple(_PARSERS)
 
 
 def parse(cmd: Any, args: Any) -> Request:
-    """The typed request for a command name and its arguments; CasperError (with a hint) for
+    """The typed request for a command name and its arguments; BadRequest (with a hint) for
     an unknown command, an argument that is unknown, missing, of the wrong type or out of
     range."""
     if not isinstance(cmd, str) or cmd not in _PARSERS:
-        raise CasperError(f"unknown command {_shown(cmd)}", hint=f"one of {', '.join(COMMANDS)}")
+        raise BadRequest(f"unknown command {_shown(cmd)}", hint=f"one of {', '.join(COMMANDS)}")
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
-        raise CasperError(
+        raise BadRequest(
             f"bad arguments for {cmd}: expected names and values, not {type(args).__name__}",
             hint=f"see `casper {cmd} --help`",
         )

@@ -150,12 +150,23 @@ def make_reader(cfg: Config, store: Store, *, aliases: bool = True) -> Reader:
 
 
 def _same_history(index: ChunkIndex, store: Store) -> None:
-    """An index built from another history (the store was reset and `casper index` did not
-    finish) must not label new messages with old chunks."""
+    """An index built from another history (the store was reset for another chat.db and
+    `casper index` did not finish) must not label new messages with old chunks.
+
+    The chat.db each was read from decides, where both recorded it: a store rebuilt from the
+    same chat.db (a killed `--rebuild`, a damaged store moved aside) holds the same rows under
+    the same ids, so the index keeps serving until the rebuilt one is published. Else the
+    store's id, which changes at every reset."""
     from casper.errors import IndexMismatch
 
-    built_from = (index.manifest.get("source") or {}).get("store_id")
-    if built_from and built_from != (store.get_meta("store_id") or built_from):
+    source = index.manifest.get("source") or {}
+    read_from, now_from = source.get("chat_db"), store.get_meta("source")
+    if read_from and now_from:
+        same = read_from == now_from
+    else:
+        built_from = source.get("store_id")
+        same = not built_from or built_from == (store.get_meta("store_id") or built_from)
+    if not same:
         raise IndexMismatch(
             "the search index was built from another message history",
             hint="run `casper index` to rebuild it for the current one",
@@ -287,6 +298,17 @@ class Runtime:
             self._embedder = factory.make_embedder(self.cfg)
             self.loads["embedder"] += 1
         return self._embedder
+
+    def loaded_embedder(self) -> Embedder | None:
+        """The embedder if one is loaded (nothing is built)."""
+        return self._embedder
+
+    def adopt_embedder(self, embedder: Embedder) -> None:
+        """Keep an embedder this process built elsewhere (the service's auto-index loaded one for
+        its run), so searches use it instead of loading a second copy."""
+        if self._embedder is None:
+            self._embedder = embedder
+            self.loads["embedder"] += 1
 
     def reranker(self, say: Say = _quiet) -> Reranker | None:
         """The cross-encoder, or None when off or not loadable (said once, remembered)."""

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from casper.backends.loading import load_failure, local_model_path
+from casper.backends.loading import hub_offline, load_failure, local_model_path
 from casper.backends.toolcalls import (
     CALL_END,
     CALL_START,
@@ -48,12 +48,12 @@ class MlxEngine:
         self.temperature = temperature
         self.thinking = thinking
         self._describe_tools = describe_tools
-        local_model_path(model)
+        local_model_path(model)  # a missing folder is its own error, before any loading
         try:
             from mlx_lm import load
 
             # typed as maybe (model, tokenizer, config): the config comes only with return_config
-            self._model, self._tokenizer, *_ = load(model)
+            self._model, self._tokenizer, *_ = load(_resolve(model))
         except Exception as exc:  # any load failure is a user-facing ModelUnavailable
             raise load_failure("language model", model, exc) from exc
         if not self._tokenizer.has_chat_template:
@@ -283,3 +283,17 @@ def _plain_messages(messages: Sequence[ChatMessage], tool_text: str) -> list[dic
         else:
             out.insert(0, {"role": "system", "content": tool_text})
     return out
+
+
+def _resolve(model: str) -> str:
+    """A local folder for `model`: the path itself, or the cached hub snapshot when offline.
+
+    huggingface_hub reads HF_HUB_OFFLINE once, when it is first imported; in a process that
+    imported it earlier with the hub on, mlx_lm.load would go online for a hub id. Resolving the
+    snapshot ourselves with local_files_only keeps "no network while answering" true either way
+    (the embedder and the reranker pass local_files_only for the same reason)."""
+    if local_model_path(model) is not None or not hub_offline():
+        return model
+    from huggingface_hub import snapshot_download
+
+    return snapshot_download(model, local_files_only=True)

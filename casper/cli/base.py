@@ -80,7 +80,16 @@ def guarded(fn: F) -> F:
         _setup_logging(verbose)
         go_offline()
         try:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except (CasperError, typer.Exit, typer.Abort, KeyboardInterrupt):
+                raise
+            except Exception as exc:
+                # a damaged file or a full disk has a name and a fix; only then a bug
+                named = None if verbose else _explained(kwargs.get("home"), exc)
+                if named is None:
+                    raise
+                raise named from exc
         except CasperError as exc:
             err = _stderr()
             err.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
@@ -98,6 +107,17 @@ def guarded(fn: F) -> F:
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _explained(home: Path | None, exc: Exception) -> CasperError | None:
+    """The damaged file or full disk behind `exc` (casper.app.damage), else None."""
+    try:
+        cfg = load_config(home)
+    except CasperError:
+        return None  # an unreadable config.toml: the command's own error already said so
+    from casper.app.damage import explain
+
+    return explain(cfg, exc)
 
 
 def go_offline() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,6 +14,7 @@ from casper.config import Config
 from casper.dates.zones import iso, local_tz
 
 if TYPE_CHECKING:
+    from casper.indexer.lock import Holder
     from casper.indexer.run import IndexRunReport
 
 
@@ -28,21 +29,33 @@ def run_index(
     from casper.cli.progress import stage_bars
     from casper.indexer.lock import exclusive
     from casper.indexer.run import run_index as index_run
+    from casper.indexer.salvage import open_store
     from casper.store.db import ensure_private_dir
 
     ensure_private_dir(cfg.data_dir)
-    waiting = lambda: _stderr().print("waiting for another `casper index` to finish…")  # noqa: E731
+    waiting = lambda other: _stderr().print(waiting_line(other), soft_wrap=True)  # noqa: E731
+    say = lambda m: _stderr().print(m, soft_wrap=True)  # noqa: E731 - stderr, also with --json
     bars_on = stage_bars(not quiet, plain=not terminal_only)
     with exclusive(cfg.lock_path, on_wait=waiting), bars_on as bars:
-        store = runtime.open_store(cfg, must_exist=False)
+        # with --rebuild a damaged store is moved aside and made again (casper.indexer.salvage)
+        store = open_store(cfg.store_path, rebuild=rebuild, announce=say)
         try:
             return index_run(
                 store, runtime.index_source(cfg), runtime.index_place(cfg),
                 runtime.index_embedder(cfg), options=runtime.chunk_options(cfg),
-                rebuild=rebuild, progress=bars, announce=lambda m: _stderr().print(m),
+                rebuild=rebuild, progress=bars, announce=say,
             )  # fmt: skip
         finally:
             store.close()
+
+
+def waiting_line(other: Holder | None) -> str:
+    """What `casper index` says while another run holds the index lock: who, since when."""
+    if other is None:
+        return "waiting for another index run to finish…"
+    since = datetime.fromtimestamp(other.since).strftime("%H:%M:%S")
+    ends = "; it ends by itself, then this run starts" if other.background else ""
+    return f"waiting for {other.what} (pid {other.pid}, running since {since}) to finish{ends}…"
 
 
 def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
@@ -84,15 +97,25 @@ def index(
     if no_contacts:
         cfg = dataclasses.replace(cfg, contacts=None)
     tz = local_tz(cfg.timezone)
-    # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
-    done = run_index(cfg, rebuild=rebuild, terminal_only=json)
-    report = done.ingest
     # paths given once are kept in config.toml: a later plain `casper index`, or `doctor`,
-    # reads the same history and AddressBook instead of the defaults
+    # reads the same history and AddressBook instead of the defaults. Kept as soon as chat.db
+    # passes the probe, not when the run ends: a first run stopped halfway (Ctrl-C, a kill)
+    # is resumed by a plain `casper index` on the same database
     given = {"chat_db": chat_db, "contacts": None if no_contacts else contacts}
     paths = {k: Path(v).expanduser().resolve() for k, v in given.items() if v is not None}
     if paths:
+        from casper.indexer.pipeline import probe_source
+        from casper.store.db import ensure_private_dir
+        from ingest import has_address_book
+
+        probe_source(cfg.chat_db)  # the error a run would give, before anything is kept
+        if "contacts" in paths and not has_address_book(paths["contacts"]):
+            del paths["contacts"]  # a typo is not kept (the run stops on it with a hint)
+        ensure_private_dir(cfg.data_dir)
         remember(cfg.data_dir, **paths)
+    # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
+    done = run_index(cfg, rebuild=rebuild, terminal_only=json)
+    report = done.ingest
     if json:
         print_json(_index_json(done, tz))
         return
@@ -228,12 +251,15 @@ def show(
 @guarded
 def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
     """Environment and data health: chat.db access, counts, decode rate, coverage."""
-    from casper.app.doctor import run_checks
+    from casper.app.doctor import failed, run_checks
+    from casper.service import client, launchagent
 
     cfg = config(home)
-    report = run_checks(cfg)
+    report = run_checks(cfg, client.status(cfg.data_dir), launchagent.installed(cfg.data_dir))
     if json:
         print_json(report)
+        if failed(report):
+            raise typer.Exit(1)
         return
     from rich.markup import escape
 
@@ -245,7 +271,7 @@ def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> N
         c.print(f"{mark} {escape(check['name'])}: {escape(str(check['detail']))}")
         if check.get("hint"):
             c.print(f"   [dim]hint: {escape(check['hint'])}[/]")
-    if any(ch["status"] == "fail" for ch in report["checks"]):
+    if failed(report):
         raise typer.Exit(1)
 
 

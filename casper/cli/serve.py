@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Annotated, Any
 
 import typer
 
 from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded, print_json
+from casper.dates.zones import iso, local_tz
 
 
 @app.command()
@@ -18,26 +20,44 @@ def serve(
     ] = False,
     idle_minutes: Annotated[
         float | None,
-        typer.Option("--idle-minutes", help="exit after this long idle (default: config)"),
+        typer.Option(
+            "--idle-minutes", help="exit after this long idle; 0: never (default: config)"
+        ),
     ] = None,
+    no_auto_index: Annotated[
+        bool,
+        typer.Option("--no-auto-index", help="don't index new messages as they arrive"),
+    ] = False,
+    install: Annotated[
+        bool,
+        typer.Option("--install", help="start the service at login (macOS LaunchAgent)"),
+    ] = False,
+    uninstall: Annotated[
+        bool, typer.Option("--uninstall", help="remove the LaunchAgent --install wrote")
+    ] = False,
     home: Home = None,
     json: Json = False,
     verbose: Verbose = False,
 ) -> None:
-    """Keep the index and models warm for search/ask/chat/show/stats/contacts (foreground).
+    """Keep the index current and the models warm for search/ask/chat/show/stats/contacts
+    (foreground).
 
     Those commands start it in the background by themselves; CASPER_SERVICE=0 or
-    --no-service runs them in-process instead.
+    --no-service runs them in-process instead. While it runs it indexes new messages as they
+    arrive in chat.db (auto_index in config.toml; --no-auto-index).
     """
     from casper.service import client
 
     cfg = config(home)
+    if install or uninstall:
+        _launch_agent(cfg.data_dir, install=install)
+        return
     if status:
         doc = client.status(cfg.data_dir)
         if json:
             print_json(doc)
         else:
-            _print_status(doc)
+            _print_status(doc, local_tz(cfg.timezone))
         return
     if stop:
         pid = client.stop(cfg.data_dir)
@@ -50,7 +70,7 @@ def serve(
 
     logging.getLogger("casper.service").setLevel(logging.DEBUG if verbose else logging.INFO)
     try:
-        run_service(cfg.data_dir, idle_minutes=idle_minutes)
+        run_service(cfg.data_dir, idle_minutes=idle_minutes, auto_index=not no_auto_index)
     except AlreadyRunning as exc:
         err = _stderr()
         err.print(f"[red]error:[/] {exc.message}", soft_wrap=True)
@@ -58,7 +78,7 @@ def serve(
         raise typer.Exit(client.ALREADY_RUNNING_EXIT) from None
 
 
-def _print_status(doc: dict[str, Any]) -> None:
+def _print_status(doc: dict[str, Any], tz: tzinfo) -> None:
     from rich.console import Console
 
     from casper.service import protocol
@@ -78,8 +98,51 @@ def _print_status(doc: dict[str, Any]) -> None:
     )
     c.print(f"  loaded: {', '.join(models) or 'nothing yet'}; index open: {loaded['index']}")
     c.print(f"  index generation {doc['index_generation']} · socket {doc['socket']}")
+    for line in auto_index_lines(doc.get("auto_index") or {}, tz):
+        c.print(f"  {line}", soft_wrap=True)
     if doc["version"] != protocol.build_id():
         c.print("  [yellow]another version than this casper: it restarts on the next command[/]")
+
+
+def auto_index_lines(auto: dict[str, Any], tz: tzinfo) -> list[str]:
+    """The auto-index part of `casper serve --status`: on/off and its state, how current the
+    index is (newest message indexed, lag), the last run and its duration, failures."""
+    from rich.markup import escape
+
+    if not auto.get("enabled"):
+        return [f"auto-index: off ({auto.get('off_reason') or 'off'})"]
+    through = (iso(auto.get("indexed_through"), tz) or "?")[:19].replace("T", " ")
+    lines = [f"auto-index: {auto['state']} · indexed through {through} · lag {_dur(auto['lag_s'])}"]
+    run = auto.get("last_run")
+    if run:
+        at = (iso(run["at"], tz) or "?")[11:19]
+        what = run["outcome"] + (f", {run['messages_new']} new" if run["messages_new"] else "")
+        lines.append(f"  last run {at} ({what}) took {run['duration_s']:.2f} s")
+    if auto.get("failures"):
+        retry = auto.get("retry_in_s")
+        when = f"; next try in {_dur(retry)}" if retry is not None else ""
+        error = escape(str((run or {}).get("error") or "?"))
+        lines.append(f"  [yellow]failing ({auto['failures']} in a row{when}): {error}[/]")
+        if run and run.get("hint"):
+            lines.append(f"  [dim]hint: {escape(run['hint'])}[/]")
+    return lines
+
+
+def _launch_agent(home: Any, *, install: bool) -> None:
+    """--install: stop a running service (the agent's takes over), write and load the agent;
+    --uninstall: unload and remove it."""
+    from casper.cli.base import _stderr
+    from casper.service import client, launchagent
+
+    err = _stderr()
+    if install:
+        launchagent.require_macos("--install")
+        client.stop(home)
+        path = launchagent.install(home)
+        err.print(f"installed {path}: the casper service starts at login (and now)")
+        return
+    gone = launchagent.uninstall(home)
+    err.print(f"removed {gone}" if gone else "no casper LaunchAgent was installed for this home")
 
 
 def _dur(seconds: float) -> str:

@@ -55,6 +55,10 @@ class Session:
 
     def execute(self, cmd: str, args: dict[str, Any], on_event: Event = print_notice) -> Any:
         """Run one command and return its `--json` document, wherever it runs."""
+        if self.use_service and not _holds_data(self.cfg):
+            # nothing to keep warm: a service would only create the data dir and stay behind
+            # (in this process the command says "nothing indexed yet" and writes nothing)
+            self.use_service = False
         if self.use_service:
             from casper.service import client
 
@@ -85,6 +89,11 @@ def execute(
 ) -> Any:
     """One command, once: through the service unless it is switched off or unusable."""
     return Session(cfg, no_service=no_service).execute(cmd, args, on_event)
+
+
+def _holds_data(cfg: Config) -> bool:
+    """The data dir has a store: something a service could answer from."""
+    return cfg.store_path.exists()
 
 
 def _say(text: str) -> None:

@@ -56,6 +56,7 @@ from casper.index.files import (
     remove_index,
     write_generation,
 )
+from casper.index.health import manifest_damage, table_damage
 from casper.index.lance_import import lancedb as import_lancedb
 from casper.index.reads import ChunkReads, id_predicates
 from casper.index.vecstore import FILE as VECTOR_FILE
@@ -125,6 +126,8 @@ class ChunkIndex(ChunkReads, VectorSide):
         if reset and index_dir.exists():
             remove_index(index_dir)
         found = read_json(index_dir / MANIFEST)
+        if not found and (damaged := manifest_damage(index_dir)) is not None:
+            raise damaged.error()  # not "no manifest (unknown model)": it is there, unreadable
         if embedder_name is None:
             embedder_name, dim, checksum = (
                 found.get("embedder"),
@@ -262,6 +265,9 @@ class ChunkIndex(ChunkReads, VectorSide):
             except (OSError, RuntimeError, ValueError) as exc:
                 # a writer replaced the generation (or the directory) under us: look again
                 if attempt == _REOPEN_TRIES - 1:
+                    damaged = table_damage(self.dir)  # or it does not open at all
+                    if damaged:
+                        raise damaged[0].error() from exc
                     raise IndexMissing(
                         f"the search index in {self.dir} is being rewritten",
                         hint="try again when `casper index` has finished",

@@ -19,6 +19,7 @@ from casper.errors import IndexMismatch
 TABLE = "chunks"
 MANIFEST = "manifest.json"
 GENERATION = "generation.json"
+VECTOR_FILE = "vectors.sqlite"  # the vectors' side file (vecstore.py)
 # 2: vectors moved to the side file (vecstore.py); 3: the `dates` column (date terms, its own
 # FTS index). Bump it when a column or what the indexer derives into one (the date rules of
 # casper.dates.mentions) changes: `casper index` then rebuilds the table and keeps the vectors.
@@ -83,6 +84,15 @@ def write_generation(
     return published
 
 
+def read_manifest(index_dir: Path) -> dict[str, Any]:
+    """The manifest of the index in `index_dir` ({} when there is none or it does not read)."""
+    try:
+        data = json.loads((Path(index_dir) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def is_current(index_dir: Path) -> bool:
     """True when `index_dir` holds a table and a manifest of this SCHEMA_VERSION."""
     schema = read_manifest(index_dir).get("schema")
@@ -99,15 +109,6 @@ def older_schema(index_dir: Path) -> bool:
         and 2 <= schema < SCHEMA_VERSION
         and (Path(index_dir) / f"{TABLE}.lance").exists()
     )
-
-
-def read_manifest(index_dir: Path) -> dict[str, Any]:
-    """The manifest of the index in `index_dir` ({} when there is none or it is unreadable)."""
-    try:
-        manifest = json.loads((Path(index_dir) / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return {}
-    return manifest if isinstance(manifest, dict) else {}
 
 
 def identity(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from casper.errors import IndexMissing
 from casper.index.files import (
+    SCHEMA_VERSION,
     Generation,
     identity,
     is_current,
@@ -46,14 +47,28 @@ class IndexPlace:
         older one (`outdated`) is rebuilt by the next `casper index`."""
         return is_current(self.directory)
 
-    def open(self, embedder: Embedder | None, *, create: bool = False) -> ChunkIndex:
+    def open(
+        self, embedder: Embedder | None, *, create: bool = False, after: Generation | None = None
+    ) -> ChunkIndex:
         """The index at its published generation, checked against `embedder` and the chunker
         (`embedder=None`: whichever model built it, for BM25-only use without loading one).
         Raises IndexMissing when there is none (and `create` is off), IndexMismatch when it was
-        built with other settings."""
+        built with other settings. `after`: the generation of what a new table replaces (its
+        numbers go on from it)."""
         if not create and not self.directory.exists():
             raise IndexMissing(f"no search index in {self.directory.parent}")
-        return self._open(embedder, create=create)
+        return self._open(embedder, create=create, after=after)
+
+    def built_with(self, embedder: Embedder) -> bool:
+        """True when the manifest here names this embedder, this chunker and this schema (read
+        without LanceDB): a rebuild then keeps the folder and its vectors; otherwise it starts
+        a new one."""
+        found = read_manifest(self.directory)
+        expected = {
+            "schema": SCHEMA_VERSION, "embedder": embedder.name, "dim": embedder.dim,
+            "checksum": getattr(embedder, "checksum", ""), "chunker": self.chunker_version,
+        }  # fmt: skip
+        return bool(found) and identity(found) == expected
 
     def replace(self, embedder: Embedder) -> ChunkIndex:
         """Start a new, empty index in place of this one (another model, or a damaged index):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -21,6 +22,7 @@ from numpy.typing import NDArray
 from casper.index.chunk_table import CHUNK_COLS, Filter, IndexedChunk, quote, row_to_chunk
 from casper.index.chunk_text import unsegmented_text
 from casper.index.files import Generation
+from casper.index.health import table_damage
 from casper.index.vectors import META_COLUMNS, ChunkMeta, VectorMatrix
 from casper.records import Chunk
 
@@ -42,6 +44,7 @@ def id_predicates(ids: Sequence[str]) -> list[str]:
 class ChunkReads:
     """Expects from `ChunkIndex`: table, version, generation, _matrix, _read(), matrix()."""
 
+    dir: Path
     table: Any
     generation: Generation
     _matrix: VectorMatrix | None
@@ -187,7 +190,11 @@ class ChunkReads:
         try:
             rows = self._read(run)
         except (ValueError, RuntimeError, OSError) as exc:
-            # a broken FTS index must not take search down: the other legs still answer
+            # a damaged index is named (the other legs alone would answer less, quietly);
+            # any other failure of one query costs this leg, not the search
+            damaged = table_damage(self.dir)
+            if damaged:
+                raise damaged[0].error() from exc
             log.warning("full-text search on %s failed: %s", column, type(exc).__name__)
             return []
         return list(zip(rows["id"].to_pylist(), rows["_score"].to_pylist(), strict=True))

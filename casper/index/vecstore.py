@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-FILE = "vectors.sqlite"
+from casper.index.files import VECTOR_FILE
+
+FILE = VECTOR_FILE
 _PART = 500  # keys per `IN (...)` lookup (SQLite's variable limit is far above)
 _GATHER = 16_384  # rows per block written to the search cache
 

@@ -14,6 +14,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,6 +49,51 @@ def load_vectors(directory: Path, version: int, generation: int, dim: int) -> Ca
     if vectors.shape != (n, dim) or got["codes"].shape[1:] != (n,):
         return None
     return vectors, np.asarray(got["mean"]), got["codes"], got["rows"]
+
+
+def cache_problem(
+    directory: Path, version: int, generation: int, dim: int
+) -> tuple[Path, str] | None:
+    """(file, what is wrong) when the cache of a table version + generation number is there but
+    does not read (`casper doctor`, `casper index --rebuild`); None when it reads or was never
+    built. A search that finds it unreadable builds it again; this only says so. Reads the first
+    and last vector, so a file cut short is found even when its header was rewritten."""
+    paths = _cache_paths(directory, version, generation)
+    if not any(p.exists() for p in paths.values()):
+        return None
+    arrays: dict[str, Any] = {}
+    for key, path in paths.items():
+        if not path.exists():
+            return path, "missing beside the other files of its cache"
+        try:
+            if key == "vectors":
+                vectors = VectorFile(path, dim)
+                if len(vectors):
+                    vectors.take(np.asarray([0, len(vectors) - 1]))
+            else:
+                arrays[key] = np.load(path, mmap_mode="r")
+        except (OSError, ValueError, IndexError) as exc:
+            return path, _npy_problem(exc)
+    n = len(arrays["rows"])
+    shapes = {
+        "vectors": vectors.shape == (n, dim),
+        "codes": arrays["codes"].shape[1:] == (n,),
+        "keys": arrays["keys"].shape == (n,),
+        "mean": arrays["mean"].shape == (dim,),
+    }
+    for key, fits in shapes.items():
+        if not fits:
+            return paths[key], "its shape does not match the rest of the cache"
+    return None
+
+
+def _npy_problem(exc: BaseException) -> str:
+    text = str(exc)
+    if "shorter than" in text or "mmap length" in text or "EOF" in text:
+        return "cut short"
+    if isinstance(exc, ValueError):
+        return "not a .npy file of this cache"
+    return text or type(exc).__name__
 
 
 Blocks = Iterator[tuple[NDArray[np.int64], NDArray[np.float16]]]

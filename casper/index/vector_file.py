@@ -44,6 +44,10 @@ class VectorFile:
         self.shape: tuple[int, int] = (int(shape[0]), int(dim))
         self.dtype = np.dtype(np.float16)
         self._row_bytes = dim * self.dtype.itemsize
+        # a file cut short (a full disk, a damaged copy) is refused here, where the caller
+        # treats it as no cache and rebuilds one, not halfway through a search
+        if os.fstat(self._fd).st_size < self._offset + self.nbytes:
+            raise ValueError(f"{self.path.name} is shorter than its header says")
 
     def __len__(self) -> int:
         return self.shape[0]

@@ -35,7 +35,7 @@ from casper.indexer.rows import Accumulator, NewRows, reaction_rows, store_rows
 from casper.indexer.stats_update import Fresh, stats_from_memory, update_stats
 from casper.records import ChatInfo
 from casper.stats import LocalClock, zone_id
-from casper.store.db import Store
+from casper.store.db import PUBLISHED_THROUGH, Store
 from ingest.errors import IngestError
 from ingest.messages import iter_pages, seed_recent
 from ingest.records import Message
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STAGES = ("check", "read", "store", "stats", "index")
+# store meta: a `casper index --rebuild` started and its index is not published yet (the next
+# run finishes it); kept, like the store's id, when a rebuild empties the store
+REBUILD_PENDING = "rebuild_pending"
 
 
 # (stage, done, total) — total None while unknown
@@ -77,6 +80,19 @@ class _Source:
     contacts_sig: str
     # worker processes reading the new rows side by side (a large backlog only), else None
     parallel: ingest_parallel.ParallelReader | None = None
+
+
+def probe_source(chat_db: Path) -> None:
+    """Open chat.db read-only and probe its tables as a run does; CasperError (with the same
+    hint a run would give) when it can't be read as a Messages database."""
+    try:
+        conn = ingest.open_chat_db(chat_db)
+        try:
+            ingest.Capabilities.probe(conn)
+        finally:
+            conn.close()
+    except IngestError as exc:
+        raise CasperError(exc.message, hint=exc.hint) from exc
 
 
 class Indexer:
@@ -126,7 +142,8 @@ class Indexer:
             caps = ingest.Capabilities.probe(conn)
             state = ingest.snapshot_state(conn, caps)
             source = str(self.chat_db.resolve())
-            if self.store.get_meta("source") not in (None, source):
+            another = self.store.get_meta("source") not in (None, source)
+            if another:
                 rebuild = True  # a different chat.db: never mix two people's histories
             # a reset happens inside the ingest transaction below, so until then the previous
             # store stays as it is (a database that fails mid-read must not leave it empty)
@@ -165,7 +182,7 @@ class Indexer:
                 _gc_paused(),
             ):
                 if rebuild:
-                    self._reset()
+                    self._reset(another_history=another)
                 if self.store.get_meta("store_id") is None:
                     self.store.set_meta("store_id", uuid.uuid4().hex)  # the index follows it
                 self.store.set_meta("source", source)
@@ -176,11 +193,17 @@ class Indexer:
         finally:
             conn.close()
 
-    def _reset(self) -> None:
-        """Empty the store for another history (inside the caller's transaction); its new
-        `store_id` tells the search index to drop every chunk of the old one."""
-        for table in ("messages", "reactions", "contact_stats", "chats", "dirty_chats", "meta"):
+    def _reset(self, *, another_history: bool) -> None:
+        """Empty the store (inside the caller's transaction) to read everything again. For
+        another history it gets a new `store_id`, which tells the search index to drop every
+        chunk of the old one; a rebuild of the same chat.db keeps it (and a pending-rebuild
+        mark), so the index it has keeps serving until the rebuilt one is published."""
+        same = ("store_id", REBUILD_PENDING, PUBLISHED_THROUGH)  # the published index still holds
+        keep = (REBUILD_PENDING,) if another_history else same
+        for table in ("messages", "reactions", "contact_stats", "chats", "dirty_chats"):
             self.store.conn.execute(f"DELETE FROM {table}")
+        marks = ", ".join("?" * len(keep))
+        self.store.conn.execute(f"DELETE FROM meta WHERE key NOT IN ({marks})", keep)
 
     def _ingest(self, src: _Source, report: IngestReport) -> None:
         """Read everything new into the store and bring the stats up to date (one transaction,

@@ -24,8 +24,9 @@ from casper.index.files import Generation
 from casper.indexer import chunk_update
 from casper.indexer.chunk_update import VectorFill
 from casper.indexer.chunking import ChunkOptions
-from casper.indexer.pipeline import Indexer, Progress
+from casper.indexer.pipeline import REBUILD_PENDING, Indexer, Progress
 from casper.indexer.report import IngestReport, stage
+from casper.indexer.salvage import salvage_index
 from casper.protocols import Embedder
 from casper.store.db import Store
 
@@ -115,6 +116,11 @@ def run_index(
         while the vectors are complete).
     """
     started, cpu = time.perf_counter(), time.process_time()
+    # a rebuild is remembered until its index is published: one that was killed (or ran out
+    # of disk) is finished by the next run, whatever flags that one is given
+    rebuild = rebuild or store.get_meta(REBUILD_PENDING) is not None
+    if rebuild:
+        store.set_meta(REBUILD_PENDING, time.time())  # committed at once, before the ingest
     report = Indexer(store, source.chat_db, source.contacts, source.tz,
                      on_progress=progress).run(rebuild=rebuild, indexing=True)  # fmt: skip
     built: Embedder | None = None
@@ -129,16 +135,21 @@ def run_index(
     else:
         with stage(report, "index"):
             built = embedder(progress)
-            index = _open_for_writing(place, built, rebuild)
+            index = _open_for_writing(place, built, rebuild, announce)
             dirty = store.dirty_chats()
             wanted = dirty if index.count() else {c.id: True for c in store.chats()}
             update = chunk_update.update_lexical(
                 store, index, dirty=wanted, options=options, on_progress=progress
             )
+            index.publish_run()  # even when no chunk changed: the store did
+            # published first, then done: a crash between the two re-chunks these chats on the
+            # next run instead of leaving chunks nobody publishes, and the store never says a
+            # message is indexed (Store.indexed_through) before readers can find it
             with store.transaction():  # the lexical legs answer: these chats are done
                 store.clear_dirty(dirty)
                 store.set_meta("chunks_total", update.chunks_total)
-            index.publish_run()  # even when no chunk changed: the store did
+                store.note_published()
+            store.delete_meta(REBUILD_PENDING)  # the vectors resume by themselves
         report.chunks_total, report.chunks_new = update.chunks_total, update.embedded
         written = update.embedded
         report.elapsed_s = round(time.perf_counter() - started, 3)
@@ -147,17 +158,25 @@ def run_index(
     return IndexRunReport(report, fill, built, place.generation())
 
 
-def _open_for_writing(place: IndexPlace, embedder: Embedder, rebuild: bool) -> ChunkIndex:
-    """The index this run writes to; with `rebuild`, emptied in place (or replaced when it was
-    built with another model or does not open). An index an earlier version of Casper built
-    (an older table schema) is rebuilt whole, keeping the vectors of its model."""
+def _open_for_writing(
+    place: IndexPlace, embedder: Embedder, rebuild: bool, announce: Announce = _unsaid
+) -> ChunkIndex:
+    """The index this run writes to; with `rebuild`, its damaged parts are moved aside first
+    (casper.indexer.salvage), then it is emptied in place, or replaced when it was built with
+    another model or chunker. An index an earlier version of Casper built (an older table
+    schema) is rebuilt whole, keeping the vectors of its model."""
+    last = place.generation()  # a new table or folder numbers its generations on from it
     upgraded = place.upgrade(embedder) if place.outdated() else None
     if upgraded is not None:
         index = upgraded
-    elif rebuild and place.exists() and not _reusable(place, embedder):
-        index = place.replace(embedder)
     else:
-        index = place.open(embedder, create=True)
+        if rebuild and place.exists():
+            for moved in salvage_index(place.directory):
+                announce(moved.line())
+        if rebuild and place.exists() and not place.built_with(embedder):
+            index = place.replace(embedder)
+        else:
+            index = place.open(embedder, create=True, after=last)
     if isinstance(embedder, Deferred):
         embedder.set_check(index.check_embedder)  # the model, once loaded, must match
     if rebuild:
@@ -165,15 +184,6 @@ def _open_for_writing(place: IndexPlace, embedder: Embedder, rebuild: bool) -> C
         # rebuilt one is published, instead of losing the directory under them
         index.clear()
     return index
-
-
-def _reusable(place: IndexPlace, embedder: Embedder) -> bool:
-    """True when the existing index opens for this embedder and chunker."""
-    try:
-        place.open(embedder)
-    except Exception:  # noqa: BLE001 - a mismatch or a damaged index: either way, rebuild it
-        return False
-    return True
 
 
 def _fill_vectors(

@@ -22,12 +22,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from casper.app.damage import explain
+from casper.app.requests import COMMANDS, Request, parse
 from casper.app.runtime import Runtime
 from casper.config import Config, load_config
-from casper.errors import CasperError
+from casper.errors import BadRequest, CasperError
 from casper.service import protocol
+from casper.service.autoindex import AutoIndexer
 
 log = logging.getLogger("casper.service")
+
+
+DRAIN_S = 30.0  # a stopping service lets its requests run this long
+DIR_CHECK_S = 5.0  # how often a service checks that its data dir is still there
+STOPPING = "stopping"  # the pid file's last word while a service finishes and exits
 
 
 class AlreadyRunning(CasperError):
@@ -112,7 +120,9 @@ class Service:
         self.served: Counter[str] = Counter()
         self.stopping = threading.Event()
         self.server: socketserver.BaseServer | None = None
+        self.auto: AutoIndexer | None = None  # None: started with --no-auto-index
         self._config_stamp = _config_stamp(home)
+        self._dir_id = _dir_id(home)
         self.rt = ServiceRuntime(load_config(home), self.data_lock, self.engine_lock)
 
     @property
@@ -149,7 +159,10 @@ class Service:
             "requests": sum(served.values()),
             "by_command": served,
             "inflight": inflight,  # status requests are not counted
-            "idle_exit_s": self.idle_s,
+            "idle_exit_s": self.idle_s if self.idle_s != float("inf") else None,
+            "auto_index": self.auto.status()
+            if self.auto is not None
+            else {"enabled": False, "off_reason": "--no-auto-index", "state": "off"},
         }
 
     def stop(self, why: str) -> None:
@@ -157,6 +170,7 @@ class Service:
             return
         log.info("stopping: %s", why)
         self.stopping.set()
+        _mark_stopping(self.home)  # a successor waits for the lock instead of giving up
         if self.server is not None:
             threading.Thread(target=self.server.shutdown, daemon=True).start()
 
@@ -173,8 +187,14 @@ class Service:
                 self.last_active = time.monotonic()
 
     def watch_idle(self) -> None:
-        step = max(0.05, min(5.0, self.idle_s / 4))
+        """Stop after `idle_s` without a request, or when the data dir was deleted (or
+        replaced): a service for a folder that is gone would serve nothing, and hold a socket
+        a service for a new folder of that name needs."""
+        step = max(0.05, min(DIR_CHECK_S, self.idle_s / 4))
         while not self.stopping.wait(step):
+            if _dir_id(self.home) != self._dir_id:
+                self.stop("the data dir is gone")
+                return
             with self.state_lock:
                 idle = self.inflight == 0 and time.monotonic() - self.last_active > self.idle_s
             if idle:
@@ -199,10 +219,13 @@ class Handler(socketserver.StreamRequestHandler):
         try:
             line = self.rfile.readline(protocol.MAX_REQUEST + 1)
             req = protocol.decode(line)
-            cmd, args = req["cmd"], req.get("args") or {}
-        except (OSError, ValueError, KeyError, TypeError):
-            self.send({"event": "error", "message": "malformed request", "kind": "BadRequest"})
+        except (OSError, ValueError):
+            req = None
+        envelope = _envelope(req)
+        if isinstance(envelope, BadRequest):  # answered, and the service keeps serving
+            self.send_error(envelope)
             return
+        cmd, args, version = envelope
         self.connection.settimeout(60.0)  # a client that stops reading for a minute is dropped
         if cmd == "ping":
             self.send({"event": "result", "result": {"pid": os.getpid()}})
@@ -211,7 +234,7 @@ class Handler(socketserver.StreamRequestHandler):
         elif cmd == "stop":
             self.send({"event": "result", "result": {"stopping": True, "pid": os.getpid()}})
             svc.stop("asked to stop")
-        elif req.get("version") != protocol.build_id():
+        elif version != protocol.build_id():
             self.send(
                 {
                     "event": "error",
@@ -222,9 +245,14 @@ class Handler(socketserver.StreamRequestHandler):
             )
             svc.stop("a client of another version asked")
         else:
-            self.work(svc, cmd, args)
+            try:  # checked before any data is touched, as the CLI checks it before sending
+                request = parse(cmd, args)
+            except BadRequest as exc:
+                self.send_error(exc)
+                return
+            self.work(svc, cmd, request)
 
-    def work(self, svc: Service, cmd: str, args: dict[str, Any]) -> None:
+    def work(self, svc: Service, cmd: str, request: Request) -> None:
         from casper.app import handlers
 
         done = threading.Event()
@@ -238,27 +266,35 @@ class Handler(socketserver.StreamRequestHandler):
                     rt = svc.current_runtime()
                     if cmd == "ask":
                         rt.forget_failed_engines()
-                    doc = handlers.run(rt, cmd, args, emit=self.send)
+                    doc = handlers.answer(rt, request, emit=self.send)
                 ok = True
             except CasperError as exc:
-                frame = {"event": "error", "message": exc.message, "hint": exc.hint}
-                self.send({**frame, "kind": type(exc).__name__})
+                self.send_error(exc)
             except Exception as exc:  # noqa: BLE001 - report, keep serving
-                log.exception("request %s failed", cmd)
-                self.send(
-                    {
-                        "event": "error",
-                        "kind": type(exc).__name__,
-                        "message": f"unexpected {type(exc).__name__} in the casper service",
-                        "hint": f"details in {protocol.log_path(svc.home)}; "
-                        "`--no-service -v` runs it here with a traceback",
-                    }
-                )
+                named = explain(svc.cfg, exc)  # a damaged file or a full disk, by name
+                if named is not None:
+                    log.warning("request %s failed: %s", cmd, type(named).__name__)
+                    self.send_error(named)
+                else:
+                    log.exception("request %s failed", cmd)
+                    self.send(
+                        {
+                            "event": "error",
+                            "kind": type(exc).__name__,
+                            "message": f"unexpected {type(exc).__name__} in the casper service",
+                            "hint": f"details in {protocol.log_path(svc.home)}; "
+                            "`--no-service -v` runs it here with a traceback",
+                        }
+                    )
             finally:
                 done.set()
             if ok:
                 self.send({"event": "result", "result": doc})
         log.info("%s %s in %.1f ms", cmd, "ok" if ok else "failed", _ms(started))
+
+    def send_error(self, exc: CasperError) -> None:
+        frame = {"event": "error", "message": exc.message, "hint": exc.hint}
+        self.send({**frame, "kind": type(exc).__name__})
 
     def heartbeat(self, done: threading.Event) -> None:
         while not done.wait(protocol.HEARTBEAT_S):
@@ -275,6 +311,29 @@ class Handler(socketserver.StreamRequestHandler):
                 self.gone = True  # the client left; finish the work quietly
 
 
+SERVICE_COMMANDS = ("ping", "status", "stop")
+
+
+def _envelope(req: Any) -> tuple[str, dict[str, Any], str] | BadRequest:
+    """(cmd, args, version) of a request line, or why it is not one. A request the service
+    can't read is answered BadRequest; only a well-formed one of another version stops it."""
+    if not isinstance(req, dict):
+        return BadRequest("malformed request: not one JSON object on one line")
+    cmd, args, version = req.get("cmd"), req.get("args"), req.get("version", "")
+    if not isinstance(cmd, str) or not (cmd in SERVICE_COMMANDS or cmd in COMMANDS):
+        return BadRequest(
+            f"malformed request: unknown command {str(cmd)[:40]!r}",
+            hint=f"one of {', '.join(COMMANDS + SERVICE_COMMANDS)}",
+        )
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return BadRequest(f"malformed request: args must be an object, not {type(args).__name__}")
+    if not isinstance(version, str) or (cmd in COMMANDS and not version):
+        return BadRequest("malformed request: no version", hint="send the client's build id")
+    return cmd, args, version
+
+
 def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
@@ -286,14 +345,48 @@ class _Server(socketserver.ThreadingUnixStreamServer):
     service: Service
 
 
+def _dir_id(path: Path) -> tuple[int, int] | None:
+    """Which file or folder is at `path` now (device, inode); None when nothing is."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _mark_stopping(home: Path) -> None:
+    """Say in the pid file that this service is on its way out (finishing its requests)."""
+    path = protocol.pid_path(home)
+    try:
+        line = path.read_text().split("\n", 1)[0]
+        if not line.endswith(STOPPING):
+            path.write_text(f"{line} {STOPPING}\n")
+    except OSError:
+        pass  # the data dir is gone: nobody waits on it
+
+
+def _stopping(home: Path) -> bool:
+    try:
+        return protocol.pid_path(home).read_text().split("\n", 1)[0].endswith(STOPPING)
+    except OSError:
+        return False
+
+
 def _take_lock(home: Path) -> int:
-    """The per-data-dir lock, held for the process's life; AlreadyRunning if someone has it."""
+    """The per-data-dir lock, held for the process's life; AlreadyRunning if someone has it.
+    A service that is stopping (it met a client of another version, or was asked to) is waited
+    for while it finishes its requests: the hand-over to the new version then just works."""
     fd = os.open(protocol.lock_path(home), os.O_RDWR | os.O_CREAT, 0o600)
-    for _ in range(5):  # a client's liveness probe holds it shared for a moment
+    tries = 0
+    deadline = time.monotonic() + DRAIN_S + 5.0
+    while time.monotonic() < deadline:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return fd
         except BlockingIOError:
+            tries += 1
+            if tries >= 5 and not _stopping(home):  # a client's probe holds it for a moment
+                break
             time.sleep(0.05)
     os.close(fd)
     pid = protocol.pid_path(home)
@@ -313,20 +406,26 @@ def _bind(path: Path) -> _Server:
     return server
 
 
-def serve(home: Path, *, idle_minutes: float | None = None) -> None:
-    """Run the service in the foreground until stopped, idle, or signalled."""
+def serve(home: Path, *, idle_minutes: float | None = None, auto_index: bool = True) -> None:
+    """Run the service in the foreground until stopped, idle, or signalled.
+
+    `idle_minutes` 0 (or, when not given, a LaunchAgent installed for this data dir: the service
+    that starts with the login, or the one that took over from it) never exits for idleness.
+    `auto_index` off: no watching of chat.db, whatever config.toml says."""
     from casper.store.db import ensure_private_dir
 
     home = Path(os.path.abspath(home.expanduser()))
     ensure_private_dir(home)
     lock_fd = _take_lock(home)
+    svc_dir, bound = _dir_id(home), None
     sock = protocol.socket_path(home)
     pid_file = protocol.pid_path(home)
     try:
         cfg = load_config(home)
-        minutes = idle_minutes if idle_minutes is not None else cfg.service_idle_minutes
-        svc = Service(home, idle_s=max(1.0, float(minutes) * 60))
+        minutes = idle_minutes if idle_minutes is not None else _default_idle(home, cfg)
+        svc = Service(home, idle_s=max(1.0, float(minutes) * 60) if minutes > 0 else float("inf"))
         server = _bind(sock)
+        bound = _dir_id(sock)
         server.service = svc
         svc.server = server
         fd = os.open(pid_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -336,6 +435,9 @@ def serve(home: Path, *, idle_minutes: float | None = None) -> None:
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 signal.signal(sig, lambda *_: svc.stop("signal"))
         threading.Thread(target=svc.watch_idle, daemon=True).start()
+        if auto_index:
+            svc.auto = AutoIndexer(svc, home)
+            svc.auto.start()
         log.info(
             "casper service %s listening on %s (pid %d)", protocol.build_id(), sock, os.getpid()
         )
@@ -343,12 +445,25 @@ def serve(home: Path, *, idle_minutes: float | None = None) -> None:
             server.serve_forever(poll_interval=0.2)
         finally:
             server.server_close()
-            _drain(svc, timeout=30.0)
+            _drain(svc, timeout=DRAIN_S)
+            if svc.auto is not None:
+                svc.auto.stop(timeout=30.0)  # let a run finish (a kill mid-run is safe too)
     finally:
-        sock.unlink(missing_ok=True)
-        pid_file.unlink(missing_ok=True)
+        # only what is still ours: when the data dir was deleted and made again, a new service
+        # may already listen at the same socket path
+        if bound is not None and _dir_id(sock) == bound:
+            sock.unlink(missing_ok=True)
+        if _dir_id(home) == svc_dir:
+            pid_file.unlink(missing_ok=True)
         os.close(lock_fd)  # releases the flock last: a new service may now start
     log.info("casper service stopped")
+
+
+def _default_idle(home: Path, cfg: Config) -> float:
+    """The configured idle time, or 0 (never) when a LaunchAgent starts this service at login."""
+    from casper.service.launchagent import installed
+
+    return 0.0 if installed(home) else float(cfg.service_idle_minutes)
 
 
 def _drain(svc: Service, timeout: float) -> None:

@@ -36,6 +36,8 @@ REACTION_LABELS = {
     2007: "sticker",
 }
 
+PUBLISHED_THROUGH = "published_through"  # meta key: indexed_through of the last published run
+
 _MSG_COLS = "rowid, guid, chat_id, sender, ts, text, kind, edited, reply_to, attachments, event"
 # Row layouts of put_messages. Most messages are plain text (no reply, attachment, event, edit
 # or emoji), and sqlite3 binds each None through its adapter lookup (~1 µs), so plain rows go
@@ -189,6 +191,9 @@ class Store(DirectoryQueries, StatsQueries):
             "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
             (key, str(value)),
         )
+
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key=?", (key,))
 
     def meta_float(self, key: str, default: float = 0.0) -> float:
         value = self.get_meta(key)
@@ -449,6 +454,28 @@ class Store(DirectoryQueries, StatsQueries):
             f"SELECT {_MSG_COLS} FROM messages WHERE rowid=?", (message.rowid,)
         ).fetchall()
         return self._rows_to_messages(list(reversed(prev)) + here + nxt)
+
+    def indexed_through(self) -> float | None:
+        """The newest countable message the search index has (UTC seconds), or None: the store's
+        newest outside the chats still waiting for their chunks (`dirty_chats`, cleared once the
+        run that stored them has published its chunks). A walk down the ts index that stops at
+        the first message of a chat already chunked."""
+        row = self.conn.execute(
+            "SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 "
+            "AND chat_id NOT IN (SELECT chat_id FROM dirty_chats) ORDER BY ts DESC LIMIT 1"
+        ).fetchone()
+        # a rebuild marks every chat dirty while readers still search the last published
+        # generation: what that generation held (noted when it was published) still counts
+        published = self.get_meta(PUBLISHED_THROUGH)
+        found = [float(v) for v in (row[0] if row else None, published) if v is not None]
+        return max(found) if found else None
+
+    def note_published(self) -> None:
+        """Remember what the generation just published holds (see indexed_through); called
+        once its chats are marked done, in the same transaction."""
+        through = self.indexed_through()
+        if through is not None:
+            self.set_meta(PUBLISHED_THROUGH, through)
 
     def coverage(self) -> tuple[float | None, float | None]:
         """First and last dated countable message: two short walks of the ts index, not a scan."""

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from casper.backends.mlx_engine import MlxEngine, VisibleStream
+from casper.errors import ModelUnavailable
 from casper.protocols import ChatMessage, ToolCall, ToolSpec
 from tests.helpers import assert_unloadable_models_raise
 from tests.models import PLAIN_CHATML_TEMPLATE, build_tiny_qwen3
@@ -122,3 +123,28 @@ def test_visible_stream_hides_thinking_and_calls(
 ) -> None:
     pieces = [raw[i : i + size] for i in range(0, len(raw), size)]
     assert _stream(pieces, thinking) == expected
+
+
+@pytest.mark.slow
+def test_uncached_hub_id_never_goes_online_even_if_the_hub_was_imported_online(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """huggingface_hub freezes HF_HUB_OFFLINE at its first import; a process that imported it
+    with the hub on must still not reach for the network while Casper is offline."""
+    import socket
+
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    lookups: list[object] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        lookups.append(args[0] if args else None)
+        raise OSError("network used")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    with pytest.raises(ModelUnavailable) as info:
+        MlxEngine("mlx-community/not-a-cached-model")
+    assert lookups == []
+    assert info.value.hint and "casper pull" in info.value.hint

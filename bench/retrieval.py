@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,7 @@ def make_corpus(n: int, seed: int = 7, n_queries: int = 50) -> Corpus:
                 text=text,
                 embed_text=f"chat {chat}\n{text}",
                 content_hash=str(i),
+                dates=_mentioned(rng, starts[i]) if i % 5 == 0 else "",
             )  # fmt: skip
         )
     vectors, qvecs = embeddings_like(rng, n, n_queries)
@@ -110,6 +112,12 @@ def make_corpus(n: int, seed: int = 7, n_queries: int = 50) -> Corpus:
     person = members[0][0]  # the busiest 1:1 chat's person
     since = float(starts[n // 2])
     return Corpus(chunks, vectors, queries, qvecs, person, since, since + 365 * DAY)
+
+
+def _mentioned(rng: np.random.Generator, start: float) -> str:
+    """Date terms like a message's (casper.dates.mentions): a day within 60 days of it."""
+    day = datetime.fromtimestamp(start + float(rng.uniform(-60, 60)) * DAY, UTC).date()
+    return f"d{day:%Y%m%d} md{day:%m%d} m{day:%Y%m} y{day:%Y}"
 
 
 def embeddings_like(
@@ -275,6 +283,11 @@ def bench_size(n: int, n_queries: int, work: Path, hooks: Sequence[Hook]) -> dic
     lat["hybrid+understood/plain"] = timed(lambda q: reading.search(q), qs)
     lat["hybrid+understood/names a person"] = timed(
         lambda q: reading.search(f"What did Sam say about {q}?"), qs
+    )
+    # a date too: the words as typed and the date terms' leg run beside the read query, and
+    # the day's scope leads only with what matches
+    lat["hybrid+understood/names a day"] = timed(
+        lambda q: reading.search(f"When did Sam mention {q} on the 10th of March 2021?"), qs
     )
     out["latency_ms"] = lat
     out["hybrid_over_rank_bm25"] = round(

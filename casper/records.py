@@ -81,6 +81,9 @@ class Chunk:
     text: str  # raw messages "sender: text" lines, for BM25
     embed_text: str  # prefixed with chat name and date, for the embedder
     content_hash: str = ""
+    # terms for the dates its messages mention ("d20240210 md0210 m202402 y2024"), resolved
+    # against the day each was sent (casper.dates.mentions); searched beside `text`
+    dates: str = ""
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -105,6 +108,7 @@ class Piece(NamedTuple):
     text: str
     embed_text: str
     content_hash: str
+    dates: str = ""
 
 
 def to_chunk(piece: Piece) -> Chunk:
@@ -118,7 +122,7 @@ def to_piece(chunk: Chunk) -> Piece:
         chunk.id, chunk.chat_id, chunk.chat_name, tuple(chunk.participants),
         tuple(chunk.person_ids), float(chunk.start), float(chunk.end), segment_start(chunk),
         tuple(chunk.rowids), tuple(chunk.guids), chunk.text, chunk.embed_text,
-        chunk.content_hash,
+        chunk.content_hash, chunk.dates,
     )  # fmt: skip
 
 

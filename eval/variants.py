@@ -38,6 +38,7 @@ class RunSpec:
     feedback: bool = (
         False  # hybrid's second pass with the best hits' words (casper.search.feedback)
     )
+    rewrites: str = "add"  # "replace": the reading's rewrite alone (the former default)
 
     @property
     def unit(self) -> str:
@@ -56,6 +57,8 @@ class RunSpec:
             parts.append(self.fuse)
         if self.mode == "hybrid" and self.feedback and not self.literal:
             parts.append("feedback")
+        if self.rewrites != "add" and not self.literal:
+            parts.append(f"rewrites-{self.rewrites}")
         if self.literal:
             parts.append("literal")
         if self.rerank:
@@ -158,4 +161,5 @@ def make_search(
         candidates=max(vcfg.candidates, max_k),
         fuse=spec.fuse if spec else None,
         feedback_terms=FEEDBACK_TERMS if spec is not None and spec.feedback else 0,
+        rewrites=spec.rewrites if spec is not None else "add",
     )

@@ -88,6 +88,7 @@ def make_retriever(
     candidates: int | None = None,
     fuse: str | None = None,
     feedback_terms: int = 0,
+    rewrites: str = "add",
     say: Say = _quiet,
 ) -> Retriever:
     """Embedder + index + (optional) reranker + query reader → Retriever.
@@ -126,6 +127,7 @@ def make_retriever(
         fuse=fuse or cfg.fusion,
         reader=make_reader(cfg, store),
         feedback_terms=feedback_terms,
+        rewrites=rewrites,
     )
 
 

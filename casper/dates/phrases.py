@@ -4,7 +4,7 @@ inclusive local days it names.
 The rules themselves are `casper.dates.rules`; this module picks the first that matches and
 falls back to dateparser's search for other phrases. Pure: `now`, `tz`, the locale and the
 indexed range are passed in.
-Imports: stdlib, casper.dates.rules, dateparser (lazily).
+Imports: stdlib, casper.dates (rules, mentions), dateparser (lazily).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from casper.dates.mentions import is_duration
 from casper.dates.rules import HOLIDAY_SPAN, LEADING, WEEKDAYS, first_rule, holiday_rule
 
 _GENERIC_OK = re.compile(  # months alone are names too ("June"): _month handles them
@@ -72,7 +73,10 @@ def _generic(q: str, base: datetime) -> tuple[date, str] | None:
 
     settings = {"PREFER_DATES_FROM": "past", "RELATIVE_BASE": base}
     for phrase, when in search_dates(q, languages=["en"], settings=settings) or ():
-        # search_dates reads words like "we" or "sat" as dates; keep unmistakable phrases only
+        # search_dates reads words like "we" or "sat" as dates, and a length of time ("for 3
+        # days", "a 10 minute walk") as that long ago: keep unmistakable dates only
+        if is_duration(phrase):
+            continue
         if _GENERIC_OK.search(phrase) and when.date() <= base.date():
             return when.date(), LEADING.sub("", phrase.strip())
     return None

@@ -51,6 +51,7 @@ from casper.index.files import (
     discard,
     identity,
     mismatch_message,
+    only_older,
     read_generation,
     remove_index,
     write_generation,
@@ -73,6 +74,9 @@ log = logging.getLogger(__name__)
 CLEANUP_OLDER_THAN = timedelta(0)
 KEEP_WHILE_WRITING = timedelta(days=7)  # lancedb's default: nothing a reader holds goes early
 _REOPEN_TRIES = 3
+UPGRADE_HINT = (
+    "run `casper index`: it rebuilds the search index for this version (vectors are kept)"
+)
 T = TypeVar("T")
 __all__ = [
     "ChunkIndex", "Filter", "Generation", "IndexedChunk", "discard", "table_schema",
@@ -141,7 +145,8 @@ class ChunkIndex(ChunkReads, VectorSide):
                 raise IndexMissing(f"no search index at {index_dir}")
             return cls._create(index_dir, expected, after or Generation())
         if not found or identity(found) != expected:
-            raise IndexMismatch(mismatch_message(found, expected))
+            hint = UPGRADE_HINT if only_older(found, expected) else None
+            raise IndexMismatch(mismatch_message(found, expected), hint=hint)
         index = cls(index_dir, None, None, int(found["dim"]), found)
         index._reopen()
         return index

@@ -22,7 +22,7 @@ from casper.records import SEGMENT_KEY, Chunk, Piece
 
 CHUNK_COLS = [
     "id", "chat_id", "chat_name", "participants", "person_ids", "start", "end",
-    "segment_start", "rowids", "guids", "text", "embed_text", "content_hash",
+    "segment_start", "rowids", "guids", "text", "embed_text", "content_hash", "dates",
 ]  # fmt: skip
 
 
@@ -58,6 +58,7 @@ def table_schema(dim: int) -> pa.Schema:
             pa.field("cjk", pa.string()),  # CJK/emoji characters only, for the n-gram leg
             pa.field("embed_text", pa.string()),
             pa.field("content_hash", pa.string()),
+            pa.field("dates", pa.string()),  # date terms (casper.dates.mentions), own FTS index
         ]
     )
 
@@ -112,9 +113,15 @@ def index_specs() -> list[tuple[str, str, Any]]:
         base_tokenizer="ngram", ngram_min_length=1, ngram_max_length=3, lower_case=False,
         stem=False, remove_stop_words=False, ascii_folding=False,
     )  # fmt: skip
+    # terms are written as they are searched: split on spaces, nothing stemmed or dropped
+    terms = FTS(
+        base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
+        ascii_folding=False,
+    )  # fmt: skip
     return [
         ("text", "text_idx", FTS()),
         ("cjk", "cjk_idx", ngram),
+        ("dates", "dates_idx", terms),
         ("id", "id_idx", BTree()),
         ("chat_id", "chat_id_idx", BTree()),
         ("start", "start_idx", BTree()),
@@ -129,7 +136,8 @@ def row_to_chunk(row: dict[str, Any]) -> Chunk:
         id=row["id"], chat_id=int(row["chat_id"]), chat_name=row["chat_name"] or "",
         start=float(row["start"]), end=float(row["end"]), text=row["text"] or "",
         embed_text=row["embed_text"] or "", content_hash=row["content_hash"] or "",
-        extra={SEGMENT_KEY: repr(float(row["segment_start"]))}, **tuples,
+        dates=row.get("dates") or "", extra={SEGMENT_KEY: repr(float(row["segment_start"]))},
+        **tuples,
     )  # fmt: skip
 
 

@@ -20,7 +20,10 @@ TABLE = "chunks"
 MANIFEST = "manifest.json"
 GENERATION = "generation.json"
 VECTOR_FILE = "vectors.sqlite"  # the vectors' side file (vecstore.py)
-SCHEMA_VERSION = 2  # 2: vectors moved to the side file (vecstore.py)
+# 2: vectors moved to the side file (vecstore.py); 3: the `dates` column (date terms, its own
+# FTS index). Bump it when a column or what the indexer derives into one (the date rules of
+# casper.dates.mentions) changes: `casper index` then rebuilds the table and keeps the vectors.
+SCHEMA_VERSION = 3
 # Manifest keys that say which model and chunker wrote the vectors (checked on open); the
 # others (the source the chunks came from) are bookkeeping.
 IDENTITY = ("schema", "embedder", "dim", "checksum", "chunker")
@@ -92,12 +95,20 @@ def read_manifest(index_dir: Path) -> dict[str, Any]:
 
 def is_current(index_dir: Path) -> bool:
     """True when `index_dir` holds a table and a manifest of this SCHEMA_VERSION."""
-    try:
-        manifest = json.loads((Path(index_dir) / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return False
-    schema = manifest.get("schema") if isinstance(manifest, dict) else None
+    schema = read_manifest(index_dir).get("schema")
     return schema == SCHEMA_VERSION and (Path(index_dir) / f"{TABLE}.lance").exists()
+
+
+def older_schema(index_dir: Path) -> bool:
+    """True when `index_dir` holds an index an earlier version of Casper built (a table of an
+    older SCHEMA_VERSION, 2 on): `casper index` rebuilds its table and keeps its vectors."""
+    manifest = read_manifest(index_dir)
+    schema = manifest.get("schema")
+    return (
+        isinstance(schema, int)
+        and 2 <= schema < SCHEMA_VERSION
+        and (Path(index_dir) / f"{TABLE}.lance").exists()
+    )
 
 
 def identity(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -105,10 +116,20 @@ def identity(manifest: dict[str, Any]) -> dict[str, Any]:
     return {key: manifest.get(key) for key in IDENTITY}
 
 
+def only_older(found: dict[str, Any], expected: dict[str, Any]) -> bool:
+    """True when a manifest differs from what this run expects only by an older schema: the
+    same model and chunker, an earlier version's table (`casper index` rebuilds it)."""
+    schema = found.get("schema")
+    same = all(found.get(k) == v for k, v in expected.items() if k != "schema")
+    return same and isinstance(schema, int) and schema < int(expected.get("schema") or 0)
+
+
 def mismatch_message(found: dict[str, Any], expected: dict[str, Any]) -> str:
     """Which settings differ between the index's manifest and what this run expects."""
     if not found:
         return "the search index has no manifest (unknown model)"
+    if only_older(found, expected):
+        return "the search index was built by an earlier version of Casper"
     diffs = [
         f"{key} {found.get(key)!r} (index) vs {expected[key]!r} (now)"
         for key in expected
@@ -125,12 +146,18 @@ def remove_index(index_dir: Path) -> None:
     discard(index_dir)
 
 
-def discard(index_dir: Path) -> None:
+def discard(index_dir: Path, *, keep: tuple[str, ...] = ()) -> None:
     """Remove an index directory that readers may still be using: renamed aside first (atomic),
-    so a reader writing its vector cache meanwhile can't make the deletion fail."""
+    so a reader writing its vector cache meanwhile can't make the deletion fail. Files named in
+    `keep` are moved back into a new, empty directory (0700) first."""
     aside = index_dir.with_name(f"{index_dir.name}.discarded-{os.getpid()}")
     try:
         os.replace(index_dir, aside)
     except FileNotFoundError:
         return
+    kept = [name for name in keep if (aside / name).exists()]
+    if kept:
+        index_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for name in kept:
+            os.replace(aside / name, index_dir / name)
     shutil.rmtree(aside, ignore_errors=True)

@@ -34,8 +34,11 @@ VECTORS_PART = "vectors"  # vectors.sqlite
 CACHE_PART = "cache"  # *.npy of the published generation
 
 # an index's column → how it is called in `casper doctor`, and in an error
-LEGS = {"text": "BM25", "cjk": "n-gram"}
-NAMES = {"text": "word (BM25) index", "cjk": "n-gram (CJK, emoji) index"}
+LEGS = {"text": "BM25", "cjk": "n-gram", "dates": "dates"}
+NAMES = {
+    "text": "word (BM25) index", "cjk": "n-gram (CJK, emoji) index",
+    "dates": "index of the dates messages mention",
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from casper.index.files import (
     Generation,
     identity,
     is_current,
+    older_schema,
     read_generation,
     read_manifest,
 )
@@ -43,7 +44,7 @@ class IndexPlace:
 
     def current(self) -> bool:
         """True when an index of this version's schema is here (its manifest says so); an
-        older one opens only to say `casper index --rebuild`."""
+        older one (`outdated`) is rebuilt by the next `casper index`."""
         return is_current(self.directory)
 
     def open(
@@ -77,6 +78,27 @@ class IndexPlace:
 
         last = read_generation(self.directory)
         discard(self.directory)
+        return self._open(embedder, create=True, after=last)
+
+    def outdated(self) -> bool:
+        """True when the index here was built by an earlier version of Casper (an older table
+        schema): `upgrade` rebuilds it."""
+        return older_schema(self.directory)
+
+    def upgrade(self, embedder: Embedder) -> ChunkIndex | None:
+        """A new, empty index in place of an outdated one built with this same model, keeping
+        its vectors (they are keyed by the embedded text, so every chunk whose text is
+        unchanged keeps its vector: no re-embedding); None when it was built with another
+        model (that needs `casper index --rebuild`)."""
+        from casper.index.chunk_index import discard
+        from casper.index.vecstore import FILE
+
+        built = identity(read_manifest(self.directory))
+        now = (embedder.name, embedder.dim, getattr(embedder, "checksum", ""))
+        if (built["embedder"], built["dim"], built["checksum"]) != now:
+            return None
+        last = read_generation(self.directory)
+        discard(self.directory, keep=(FILE, f"{FILE}-wal", f"{FILE}-shm"))
         return self._open(embedder, create=True, after=last)
 
     def generation(self) -> Generation:

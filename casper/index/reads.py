@@ -1,5 +1,6 @@
 """The read side of the chunk index (a mixin of `ChunkIndex`): scans, chunks by id or chat,
-display meta for hits, and the three search legs (vector, word FTS, CJK/emoji n-grams).
+display meta for hits, and the search legs (vector, word FTS, CJK/emoji n-grams, and the
+words as typed with date terms).
 
 Every read goes through `ChunkIndex._read`, which reopens at the published generation and
 retries when a writer cleaned up the version a read held.
@@ -140,16 +141,47 @@ class ChunkReads:
         residue = unsegmented_text(query)
         return self._fts(residue, "cjk", n, where) if residue.strip() else []
 
-    def _fts(
-        self, query: str, column: str, n: int, where: Filter | None
+    def typed_search(
+        self,
+        words: str,
+        n: int,
+        where: Filter | None = None,
+        *,
+        weak: str = "",
+        weak_boost: float = 1.0,
     ) -> list[tuple[str, float]]:
-        if not query.strip() or n <= 0 or self.count() == 0:
+        """Top-n (id, BM25) in one query: `words` on `text`, plus `weak` words at `weak_boost`
+        (a chunk's score is the sum)."""
+        if not weak.strip() or weak_boost <= 0:
+            return self._fts(words, "text", n, where)
+        from lancedb import query as lq
+
+        # pydantic dataclasses: mypy sees their optional fields as required
+        match: Any = lq.MatchQuery
+        boolean: Any = lq.BooleanQuery
+        clauses = [(lq.Occur.SHOULD, match(words, "text"))] if words.strip() else []
+        clauses.append((lq.Occur.SHOULD, match(weak, "text", boost=weak_boost)))
+        query = clauses[0][1] if len(clauses) == 1 else boolean(clauses)
+        return self._fts(query, "text", n, where)
+
+    def dates_search(
+        self, terms: Sequence[str], n: int, where: Filter | None = None
+    ) -> list[tuple[str, float]]:
+        """Top-n (id, BM25) of the chunks whose messages mention these dates (the `dates`
+        column's terms, casper.dates.mentions)."""
+        return self._fts(" ".join(terms), "dates", n, where) if terms else []
+
+    def _fts(
+        self, query: Any, column: str, n: int, where: Filter | None
+    ) -> list[tuple[str, float]]:
+        if (isinstance(query, str) and not query.strip()) or n <= 0 or self.count() == 0:
             return []
         sql = where.sql() if where else None
 
         def run() -> pa.Table:
+            columns = {"fts_columns": column} if isinstance(query, str) else {}
             builder = (
-                self.table.search(query, query_type="fts", fts_columns=column)
+                self.table.search(query, query_type="fts", **columns)
                 .select(["id", "_score"])
                 .limit(n)
             )

@@ -1,6 +1,8 @@
-"""PURE: one chat's messages → retrieval chunks (gap-split segments, sliding windows, char caps).
+"""PURE: one chat's messages → retrieval chunks (gap-split segments, sliding windows, char caps),
+each with the date terms its messages mention.
 
-Imports: stdlib (datetime, zoneinfo, hashlib, re), casper.records and casper.config's defaults.
+Imports: stdlib (datetime, zoneinfo, hashlib, re), casper.records, casper.config's defaults and
+casper.dates.mentions.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
+from casper.dates.mentions import message_terms
 from casper.records import ME, ChatInfo, Chunk, Piece, StoredMessage, to_chunk
 
 CHUNKER_VERSION = "c1"
@@ -185,7 +188,9 @@ def chunk_pieces(
     `searchable_rows`); ids are stable when later messages are appended."""
     size, stride, max_chars = options.size, options.stride, options.max_chars
     unit = unit_name(size, stride)
-    day_name = _day_names(_zone(options.tz_name))
+    zone = _zone(options.tz_name)
+    day_name = _day_names(zone)
+    zone_key = str(getattr(zone, "key", "") or "")
     head = f"{chat.name} — "
     # Members are hashed too: a membership change must rewrite the row's filter columns.
     salt = f"\n{','.join(chat.members)}"
@@ -197,6 +202,7 @@ def chunk_pieces(
     for seg in _row_segments(rows, options.gap_s, MAX_SEGMENT):
         senders: list[str] = []
         lines: list[str] = []
+        terms: list[tuple[str, ...]] = []  # each message's date terms, from the day it was sent
         for row in seg:
             sender = row[2]
             label = labels.get(sender)
@@ -207,6 +213,7 @@ def chunk_pieces(
                 line = line[: max_chars - 1] + "…"
             senders.append(label)
             lines.append(line)
+            terms.append(_date_terms(row[3], row[0], day_name, zone_key))
         seg_start = seg[0][0]
         rowids = [row[1] for row in seg]
         guids = [row[4] for row in seg]
@@ -223,13 +230,30 @@ def chunk_pieces(
                     continue  # the first window that produced an id keeps it
                 text = "\n".join(window[a:b])
                 embed_text = f"{head}{day_name(msgs[0][0])}\n{text}"
+                # the hash keys the vector, so it covers the embedded text only: the date
+                # terms follow from the same messages and days (a new rule for them is a new
+                # index schema, which rebuilds the table and keeps the vectors)
                 digest = sha1(f"{CHUNKER_VERSION}\n{embed_text}{salt}".encode()).hexdigest()
+                dates = " ".join(dict.fromkeys(t for ts in terms[lo + a : lo + b] for t in ts))
                 out[cid] = Piece(
                     cid, chat_id, chat_name, tuple(dict.fromkeys(senders[lo + a : lo + b])),
                     members, msgs[0][0], msgs[-1][0], seg_start, tuple(rowids[lo + a : lo + b]),
-                    tuple(guids[lo + a : lo + b]), text, embed_text, digest,
+                    tuple(guids[lo + a : lo + b]), text, embed_text, digest, dates,
                 )  # fmt: skip
     return sorted(out.values(), key=_piece_order)
+
+
+def _date_terms(text: str, ts: float, day_name: _DayNames, zone: str) -> tuple[str, ...]:
+    """The date terms of one message, resolved against its local day (none without one)."""
+    day = day_name(ts)
+    if day[:1] not in "12":  # "date unknown"
+        return ()
+    return message_terms(text, _day_of(day), zone)
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_of(name: str) -> date:
+    return date.fromisoformat(name)
 
 
 def _piece_order(p: Piece) -> tuple[float, int, float, int]:

@@ -126,6 +126,9 @@ def run_index(
     built: Embedder | None = None
     index: ChunkIndex | None = None
     written = 0  # chunks the lexical step wrote for embedding
+    if place.outdated():  # built by an earlier version: its table is rebuilt, vectors kept
+        announce("rebuilding the search index for this version of Casper (vectors are kept)")
+        report.noop = False
     if report.noop:
         # a run with nothing new reports this without opening the index
         report.chunks_total = int(store.meta_float("chunks_total"))
@@ -162,15 +165,20 @@ def _open_for_writing(
 ) -> ChunkIndex:
     """The index this run writes to; with `rebuild`, its damaged parts are moved aside first
     (casper.indexer.salvage), then it is emptied in place, or replaced when it was built with
-    another model or chunker."""
+    another model or chunker. An index an earlier version of Casper built (an older table
+    schema) is rebuilt whole, keeping the vectors of its model."""
     last = place.generation()  # a new table or folder numbers its generations on from it
-    if rebuild and place.exists():
-        for moved in salvage_index(place.directory):
-            announce(moved.line())
-    if rebuild and place.exists() and not place.built_with(embedder):
-        index = place.replace(embedder)
+    upgraded = place.upgrade(embedder) if place.outdated() else None
+    if upgraded is not None:
+        index = upgraded
     else:
-        index = place.open(embedder, create=True, after=last)
+        if rebuild and place.exists():
+            for moved in salvage_index(place.directory):
+                announce(moved.line())
+        if rebuild and place.exists() and not place.built_with(embedder):
+            index = place.replace(embedder)
+        else:
+            index = place.open(embedder, create=True, after=last)
     if isinstance(embedder, Deferred):
         embedder.set_check(index.check_embedder)  # the model, once loaded, must match
     if rebuild:

@@ -43,6 +43,14 @@ T = TypeVar("T")
 # each time) ends after this many tries
 SEARCH_TRIES = 3
 SEMANTIC_NOTICE = "semantic_coverage"  # the key of the partly-built-vectors notice
+# How a reading of the question joins the words: "add" (the words as typed and the named
+# dates' terms run beside the rewrite, a scope leads only with matching hits, dates outside the
+# history are no scope) or "replace" (the rewrite alone, the former reading; for the ablation).
+REWRITES = ("add", "replace")
+# The question's scaffolding ("when", "did", "could") counts this much beside its other words in
+# the typed leg. 0: left out, so a typed leg equal to the read words reuses their leg (no second
+# query); 0.3 gave the same texting figures and cost a LanceDB boolean query per leg and scope.
+WEAK_BOOST = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +104,7 @@ class Retriever:
         fuse: str = "convex",
         reader: Reader | None = None,
         feedback_terms: int = 0,
+        rewrites: str = "add",
     ) -> None:
         if lexical not in LEXICAL:  # a programming error: requests are checked at the edge
             raise ValueError(f"lexical must be one of {LEXICAL}, not {lexical!r}")
@@ -117,6 +126,9 @@ class Retriever:
         # 0: no feedback pass (the default: it won the synthetic set, was neutral on LoCoMo and
         # lost the gold-style set, README); feedback.FEEDBACK_TERMS turns it on.
         self.feedback_terms = feedback_terms
+        if rewrites not in REWRITES:
+            raise ValueError(f"rewrites must be one of {REWRITES}, not {rewrites!r}")
+        self.rewrites = rewrites
         self._bm25: RankBM25Index | None = None  # the rank-bm25 backend, built on first use
 
     def search(
@@ -209,16 +221,21 @@ class Retriever:
     def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:
         if self.reader is None or literal:
             return Understood(query, query, query, literal=literal)
-        return self.reader.read(query, now or datetime.now(UTC))
+        u = self.reader.read(query, now or datetime.now(UTC))
+        if self.rewrites == "replace":  # the rewrite alone: nothing typed or dated beside it
+            return dataclasses.replace(u, typed="", weak=(), date_terms=(), date_outside=False)
+        return u
 
     def _scope(self, u: Understood, where: Filter) -> Filter | None:
-        """The filter of what the question names, narrower than `where`; None if nothing."""
+        """The filter of what the question names, narrower than `where`; None if nothing. Dates
+        outside the indexed history are no scope (an event's year, not the texts')."""
         person = where.person_id or u.person_id
         since, until = where.since, where.until
-        if u.date_range and self.reader is not None:
+        days = u.scope_dates
+        if days and self.reader is not None:
             tz = self.reader.tz
-            lo = datetime.combine(u.date_range[0], datetime.min.time(), tz).timestamp()
-            end = u.date_range[1] + timedelta(days=1)
+            lo = datetime.combine(days[0], datetime.min.time(), tz).timestamp()
+            end = days[1] + timedelta(days=1)
             hi = datetime.combine(end, datetime.min.time(), tz).timestamp()
             since = lo if since is None else max(since, lo)
             until = hi if until is None else min(until, hi)
@@ -309,7 +326,39 @@ class Retriever:
                     found = self._clock(run, "lexical", partial(self._lexical, query, where))
                     run.legs[key] = found if i == 0 else found[:1]
                 legs.extend(run.legs[key])
+                if i == 0 and u.typed and not u.literal:
+                    legs += self._added_legs(run, u, where)
         return legs
+
+    def _added_legs(
+        self, run: _Search, u: Understood, where: Filter
+    ) -> list[list[tuple[str, float]]]:
+        """What the reading must not lose, as two more lexical legs: the words as typed (names
+        and date words kept, scaffolding down-weighted; the read words' leg when they are the
+        same) and the messages that mention the dates the question names (always a leg, empty
+        without dates, so a scope's legs line up)."""
+        if u.typed == u.lexical and (not u.weak or WEAK_BOOST <= 0):
+            typed = run.legs[("lexical", u.lexical, where)][0]
+        else:
+            key = ("typed", u.typed, where)
+            if key not in run.legs:
+                run.legs[key] = self._clock(run, "lexical", partial(self._typed, u, where))
+            typed = run.legs[key]
+        dates: list[tuple[str, float]] = []
+        if u.date_terms and self.lexical != "rank-bm25":  # rank-bm25 has no date column
+            key = ("dates", " ".join(u.date_terms), where)
+            if key not in run.legs:
+                search = partial(self.index.dates_search, u.date_terms, self.candidates, where)
+                run.legs[key] = self._clock(run, "lexical", search)
+            dates = run.legs[key]
+        return [typed, dates]
+
+    def _typed(self, u: Understood, where: Filter) -> list[tuple[str, float]]:
+        if self.lexical == "rank-bm25":
+            return self.bm25().search(u.typed, self.candidates, where)
+        return self.index.typed_search(
+            u.typed, self.candidates, where, weak=" ".join(u.weak), weak_boost=WEAK_BOOST
+        )
 
     def _embed(self, run: _Search, text: str) -> Any:
         """The query vector, embedded once per search even when a scope runs the legs twice."""

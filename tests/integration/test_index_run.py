@@ -211,3 +211,45 @@ def test_a_chat_session_without_the_service_follows_a_new_run(
     hits = session.execute("search", ask)["hits"]
     assert any("quokka zeppelin" in m["text"] for h in hits for m in h["messages"])
     assert session.runtime is not None and session.runtime.loads["store"] == 2  # reopened once
+
+
+def test_an_index_an_earlier_version_built_is_rebuilt_by_casper_index_keeping_its_vectors(
+    corpus: DemoCorpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new table layout (index schema 3: the `dates` column) must not leave an upgraded
+    install with an index search cannot open, nor cost it a re-embedding of the history: a
+    plain `casper index` rebuilds the table and keeps every vector (keyed by the text)."""
+    from casper.errors import IndexMismatch
+    from casper.index.files import MANIFEST, SCHEMA_VERSION
+
+    src = tmp_path / "src"
+    shutil.copytree(corpus.chat_db.parent, src)
+    use_fake_embedder(monkeypatch)
+    cfg = load_config(tmp_path / "home", chat_db=src / "chat.db", contacts=src / "AddressBook")
+    built: list[Embedder] = []
+    said: list[str] = []
+    first = _run(cfg, built, said)
+    # what an earlier version left: a table without the `dates` column, schema 2
+    runtime.open_index(cfg, HashEmbedder(64)).table.drop_columns(["dates"])
+    manifest = json.loads((cfg.index_dir / MANIFEST).read_text())
+    (cfg.index_dir / MANIFEST).write_text(json.dumps({**manifest, "schema": 2}))
+
+    with pytest.raises(IndexMismatch) as caught:
+        runtime.open_index(cfg, HashEmbedder(64))
+    assert "earlier version" in caught.value.message
+    assert caught.value.hint is not None and "`casper index`" in caught.value.hint
+    assert "--rebuild" not in caught.value.hint
+
+    again = _run(cfg, built, said)  # nothing new in chat.db: the index is rebuilt all the same
+    assert said == ["rebuilding the search index for this version of Casper (vectors are kept)"]
+    assert not again.ingest.noop and again.ingest.chunks_total == first.ingest.chunks_total
+    assert again.vectors is not None and again.vectors.embedded == 0  # every vector kept
+    assert again.vectors.done == again.vectors.total == first.vectors.total  # type: ignore[union-attr]
+    assert again.generation.number > first.generation.number
+    assert json.loads((cfg.index_dir / MANIFEST).read_text())["schema"] == SCHEMA_VERSION
+    index = runtime.open_index(cfg, HashEmbedder(64))
+    dated = [r for r in index.scan(["id", "dates"]).to_pylist() if r["dates"]]
+    assert dated  # the demo corpus mentions dates ("tomorrow", "next week"...)
+    term = dated[0]["dates"].split()[0]
+    assert dated[0]["id"] in {cid for cid, _ in index.dates_search([term], 50)}
+    assert _run(cfg, built, said).ingest.noop  # and the next run has nothing to do

@@ -175,3 +175,54 @@ def test_the_owners_own_name_is_never_a_contact_alias() -> None:
     index = NameIndex(PEOPLE, ("Kev",), {"p_kevin": ("Kev",), "p_paola": ("Pao",)})
     u = read("what did Kev tell Pao", people=index, me_names=("Kev",))
     assert u.me == ("Kev",) and u.person_id == "p_paola"
+
+
+def test_the_words_as_typed_keep_dates_and_set_the_scaffolding_apart() -> None:
+    u = read("When did Fahim visit the museum on 17.01.2024?")
+    assert "Fahim" not in u.lexical and "17" not in u.lexical  # the reading's query
+    # searched beside it; Fahim is a scope already (it leads only with what matches)
+    assert u.typed == "visit the museum on 17 01 2024"
+    assert set(u.weak) == {"when", "did"}
+    assert u.date_terms == ("d20240117",)
+
+
+def test_the_dates_a_question_names_become_terms_whatever_the_scope() -> None:
+    u = read("What match did Fahim watch in 2017?", coverage=(date(2021, 1, 1), date(2024, 6, 1)))
+    assert u.date_terms == ("y2017",)
+    assert u.typed == "match watch in 2017"
+
+
+def test_dates_outside_the_indexed_history_are_no_scope() -> None:
+    covered = (date(2021, 1, 1), date(2024, 6, 1))
+    before = read("What match did Fahim watch in 2017?", coverage=covered)
+    assert before.date_range == (date(2017, 1, 1), date(2017, 12, 31))  # still read, and said
+    assert before.date_outside and before.scope_dates is None
+    assert before.to_json()["dates"]["use"] == "outside the indexed history, not a scope"
+    inside = read("What did Fahim say on 17.01.2024?", coverage=covered)
+    assert not inside.date_outside and inside.scope_dates == inside.date_range
+
+
+def test_a_duration_is_neither_a_scope_nor_left_out_of_the_words() -> None:
+    u = read("When was Fahim hungry for 3 days?")
+    assert u.date_range is None and u.date_terms == ()
+    assert "3 days" in u.lexical and "3 days" in u.typed
+
+
+def test_a_contact_who_shares_the_owners_first_name_is_the_contact() -> None:
+    people = [*PEOPLE, ("p_kevin2", "Kevin Park")]
+    alone = read("When did Kevin Park have covid?", people=people, me_names=("Kevin",))
+    assert alone.person_id == "p_kevin2" and alone.me == ()
+    assert alone.semantic == alone.text  # not "When did I Park have covid?"
+    both = read("When did Kevin Park tell Kevin about the job?", people=people, me_names=("Kevin",))
+    assert both.person_id == "p_kevin2" and both.me == ("Kevin",)
+    assert both.semantic == "When did Kevin Park tell me about the job?"
+    assert both.typed == "tell about the job"  # both names leave the typed leg
+
+
+def test_a_month_inside_the_history_is_its_scope_not_a_mention() -> None:
+    # every day a message mentions in May 2023 carries "m202305": searching it pulled them all
+    covered = (date(2022, 1, 1), date(2024, 6, 1))
+    may = read("Which country was I visiting in May 2023?", coverage=covered)
+    assert may.scope_dates is not None and may.date_terms == ()
+    day = read("What is Fahim doing on 10 May 2023?", coverage=covered)
+    assert day.date_terms == ("d20230510",)  # a day is kept: plans name the day they are for

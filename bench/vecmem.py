@@ -102,7 +102,7 @@ def latency(home: str, n_queries: int) -> dict[str, Any]:
     import casper
 
     return {
-        "code": str(Path(casper.__file__).resolve().parents[1]),
+        "code": Path(casper.__file__).resolve().parents[1].name,  # which checkout, not where
         **timed,
         "rss_after_mb": status(),
     }

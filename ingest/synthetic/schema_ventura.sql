@@ -1,4 +1,4 @@
--- Apple's chat.db DDL (macOS 13 Ventura era), the .schema of xevg/imessagedb tests/chat.db (MIT, (c) 2023 Xev Gittler), via /work/shared/fixtures/chatdb/derived/schema_ventura_imessagedb_chat.sql; sqlite_sequence line removed.
+-- Apple's chat.db DDL (macOS 13 Ventura era), the .schema of xevg/imessagedb tests/chat.db (MIT, (c) 2023 Xev Gittler), via shared/fixtures/chatdb/derived/schema_ventura_imessagedb_chat.sql; sqlite_sequence line removed.
 CREATE TABLE _SqliteDatabaseProperties (key TEXT, value TEXT, UNIQUE(key));
 CREATE TABLE deleted_messages (ROWID INTEGER PRIMARY KEY AUTOINCREMENT UNIQUE, guid TEXT NOT NULL);
 CREATE TABLE chat_handle_join (chat_id INTEGER REFERENCES chat (ROWID) ON DELETE CASCADE, handle_id INTEGER REFERENCES handle (ROWID) ON DELETE CASCADE, UNIQUE(chat_id, handle_id));

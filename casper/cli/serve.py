@@ -81,6 +81,7 @@ def serve(
 def _print_status(doc: dict[str, Any], tz: tzinfo) -> None:
     from rich.console import Console
 
+    from casper.app.freshness import duration_text
     from casper.service import protocol
 
     c = Console()
@@ -92,7 +93,7 @@ def _print_status(doc: dict[str, Any], tz: tzinfo) -> None:
         return
     loaded = doc["loaded"]
     models = [m for m in (loaded["embedder"], loaded["reranker"], *loaded["engines"]) if m]
-    c.print(f"casper service: running, pid {doc['pid']}, up {_dur(doc['uptime_s'])}")
+    c.print(f"casper service: running, pid {doc['pid']}, up {duration_text(doc['uptime_s'])}")
     c.print(
         f"  memory {doc['rss_mb']} MB · requests {doc['requests']} · in flight {doc['inflight']}"
     )
@@ -109,10 +110,13 @@ def auto_index_lines(auto: dict[str, Any], tz: tzinfo) -> list[str]:
     index is (newest message indexed, lag), the last run and its duration, failures."""
     from rich.markup import escape
 
+    from casper.app.freshness import duration_text
+
     if not auto.get("enabled"):
         return [f"auto-index: off ({auto.get('off_reason') or 'off'})"]
     through = (iso(auto.get("indexed_through"), tz) or "?")[:19].replace("T", " ")
-    lines = [f"auto-index: {auto['state']} · indexed through {through} · lag {_dur(auto['lag_s'])}"]
+    lag = duration_text(auto["lag_s"])
+    lines = [f"auto-index: {auto['state']} · indexed through {through} · lag {lag}"]
     run = auto.get("last_run")
     if run:
         at = (iso(run["at"], tz) or "?")[11:19]
@@ -120,7 +124,7 @@ def auto_index_lines(auto: dict[str, Any], tz: tzinfo) -> list[str]:
         lines.append(f"  last run {at} ({what}) took {run['duration_s']:.2f} s")
     if auto.get("failures"):
         retry = auto.get("retry_in_s")
-        when = f"; next try in {_dur(retry)}" if retry is not None else ""
+        when = f"; next try in {duration_text(retry)}" if retry is not None else ""
         error = escape(str((run or {}).get("error") or "?"))
         lines.append(f"  [yellow]failing ({auto['failures']} in a row{when}): {error}[/]")
         if run and run.get("hint"):
@@ -143,11 +147,3 @@ def _launch_agent(home: Any, *, install: bool) -> None:
         return
     gone = launchagent.uninstall(home)
     err.print(f"removed {gone}" if gone else "no casper LaunchAgent was installed for this home")
-
-
-def _dur(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from casper.cli import app
 from ingest.synthetic import build_demo_corpus
+from tests.first_hour import check_golden
 from tests.helpers import index_home, use_fake_embedder, use_fake_search_models
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 runner = CliRunner()
 
 
@@ -58,15 +58,6 @@ def screen(home: Path, width: int, *args: str, stdin: str | None = None):  # noq
         return runner.invoke(app, [*args, "--home", str(home)], input=stdin)
     finally:
         del os.environ["COLUMNS"]
-
-
-def check_golden(name: str, text: str) -> None:
-    text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
-    path = GOLDEN / f"{name}.txt"
-    if os.environ.get("CASPER_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert path.exists(), f"missing golden {path}: run with CASPER_UPDATE_GOLDEN=1"
-    assert text == path.read_text(), f"{name} changed; regenerate and review if intended"
 
 
 @pytest.mark.parametrize("width", [80, 60])

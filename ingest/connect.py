@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 from urllib.parse import quote
 
+from ingest.apple_schema import (
+    SchemaDamaged,
+    check_tables_loaded,
+    describe,
+    is_unparsable_schema,
+    skipped_entries,
+)
 from ingest.dates import apple_to_unix
 from ingest.errors import (
     ChatDbBusy,
@@ -31,6 +40,8 @@ CONTACTS_HINT = (
 )
 
 REQUIRED_TABLES = ("message", "handle", "chat")
+P = ParamSpec("P")
+R = TypeVar("R")
 _BUSY_ATTEMPTS = 3
 _BACKOFF_S = 0.05
 
@@ -72,6 +83,20 @@ def map_sqlite_error(exc: sqlite3.Error, path: Path | str = "chat.db") -> Ingest
     return ChatDbUnreadable(f"cannot read {path} ({exc})")
 
 
+def reads_chat_db(read: Callable[P, R]) -> Callable[P, R]:
+    """A reader of chat.db: an SQLite failure inside it is the IngestError the user can act on
+    (damaged, busy, …), as one at open is, never an "unexpected" error."""
+
+    @functools.wraps(read)
+    def mapped(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return read(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise map_sqlite_error(exc) from exc
+
+    return mapped
+
+
 def _check_file(path: Path) -> None:
     """Fail early, with a precise error, on what stat() alone can tell."""
     try:
@@ -89,9 +114,47 @@ def _check_file(path: Path) -> None:
         raise NotAMessagesDb(f"{path} is empty (0 bytes), not a Messages database")
 
 
-def _connect(path: Path, timeout_s: float) -> sqlite3.Connection:
+def _connect(path: Path, timeout_s: float, *, skip_unparsable: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(ro_uri(path), uri=True, timeout=timeout_s, isolation_level=None)
     conn.execute("PRAGMA query_only=1")
+    if skip_unparsable:
+        # load every schema entry this SQLite parses, skip the rest (ingest.apple_schema);
+        # the connection stays read-only: mode=ro, query_only
+        conn.execute("PRAGMA writable_schema=ON")
+    return conn
+
+
+def _open_checked(
+    path: Path, timeout_s: float, probe: Callable[[sqlite3.Connection], None]
+) -> sqlite3.Connection:
+    """Connect and `probe`; when the schema holds entries this SQLite cannot parse (Apple-only
+    syntax), connect again skipping them, as long as every table still loads. The connection
+    is closed on any failure."""
+    conn = _connect(path, timeout_s)
+    try:
+        probe(conn)
+        return conn
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if not is_unparsable_schema(exc):
+            raise
+        first = exc
+    except BaseException:
+        conn.close()
+        raise
+    conn = _connect(path, timeout_s, skip_unparsable=True)
+    try:
+        check_tables_loaded(conn)
+        probe(conn)
+    except SchemaDamaged as exc:
+        conn.close()
+        raise ChatDbCorrupt(f"{path} is damaged: {exc}") from first
+    except BaseException:
+        conn.close()
+        raise
+    if log.isEnabledFor(logging.DEBUG):  # naming them parses each entry again: a few ms
+        log.debug("%s: skipped %s, which this SQLite cannot parse", path.name,
+                  describe(skipped_entries(conn)))  # fmt: skip
     return conn
 
 
@@ -114,23 +177,15 @@ def open_chat_db(path: Path, busy_timeout_s: float = 5.0) -> sqlite3.Connection:
     per_try = max(busy_timeout_s / _BUSY_ATTEMPTS, 0.001)
     last: IngestError | None = None
     for attempt in range(_BUSY_ATTEMPTS):
-        conn: sqlite3.Connection | None = None
         try:
-            conn = _connect(path, per_try)
-            _probe(conn, path)
+            conn = _open_checked(path, per_try, lambda c: _probe(c, path))
         except sqlite3.Error as exc:
-            if conn is not None:
-                conn.close()
             last = map_sqlite_error(exc, path)
             if not isinstance(last, ChatDbBusy):
                 raise last from exc
             if attempt + 1 < _BUSY_ATTEMPTS:
                 time.sleep(_BACKOFF_S * 2**attempt)
             continue
-        except IngestError:
-            if conn is not None:
-                conn.close()
-            raise
         conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
         return conn
     assert last is not None
@@ -142,6 +197,7 @@ def _scalar(conn: sqlite3.Connection, sql: str) -> int:
     return int(row[0]) if row and row[0] is not None else 0
 
 
+@reads_chat_db
 def snapshot_state(conn: sqlite3.Connection, caps: Capabilities) -> SourceState:
     """Fingerprint chat.db with index-backed queries only (max ROWIDs, max date, small counts)."""
     # COUNT(*) walks SQLite's smallest covering index (a few ms at 200k rows); it is the only
@@ -165,6 +221,7 @@ def snapshot_state(conn: sqlite3.Connection, caps: Capabilities) -> SourceState:
     )
 
 
+@reads_chat_db
 def rows_after(conn: sqlite3.Connection, rowid: int) -> tuple[int, float | None]:
     """How many message rows come after `rowid` (a reader's watermark), and the Unix time of
     the earliest of them (None when there are none or none is dated): a walk of that ROWID
@@ -173,6 +230,10 @@ def rows_after(conn: sqlite3.Connection, rowid: int) -> tuple[int, float | None]
         "SELECT COUNT(*), MIN(NULLIF(date, 0)) FROM message WHERE ROWID > ?", (rowid,)
     ).fetchone()
     return int(count or 0), apple_to_unix(first)
+
+
+def _probe_contacts(conn: sqlite3.Connection) -> None:
+    conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()  # parses the schema
 
 
 def open_contacts_db(path: Path, busy_timeout_s: float = 2.0) -> sqlite3.Connection | None:
@@ -186,9 +247,8 @@ def open_contacts_db(path: Path, busy_timeout_s: float = 2.0) -> sqlite3.Connect
                 extra={"hint": CONTACTS_HINT},
             )
             return None
-        conn = _connect(path, busy_timeout_s)
-        conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-    except (OSError, sqlite3.Error) as exc:
+        conn = _open_checked(path, busy_timeout_s, _probe_contacts)
+    except (OSError, sqlite3.Error, IngestError) as exc:
         log.warning(
             "contacts: cannot read %s (%s); running without its names",
             path,

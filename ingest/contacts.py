@@ -18,7 +18,8 @@ DB_NAME = "AddressBook-v22.abcddb"
 _NAME_COLS = ("ZFIRSTNAME", "ZLASTNAME", "ZNICKNAME", "ZORGANIZATION")
 
 
-def _source_files(path: Path) -> list[Path]:
+def source_files(path: Path) -> list[Path]:
+    """The .abcddb files `path` names: itself, or those of an AddressBook folder (+ Sources/*)."""
     if path.is_file():
         return [path]
     if not path.is_dir():
@@ -29,7 +30,7 @@ def _source_files(path: Path) -> list[Path]:
 
 def has_address_book(path: Path) -> bool:
     """True when `path` is an .abcddb file or a folder holding one (as load_contacts reads)."""
-    return bool(_source_files(Path(path).expanduser()))
+    return bool(source_files(Path(path).expanduser()))
 
 
 def _source_name(path: Path) -> str:
@@ -144,7 +145,7 @@ def load_contacts(path: Path | None, default_region: str = DEFAULT_REGION) -> li
     if path is None:
         return []
     path = Path(path).expanduser()
-    files = _source_files(path)
+    files = source_files(path)
     if not files:
         log.warning(
             "contacts: no AddressBook database at %s; people show as numbers and emails",

@@ -33,10 +33,15 @@ class ChatDbWriter(MessageMutations):
         *,
         seed: int = 0,
         owner: str = OWNER_EMAIL,
+        skip_unparsable: bool = False,
     ) -> None:
         self.path = Path(path)
         self.owner = owner
         self.conn = sqlite3.connect(self.path)
+        if skip_unparsable:
+            # Messages' own SQLite parses the triggers a chat.db holds since macOS Sequoia;
+            # stock SQLite does not: this stand-in for Messages skips them (they never fire)
+            self.conn.execute("PRAGMA writable_schema=ON")
         for name in apple.TRIGGER_FUNCTIONS:
             self.conn.create_function(name, -1, _noop, deterministic=True)
         # A scratch file: skipping fsyncs turns seconds of DDL and inserts into milliseconds.

@@ -9,6 +9,7 @@ from functools import lru_cache
 import phonenumbers
 from phonenumbers import PhoneNumberFormat, ValidationResult
 
+from ingest.connect import reads_chat_db
 from ingest.records import Chat, Handle
 from ingest.schema import Capabilities, table_columns
 
@@ -64,6 +65,7 @@ def phone_digits_key(address: str) -> str | None:
     return digits[-10:] if len(digits) >= _MIN_PHONE_DIGITS else None
 
 
+@reads_chat_db
 def load_handles(conn: sqlite3.Connection) -> list[Handle]:
     """Every row of `handle`, normalised; columns missing on old schemas read as None."""
     cols = table_columns(conn, "handle")
@@ -86,6 +88,7 @@ def load_handles(conn: sqlite3.Connection) -> list[Handle]:
     return out
 
 
+@reads_chat_db
 def load_chats(conn: sqlite3.Connection, caps: Capabilities) -> list[Chat]:
     """Every chat with its member handle ROWIDs (the owner is never listed)."""
     cols = [

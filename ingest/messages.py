@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-from ingest.connect import map_sqlite_error
+from ingest.connect import map_sqlite_error, reads_chat_db
 from ingest.dates import unix_to_apple_ns
 from ingest.queries import ROWID, ROWIDS_SQL, changed_sql, deleted_guids_sql, page_sql
 from ingest.reactions import RecentTexts
@@ -66,14 +66,16 @@ def iter_pages(
         # fetchall per page: no statement stays open (pinning a WAL snapshot) across yields.
         try:
             rows = conn.execute(sql, (last, page_size)).fetchall()
+            page = convert_page(conv, rows, True)  # reads attachments and handles too
         except sqlite3.Error as exc:
             raise map_sqlite_error(exc) from exc
-        yield convert_page(conv, rows, True)
+        yield page
         if len(rows) < page_size:
             return
         last = rows[-1][ROWID]
 
 
+@reads_chat_db
 def seed_recent(conn: sqlite3.Connection, caps: Capabilities, after_rowid: int) -> RecentTexts:
     """The texts an incremental read starts with: the last rows up to `after_rowid` (the
     previous run's), which legacy reactions in the new rows may quote."""
@@ -105,6 +107,7 @@ def _rowid_of(record: Message | Reaction) -> int:
     return record.rowid
 
 
+@reads_chat_db
 def read_changed(
     conn: sqlite3.Connection,
     caps: Capabilities,
@@ -120,13 +123,11 @@ def read_changed(
     after = unix_to_apple_ns(edited_after_unix)
     params = (unix_to_apple_ns(since_date_unix - EDIT_WINDOW_S), upto_rowid, after, after)
     conv = RowConverter(conn, caps, ReadCounters())
-    try:
-        rows = sorted(conn.execute(sql, params), key=lambda r: r[ROWID])
-    except sqlite3.Error as exc:
-        raise map_sqlite_error(exc) from exc
+    rows = sorted(conn.execute(sql, params), key=lambda r: r[ROWID])
     return [Message(*t) for t in convert_page(conv, rows, False)[0]]
 
 
+@reads_chat_db
 def load_deleted_guids(
     conn: sqlite3.Connection, caps: Capabilities, after_rowid: int = 0
 ) -> tuple[list[str], int]:
@@ -138,6 +139,7 @@ def load_deleted_guids(
     return [guid for _, guid in rows], (rows[-1][0] if rows else after_rowid)
 
 
+@reads_chat_db
 def load_rowids(conn: sqlite3.Connection) -> set[int]:
     """Every message ROWID: what a rescan compares against to find rows gone without a trace."""
     # One joined string parses ~2x faster than 200k one-column rows through the cursor.

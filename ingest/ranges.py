@@ -41,9 +41,10 @@ class RangeReader:
         while last < self.upto:
             try:
                 rows = self.conn.execute(sql, (last, self.upto, self.page_size)).fetchall()
+                page = convert_page(self.conv, rows, True)  # reads attachments and handles too
             except sqlite3.Error as exc:
                 raise map_sqlite_error(exc) from exc
-            yield convert_page(self.conv, rows, True)
+            yield page
             if len(rows) < self.page_size:
                 return
             last = rows[-1][ROWID]

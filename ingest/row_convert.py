@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass, fields
 
 from ingest.body import decode_attributed_body, decode_body_details
-from ingest.connect import map_sqlite_error
+from ingest.connect import map_sqlite_error, reads_chat_db
 from ingest.dates import APPLE_EPOCH_OFFSET, NS_THRESHOLD, apple_to_unix
 from ingest.queries import (
     ASSOC_GUID,
@@ -304,6 +304,7 @@ def convert_page(conv: RowConverter, rows: list[tuple], contiguous: bool) -> Pag
     return msgs, conv.reactions
 
 
+@reads_chat_db
 def load_recently_deleted_rowids(conn: sqlite3.Connection, caps: Capabilities) -> set[int]:
     """ROWIDs parked in Recently Deleted (still in `message`, unlinked from their chat)."""
     sql = recoverable_rowids_sql(caps)

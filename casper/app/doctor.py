@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import ingest
+from casper.app.doctor_schema import schema_checks
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
 from casper.errors import DataDamaged
@@ -56,6 +57,8 @@ def run_checks(
     access lines (casper.app.doctor_service); `login_agent`: a LaunchAgent starts it at login."""
     counts: dict[str, Any] = {}
     checks = [_python_check(), _chat_db_check(cfg, counts), _contacts_check(cfg)]
+    with _quiet("ingest"):  # the chat.db and contacts checks say what does not open
+        checks += schema_checks(cfg, counts)  # what was skipped to read Apple-only syntax
     if cfg.store_path.exists():
         checks.append(_data_dir_check(cfg))
         checks += _store_checks(cfg, counts)

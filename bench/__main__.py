@@ -11,7 +11,18 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench import agent, cli, cold_path, freshness, ingest, lance_ann, models, retrieval, scale
+from bench import (
+    agent,
+    apple_schema,
+    cli,
+    cold_path,
+    freshness,
+    ingest,
+    lance_ann,
+    models,
+    retrieval,
+    scale,
+)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -22,6 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.smoke:
         smoke(args.out or Path(tempfile.mkdtemp(prefix="casper-bench-smoke-")))
         return
+    apple_schema.main([])  # a minute: chat.db files with Apple-only schema entries
     ingest.main([])
     ingest.main(["--messages", "1000000"])  # issue 11's size; reads the cached scale chat.db
     retrieval.main([])
@@ -38,8 +50,19 @@ def smoke(out: Path) -> None:
     """Every benchmark at a small size, writing into `out`."""
     # the benchmarks write to their module's RESULTS (read when they write), so pointing those
     # at `out` keeps the committed results untouched without an --out flag on each
-    for module in (ingest, retrieval, models, agent, cold_path, cli, freshness, scale):
+    for module in (
+        apple_schema,
+        ingest,
+        retrieval,
+        models,
+        agent,
+        cold_path,
+        cli,
+        freshness,
+        scale,
+    ):
         module.RESULTS = out  # type: ignore[attr-defined]
+    apple_schema.main(["--messages", "300", "--opens", "20"])
     ingest.main(["--messages", "20000", "--repeat", "1"])  # 20k: cached beside the 1M chat.db
     retrieval.main(["--sizes", "2000", "--queries", "10"])
     models.main()

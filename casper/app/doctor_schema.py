@@ -33,7 +33,8 @@ def schema_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
             found[cfg.chat_db] = skipped_entries(conn)
         finally:
             conn.close()
-    books = source_files(cfg.contacts) if cfg.contacts is not None else []
+    folder = cfg.contacts.expanduser() if cfg.contacts is not None else None
+    books = source_files(folder) if folder is not None else []
     for book in books:
         book_conn = open_contacts_db(book)
         if book_conn is not None:
@@ -52,8 +53,7 @@ def schema_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
     if cfg.chat_db in found:
         checks.append(_line("chat.db schema", found.pop(cfg.chat_db)))
     for path, skipped in found.items():
-        book = cfg.contacts
-        where = path.relative_to(book) if book is not None and book in path.parents else path.name
+        where = path.relative_to(folder) if folder is not None and folder in path.parents else path
         checks.append(_line("AddressBook schema", skipped, f"{where}: "))
     return checks
 

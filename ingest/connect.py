@@ -70,6 +70,13 @@ def map_sqlite_error(exc: sqlite3.Error, path: Path | str = "chat.db") -> Ingest
         return ChatDbBusy(f"{path} is locked by another process ({exc})")
     if "not a database" in text or name.startswith("SQLITE_NOTADB"):
         return NotAMessagesDb(f"{path} is not an SQLite database")
+    if is_unparsable_schema(exc):
+        # the open parsed the schema (or read around it): it changed since, mid-read (a macOS
+        # update migrating chat.db); the next open reads it
+        return ChatDbBusy(
+            f"{path} changed its schema while it was read ({exc})",
+            hint="Messages changed chat.db's schema (after a macOS update?): run it again",
+        )
     if "malformed" in text or name.startswith("SQLITE_CORRUPT"):
         return ChatDbCorrupt(f"{path} is damaged ({exc})")
     if "disk i/o error" in text or name.startswith("SQLITE_IOERR"):

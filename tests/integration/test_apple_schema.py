@@ -21,7 +21,7 @@ import ingest
 from ingest import apple_schema
 from ingest.apple_schema import Skipped, skipped_entries
 from ingest.connect import open_chat_db, open_contacts_db
-from ingest.errors import ChatDbCorrupt
+from ingest.errors import ChatDbBusy, ChatDbCorrupt
 from ingest.messages import load_recently_deleted_rowids
 from ingest.synthetic import ChatDbWriter
 from ingest.synthetic.addressbook import Card, write_addressbook
@@ -248,6 +248,19 @@ def test_an_index_or_trigger_that_does_not_parse_is_read_around(tmp_path: Path) 
             ("index", "message_idx_date"),
             ("trigger", TRIGGER_NAME),
         }
+
+
+def test_a_schema_that_changes_mid_read_says_run_again(tmp_path: Path) -> None:
+    """A macOS update adding the trigger while a connection is open: the next query re-reads the
+    schema and fails; that is a changed file to read again, not a damaged one."""
+    path = _fixture(VENTURA, tmp_path)
+    conn = open_chat_db(path)
+    add_trigger(path)
+    with pytest.raises(ChatDbBusy, match="changed its schema") as info:
+        ingest.load_handles(conn)
+    assert "run it again" in (info.value.hint or "")
+    conn.close()
+    assert read_all(path) == read_all(_fixture(VENTURA, tmp_path / "again"))
 
 
 def _cards() -> list[Card]:

@@ -158,13 +158,20 @@ def _within(seconds: float, check: Any) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.parametrize("when", ["from the start", "added while it runs"])
 def test_the_service_follows_a_chat_db_with_apple_only_triggers(
     tiny: DemoCorpus,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     services,  # noqa: ANN001
+    when: str,
 ) -> None:
-    corpus, book = _tahoe(tiny, tmp_path / "src")
+    """The service indexes new messages written into a chat.db holding the trigger, whether it
+    was there when the service started or a macOS update adds it while the service runs."""
+    if when == "from the start":
+        corpus, book = _tahoe(tiny, tmp_path / "src")
+    else:
+        corpus = private_copy(tiny, tmp_path / "src")
+        book = next(corpus.contacts.rglob("*.abcddb"))
     conn = sqlite3.connect(corpus.chat_db)
     conn.execute("PRAGMA writable_schema=ON")
     assert conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"  # as Messages keeps it
@@ -177,6 +184,10 @@ def test_the_service_follows_a_chat_db_with_apple_only_triggers(
         index_json(home, corpus)
     services.start(home)
     _within(20, lambda: client.status(home)["auto_index"]["runs"] >= 1)
+    if when == "added while it runs":
+        add_trigger(corpus.chat_db)  # as the migration of a macOS update would
+        add_contacts_trigger(book)
+        book_before = digests(book)
 
     def found(query: str) -> set[str]:
         args = {"query": query, "mode": "bm25", "k": 10, "rerank": False, "literal": True}

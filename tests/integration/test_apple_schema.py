@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import plistlib
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -108,6 +109,39 @@ def test_newer_columns_and_tables_are_read_around(name: str, tmp_path: Path) -> 
     assert read_all(newer) == read_all(plain)
     add_trigger(newer)
     assert read_all(newer) == read_all(plain)
+
+
+def test_what_tahoe_adds_in_existing_columns_reads_as_before(tmp_path: Path) -> None:
+    """Tahoe's additions live in columns older readers know (imessage-exporter's notes): a live
+    translation in message_summary_info (`data`), a poll vote (associated_message_type 4000 on
+    the poll's guid); with the newer SMS filter columns set. The message reads with its own
+    text, the vote is no message, and nothing else changes."""
+    tahoe = tahoe_copy(_fixture(SEQUOIA, tmp_path), tmp_path / "tahoe" / "chat.db")
+    add_newer_schema(tahoe)
+    translation = plistlib.dumps(
+        {"amc": 0, "ust": True,
+         "data": plistlib.dumps({"translatedText": "Bonjour", "translationLanguage": "fr"},
+                                fmt=plistlib.FMT_BINARY)},
+        fmt=plistlib.FMT_BINARY,
+    )  # fmt: skip
+    with ChatDbWriter(tahoe, skip_unparsable=True) as w:
+        sam = w.add_handle("+14155550987")
+        chat = w.add_chat([sam])
+        _, said = w.add_message(chat, "Hello there", from_me=False, handle=sam, ts=1.76e9,
+                                body="both", message_summary_info=translation,
+                                filter_action=3, filter_sub_action=1)  # fmt: skip
+        _, poll = w.add_message(chat, "", from_me=True, ts=1.76e9 + 60, body="none",
+                                balloon_bundle_id="com.apple.messages.MSMessageExtensionBalloon"
+                                "Plugin:0000000000:com.apple.messages.Polls")  # fmt: skip
+        _, vote = w.add_message(chat, "", from_me=False, handle=sam, ts=1.76e9 + 90,
+                                body="none", associated_message_type=4000,
+                                associated_message_guid=f"p:0/{poll}")  # fmt: skip
+    with closing(open_chat_db(tahoe)) as conn:
+        caps = ingest.Capabilities.probe(conn)
+        assert caps.has_column("filter_action")
+        rows = {r.guid: r for r in ingest.iter_rows(conn, caps) if isinstance(r, ingest.Message)}
+    assert rows[said].text == "Hello there" and not rows[said].edited
+    assert vote not in rows
 
 
 def test_only_the_parse_error_turns_skipping_on(tmp_path: Path) -> None:

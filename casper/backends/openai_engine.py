@@ -191,7 +191,8 @@ class OpenAIEngine:
         visible = VisibleStream(on_token)
         parts: list[str] = []
         calls = _Calls()
-        finish, usage, chunks = "stop", None, 0
+        finish: str | None = None
+        usage, chunks = None, 0
         started = time.perf_counter()
         first: float | None = None
         stream: Any = None
@@ -223,6 +224,13 @@ class OpenAIEngine:
                 stream.close()  # a reply broken off leaves no connection half-read
         ended = time.perf_counter()
         visible.close()
+        if chunks and finish is None:
+            # a server speaking HTTP/1.0 ends the stream by closing the connection, so a
+            # server that died mid-reply looks like a short reply: only the finish says not
+            raise ModelServerFailed(
+                f"the model server at {self.base_url} broke off mid-reply (the stream ended "
+                "without a finish reason)"
+            )
         if chunks == 0:
             raise ModelServerFailed(
                 f"the model server at {self.base_url} sent no chat completion (an empty or "
@@ -234,7 +242,7 @@ class OpenAIEngine:
         reply = reply_from_text(
             "".join(parts),
             tools,
-            finish_reason=finish,
+            finish_reason=finish or "stop",
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             prompt_s=(first or ended) - started,

@@ -165,6 +165,17 @@ def test_a_reply_cut_off_mid_stream_is_one_clear_error() -> None:
     assert "broke off" in info.value.message
 
 
+def test_a_stream_that_just_stops_is_not_taken_for_a_short_answer() -> None:
+    """A server speaking HTTP/1.0 (mlx_lm.server) ends a stream by closing the connection: one
+    killed mid-reply looks like a reply that ended. Without a finish reason it did not."""
+    events = [chunk("Thanksgiving is "), chunk("at")]
+    with (
+        scripted_server(lambda h, s: send_sse(h, events, done=False)) as server,
+        pytest.raises(ModelServerFailed, match="broke off mid-reply"),
+    ):
+        engine(server.base_url).chat(QUESTION, ())
+
+
 def test_a_silent_server_times_out_with_the_setting_to_raise() -> None:
     def silent(handler: BaseHTTPRequestHandler, seen: Seen) -> None:
         time.sleep(3)

@@ -90,8 +90,12 @@ class OpenAIEngine:
         timeout_s: float = 60.0,
         describe_tools: DescribeTools = tools_as_text,
     ) -> None:
+        import logging
+
         import openai
 
+        # httpx2 logs every request line at INFO: the service's log keeps to commands and times
+        logging.getLogger("httpx2").setLevel(logging.WARNING)
         self.base_url = base_url
         self.model = model
         self.name = model or "the server's model"

@@ -105,13 +105,17 @@ def build_server(session: Session) -> Any:
             is_error=not doc["ok"],
         )
 
-    return Server(
+    server = Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # the SDK traces every message with OpenTelemetry by default: a no-op without an exporter,
+    # but a machine configured with one would ship tool names and timings off it
+    server.middleware = [m for m in server.middleware if "OpenTelemetry" not in type(m).__name__]
+    return server
 
 
 def run_tool(session: Session, name: str, arguments: dict[str, Any]) -> tuple[Any, list[str]]:

@@ -158,3 +158,17 @@ def test_the_mcp_path_through_the_service_loads_no_model_library(
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_server_sends_no_telemetry() -> None:
+    """The SDK's default OpenTelemetry tracing is taken out (an exporter configured on the
+    machine would otherwise receive every tool call)."""
+    from mcp.server.lowlevel import Server
+
+    from casper.cli.mcp import build_server
+
+    def tracing(server: Any) -> list[str]:
+        return [type(m).__name__ for m in server.middleware if "Telemetry" in type(m).__name__]
+
+    assert tracing(Server("any")) == ["OpenTelemetryMiddleware"]  # the SDK's default
+    assert tracing(build_server(session=None)) == []  # type: ignore[arg-type]  # not called

@@ -26,7 +26,7 @@ from casper.app.requests import (
     ToolRequest,
     parse,
 )
-from casper.app.runtime import Runtime
+from casper.app.runtime import Runtime, engine_key
 from casper.dates.zones import iso
 from casper.errors import CasperError
 
@@ -262,7 +262,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     if not req.no_llm:
         name = req.model or rt.cfg.llm_model
         if not rt.engine_loaded(name, server):
-            emit({"event": "loading", "what": name if server is None else f"{name} at {server}"})
+            emit({"event": "loading", "what": engine_key(name, server)})
         engine, failure = rt.engine(name, server)
         if failure is not None:
             # one line, once per data dir until something changes; `casper doctor` has it all

@@ -226,8 +226,13 @@ def chunk_options(cfg: Config) -> ChunkOptions:
 
 # ---- the cached runtime -------------------------------------------------------------------
 def engine_key(model: str, base_url: str | None) -> str:
-    """How a Runtime names an engine it keeps (and `casper serve --status` shows it)."""
-    return f"{model} at {base_url.rstrip('/')}" if base_url else model
+    """How a Runtime names an engine it keeps (`casper serve --status` and the `loading` event
+    show it); the MLX default names nothing on a server (casper.backends.factory)."""
+    from casper.config import DEFAULT_LLM
+
+    if not base_url:
+        return model
+    return f"{'its only model' if model == DEFAULT_LLM else model} at {base_url.rstrip('/')}"
 
 
 class Loaded(TypedDict):

@@ -125,3 +125,22 @@ def test_the_server_url_reaches_the_service_and_is_checked_there(
     assert "would leave this machine" in info.value.message
     assert "allow_remote_llm = true" in (info.value.hint or "")
     assert not any(e["event"] == "tool" for e in events)  # refused before any work
+
+
+def test_chat_sends_every_turn_to_the_server_it_was_given(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _engines(monkeypatch, lambda cfg: SearchThenAnswerEngine())
+    turns = "when did Sam and I plan Thanksgiving?\nwho is bringing pie?\n/quit\n"
+    result = runner.invoke(
+        app,
+        ["chat", "--base-url", "http://127.0.0.1:8080/v1", "--model", "qwen3:4b", "--home",
+         str(home)],
+        input=turns,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    # one engine for the session (built once, used for both turns)
+    assert [(c.llm_base_url, c.llm_model) for c in built] == [
+        ("http://127.0.0.1:8080/v1", "qwen3:4b")
+    ]
+    assert result.stdout.count("Here is what your messages say") == 2

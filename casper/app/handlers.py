@@ -289,15 +289,15 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
             me_names=rt.cfg.me_names,
         )
 
+    answering = time.perf_counter()
     try:
         asked = answer(engine, why)
     except ModelServerFailed as exc:  # every time: a server's failure is of the moment
         emit({"event": "notice", "text": f"answering from search alone: {exc.message}",
               "hint": exc.hint})  # fmt: skip
         asked = answer(None, "the model server failed")
-    asked = dataclasses.replace(
-        asked, load_s=round(load_s, 3), elapsed_s=round(asked.elapsed_s + load_s, 3)
-    )
+    elapsed = time.perf_counter() - answering + load_s  # a failed attempt's wait included
+    asked = dataclasses.replace(asked, load_s=round(load_s, 3), elapsed_s=round(elapsed, 3))
     return {**asked.to_dict(), "llm_server": server, "indexed_through": iso(through, tz)}
 
 

@@ -73,6 +73,8 @@ def build_server(session: Session) -> Any:
                     name=spec.name,
                     description=spec.description,
                     input_schema=dict(spec.parameters),
+                    # they read the index and change nothing; what they read is this machine's
+                    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
                 )
                 for spec in specs.values()
             ]

@@ -75,6 +75,7 @@ def _check_session(seen: dict[str, Any], home: Path) -> None:
     for spec in SPECS:
         assert listed[spec.name].input_schema == dict(spec.parameters)
         assert listed[spec.name].description == spec.description
+        assert listed[spec.name].annotations.read_only_hint is True
     results = seen["results"]
     for name, _ in CALLS:
         assert results[name].is_error is False, (name, results[name].content)

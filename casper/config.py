@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casper.errors import ConfigError
+from casper.errors import ConfigError, RemoteLLMRefused
 
 DEFAULT_LLM = "mlx-community/Qwen3.5-4B-MLX-4bit"
 ALTERNATIVE_LLM = "mlx-community/Qwen3-4B-Instruct-2507-4bit"
@@ -38,7 +38,20 @@ class Config:
     contacts: Path | None = field(
         default_factory=lambda: Path.home() / "Library/Application Support/AddressBook"
     )
+    # the chat model: an MLX hub id or local folder, or with `llm_base_url` the name the server
+    # knows it by (unset there: the server's only model; mlx_lm.server calls its own
+    # "default_model")
     llm_model: str = DEFAULT_LLM
+    # str | None: an OpenAI-compatible server's base URL (".../v1"), answering instead of MLX;
+    # http(s) only, and a host on this machine (127.0.0.0/8, ::1, localhost) unless
+    # `allow_remote_llm` (checked by `llm_server`, before any connection)
+    llm_base_url: str | None = None
+    # str | None: the NAME of the environment variable holding that server's API key (the key
+    # itself is never written to config.toml, a log or a document)
+    llm_api_key_env: str | None = None
+    # true: a non-loopback `llm_base_url` may be used (a notice says so on every answer)
+    allow_remote_llm: bool = False
+    llm_timeout_s: float = 60.0  # > 0: seconds the server may stay silent (connect, each token)
     embed_model: str = BUNDLED_EMBEDDER
     rerank_model: str | None = DEFAULT_RERANKER  # None → no rerank
     rerank: bool = True
@@ -86,6 +99,48 @@ class Config:
     @property
     def chat_history_path(self) -> Path:
         return self.data_dir / "chat_history.json"
+
+
+def llm_server(url: str, *, allow_remote: bool) -> tuple[str, bool]:
+    """(the base URL without a trailing slash, whether its host is this machine) for an
+    OpenAI-compatible server, decided from the URL's text alone: no name is looked up and no
+    connection is made, so a refusal happens before anything could leave the machine.
+
+    This machine is an IP literal in 127.0.0.0/8 or ::1 (also IPv4-mapped), or `localhost`;
+    any other name may resolve anywhere, so it counts as remote. Raises ConfigError for a URL
+    that is not http(s) with a host, RemoteLLMRefused for a remote host unless `allow_remote`.
+    """
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ConfigError(f"the model server URL {url!r} does not parse: {exc}") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ConfigError(
+            f"the model server URL {url!r} is not an http(s) URL with a host",
+            hint="e.g. --base-url http://127.0.0.1:8080/v1 (the server's OpenAI-compatible root)",
+        )
+    name = host.rstrip(".").lower()
+    try:
+        address = ipaddress.ip_address(name)
+        mapped = getattr(address, "ipv4_mapped", None)
+        local = bool((mapped or address).is_loopback)
+    except ValueError:
+        local = name == "localhost"
+    if not local and not allow_remote:
+        raise RemoteLLMRefused(
+            f"refusing to use the model server at {host}: it is not on this machine, and your "
+            "questions and the message text Casper finds would leave this machine",
+            hint="run the model server on this Mac (127.0.0.1 or localhost), or set "
+            "allow_remote_llm = true in config.toml to send them there (every answer then "
+            "says so)",
+        )
+    return text.rstrip("/"), local
 
 
 def remember(data_dir: Path, **settings: str | Path) -> None:

@@ -29,6 +29,21 @@ class ModelUnavailable(CasperError):
     )
 
 
+class RemoteLLMRefused(CasperError):
+    """A model server whose host is not this machine, while `allow_remote_llm` is off: refused
+    before any connection (casper.config.llm_server)."""
+
+
+class ModelServerFailed(CasperError):
+    """An OpenAI-compatible model server that did not answer as one: unreachable, timed out,
+    closed mid-reply, or sent something that is not a chat completion."""
+
+    default_hint = (
+        "check that the server runs and serves that model (`casper doctor` asks it); "
+        "`--no-llm` answers from search alone"
+    )
+
+
 class BadRequest(CasperError):
     """A command or argument that cannot be answered as asked: an unknown name, a wrong type, a
     value out of range (casper.app.requests checks both the CLI's and the service's)."""

@@ -86,13 +86,17 @@ def _train_byte_bpe(vocab_size: int = 320):  # noqa: ANN202 - tokenizers.Tokeniz
     return tok
 
 
-def build_tiny_qwen_tokenizer(dest: Path, chat_template: str | None = TINY_CHATML_TEMPLATE) -> int:
-    """Save a byte-level BPE tokenizer with Qwen's special tokens to `dest`; returns its size."""
+def build_tiny_qwen_tokenizer(
+    dest: Path, chat_template: str | None = TINY_CHATML_TEMPLATE, extra: tuple[str, ...] = ()
+) -> int:
+    """Save a byte-level BPE tokenizer with Qwen's special tokens (and `extra` added tokens) to
+    `dest`; returns its size."""
     from tokenizers import AddedToken
     from transformers import PreTrainedTokenizerFast
 
     raw = _train_byte_bpe()
-    raw.add_tokens([AddedToken(t, special=False, normalized=False) for t in QWEN_ADDED])
+    added = [*QWEN_ADDED, *extra]
+    raw.add_tokens([AddedToken(t, special=False, normalized=False) for t in added])
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=raw,
         eos_token="<|im_end|>",
@@ -131,6 +135,63 @@ def build_tiny_qwen3(dest: Path, chat_template: str | None = TINY_CHATML_TEMPLAT
     mx.random.seed(0)
     model = qwen3.Model(qwen3.ModelArgs.from_dict(config))
     _mute_tokens(model, dest)
+    mx.save_safetensors(str(dest / "model.safetensors"), dict(tree_flatten(model.parameters())))
+    (dest / "config.json").write_text(json.dumps(config, indent=1))
+    return dest
+
+
+def build_tool_calling_qwen3(dest: Path, call: dict[str, Any]) -> Path:
+    """A tiny Qwen3 whose greedy reply to any prompt is one tool call: `<tool_call>`, `call` as
+    JSON, `</tool_call>`, end of turn. Real weights in a real mlx-lm model, built so that a
+    server's tool-call parsing can be tested without a model that chooses to call.
+
+    Its layers add nothing to the residual stream (o_proj and down_proj are zero), so the next
+    token depends on the current one alone; the embeddings put the four steps of the reply on
+    four axes and the (untied) output head maps each to the next: any other token →
+    `<tool_call>` → the call (one added token) → `</tool_call>` → `<|im_end|>`.
+    """
+    import mlx.core as mx
+    from mlx.utils import tree_flatten
+    from mlx_lm.models import qwen3
+    from transformers import PreTrainedTokenizerFast
+
+    dest.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(call)
+    vocab_size = build_tiny_qwen_tokenizer(dest, extra=(text,))
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(dest)
+    steps = [tokenizer.convert_tokens_to_ids(t) for t in ("<tool_call>", text, "</tool_call>")]
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    hidden = 32
+    config = {
+        "model_type": "qwen3",
+        "architectures": ["Qwen3ForCausalLM"],
+        "hidden_size": hidden,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 16,
+        "intermediate_size": 64,
+        "rms_norm_eps": 1e-6,
+        "vocab_size": vocab_size,
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": False,
+    }
+    model = qwen3.Model(qwen3.ModelArgs.from_dict(config))
+    for layer in model.model.layers:
+        layer.self_attn.o_proj.weight = mx.zeros_like(layer.self_attn.o_proj.weight)
+        layer.mlp.down_proj.weight = mx.zeros_like(layer.mlp.down_proj.weight)
+    axis = [[0.0] * hidden for _ in range(4)]
+    for i in range(4):
+        axis[i][i] = 1.0
+    embed = [axis[0]] * vocab_size  # every other token: step 0
+    for i, token in enumerate(steps):
+        embed[token] = axis[i + 1]
+    head = [[0.0] * hidden for _ in range(vocab_size)]
+    for i, token in enumerate([*steps, end]):
+        head[token] = axis[i]  # the token on axis i follows the token embedded there
+    model.model.embed_tokens.weight = mx.array(embed)
+    model.lm_head.weight = mx.array(head)
     mx.save_safetensors(str(dest / "model.safetensors"), dict(tree_flatten(model.parameters())))
     (dest / "config.json").write_text(json.dumps(config, indent=1))
     return dest

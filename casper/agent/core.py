@@ -311,6 +311,12 @@ def _summarise(state: State) -> tuple[State, Done]:
     )
 
 
+def cap_result(result: ToolResult, max_chars: int | None = None) -> ToolResult:
+    """A tool result cut as the agent shows it to its model (default: `Limits`' budget);
+    `casper mcp` gives its clients the same text, with the same messages counted as shown."""
+    return _capped(result, max_chars or Limits().max_result_chars)
+
+
 def _capped(result: ToolResult, max_chars: int) -> ToolResult:
     """The result as the model sees it: text capped, guids cut to the markers still visible."""
     text = prompts.format_tool_result(result.text, max_chars)

@@ -163,8 +163,14 @@ def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
 
 def _engine_check(cfg: Config) -> Check:
     """The chat model without loading it: known missing (the notice `ask` said once, with the
-    whole reason), absent from the local cache, or where it would load from."""
+    whole reason), absent from the local cache, or where it would load from; or, with
+    `llm_base_url`, that server (casper.app.doctor_service.server_check)."""
     from casper.app.optional_models import engine_notice, model_probe
+
+    if cfg.llm_base_url:
+        from casper.app.doctor_service import server_check
+
+        return server_check(cfg)
 
     model = cfg.llm_model
     probe = model_probe(model)

@@ -1,5 +1,6 @@
 """`casper doctor`'s service lines: how current the index is (and the auto-index's last run),
-and whether the service can read chat.db (macOS: Full Disk Access for the interpreter it runs).
+whether the service can read chat.db (macOS: Full Disk Access for the interpreter it runs), and
+whether the model server `llm_base_url` names answers.
 
 The CLI passes what it learned from the running service (`casper serve --status`'s document, or
 {"running": False}) and whether a LaunchAgent is installed; a service that is not running is
@@ -140,3 +141,40 @@ def _mac() -> bool:
     import sys
 
     return sys.platform == "darwin"
+
+
+SERVER_PROBE_S = 5.0  # doctor waits this long at most for a model server to answer
+
+
+def server_check(cfg: Config) -> Check:
+    """The OpenAI-compatible server `llm_base_url` names: refused (a remote host without
+    `allow_remote_llm`), answering (and what it serves), or not answering. One GET of its
+    model list; no message text is sent."""
+    from dataclasses import replace
+
+    from casper.app.runtime import make_engine
+    from casper.config import DEFAULT_LLM, llm_server
+    from casper.errors import CasperError
+
+    name = "language model"
+    try:
+        url, local = llm_server(cfg.llm_base_url or "", allow_remote=cfg.allow_remote_llm)
+    except CasperError as exc:
+        return _check(name, "fail", exc.message, exc.hint)
+    model = "its only model" if cfg.llm_model == DEFAULT_LLM else cfg.llm_model
+    where = f"{model} from the OpenAI-compatible server at {url}"
+    try:
+        engine = make_engine(replace(cfg, llm_timeout_s=min(cfg.llm_timeout_s, SERVER_PROBE_S)))
+        check = getattr(engine, "check", None)
+        said = check() if check is not None else "built"
+    except CasperError as exc:
+        hint = exc.hint or "answers come from search alone until it answers"
+        return _check(name, "warn", f"{where}: {exc.message}", hint)
+    if local:
+        return _check(name, "ok", f"{where}: {said}")
+    return _check(
+        name, "warn",
+        f"{where}: {said}; it is NOT this machine: questions and the messages found for them "
+        "leave it (allow_remote_llm = true)",
+        "run the model server on this Mac and remove allow_remote_llm to keep them here",
+    )  # fmt: skip

@@ -23,9 +23,10 @@ from casper.app.requests import (
     SearchRequest,
     ShowRequest,
     StatsRequest,
+    ToolRequest,
     parse,
 )
-from casper.app.runtime import Runtime
+from casper.app.runtime import Runtime, engine_key
 from casper.dates.zones import iso
 from casper.errors import CasperError
 
@@ -74,6 +75,10 @@ def answer(rt: Runtime, request: Request, emit: Emit = _ignore) -> Document:
             return show(rt, request, emit)
         case AskRequest():
             return ask(rt, request, emit)
+        case ToolRequest():
+            from casper.app.tool_calls import call_tool
+
+            return call_tool(rt, request, emit)
     raise AssertionError(f"no handler for {type(request).__name__}")
 
 
@@ -222,11 +227,23 @@ def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> dict[str, Any]:
 
 
 def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
-    """One question through the agent (or retrieval alone); the model loads once per Runtime."""
+    """One question through the agent (or retrieval alone); the model loads once per Runtime.
+
+    With a model server (`base_url`, or the setting `llm_base_url`) its host is checked before
+    anything else (a remote one is refused unless `allow_remote_llm`, and then said on every
+    answer); a server that fails mid-answer leaves the answer to search alone, said in a
+    notice."""
     from casper.agent.answer import answer_question
     from casper.agent.core import Limits
     from casper.app.optional_models import engine_loaded, engine_unavailable
+    from casper.config import llm_server
+    from casper.errors import ModelServerFailed
 
+    server = None if req.no_llm else (req.base_url or rt.cfg.llm_base_url)
+    if server is not None:
+        server, local = llm_server(server, allow_remote=rt.cfg.allow_remote_llm)
+        if not local:
+            emit({"event": "notice", "text": remote_notice(server)})
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
     store = rt.store()
     retriever = rt.retriever()
@@ -244,35 +261,55 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     loading = time.perf_counter()
     if not req.no_llm:
         name = req.model or rt.cfg.llm_model
-        if not rt.engine_loaded(name):
-            emit({"event": "loading", "what": name})
-        engine, failure = rt.engine(name)
+        if not rt.engine_loaded(name, server):
+            emit({"event": "loading", "what": engine_key(name, server)})
+        engine, failure = rt.engine(name, server)
         if failure is not None:
             # one line, once per data dir until something changes; `casper doctor` has it all
             said = engine_unavailable(rt.cfg, name, failure)
             if said:
                 emit({"event": "notice", "text": said})
             why = "the language model is not available"
-        else:
+        elif server is None:
             engine_loaded(rt.cfg, name)
     load_s = time.perf_counter() - loading  # ~0 when this Runtime already holds the model
-    asked = answer_question(
-        req.question,
-        store=store,
-        search=search,
-        engine=engine,
-        tz=tz,
-        limits=Limits(max_iterations=req.max_iterations or rt.cfg.max_iterations),
-        history=req.history,
-        unavailable_reason=why,
-        on_event=emit,  # the loop's events are already the shared dicts
-        locale=rt.cfg.locale,
-        me_names=rt.cfg.me_names,
+
+    def answer(engine: Any, why: str | None) -> Any:
+        return answer_question(
+            req.question,
+            store=store,
+            search=search,
+            engine=engine,
+            tz=tz,
+            limits=Limits(max_iterations=req.max_iterations or rt.cfg.max_iterations),
+            history=req.history,
+            unavailable_reason=why,
+            on_event=emit,  # the loop's events are already the shared dicts
+            locale=rt.cfg.locale,
+            me_names=rt.cfg.me_names,
+        )
+
+    answering = time.perf_counter()
+    try:
+        asked = answer(engine, why)
+    except ModelServerFailed as exc:  # every time: a server's failure is of the moment
+        emit({"event": "notice", "text": f"answering from search alone: {exc.message}",
+              "hint": exc.hint})  # fmt: skip
+        asked = answer(None, "the model server failed")
+    elapsed = time.perf_counter() - answering + load_s  # a failed attempt's wait included
+    asked = dataclasses.replace(asked, load_s=round(load_s, 3), elapsed_s=round(elapsed, 3))
+    return {**asked.to_dict(), "llm_server": server, "indexed_through": iso(through, tz)}
+
+
+def remote_notice(server: str) -> str:
+    """The line every answer through a remote model server starts with."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(server).hostname or server
+    return (
+        f"this question and the messages found for it are sent to {host} "
+        "(not this machine; allow_remote_llm = true)"
     )
-    asked = dataclasses.replace(
-        asked, load_s=round(load_s, 3), elapsed_s=round(asked.elapsed_s + load_s, 3)
-    )
-    return {**asked.to_dict(), "indexed_through": iso(through, tz)}
 
 
 def _say_if_behind(rt: Runtime, store: Store, question: str, emit: Emit) -> None:

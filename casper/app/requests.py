@@ -65,12 +65,23 @@ class ShowRequest:
 class AskRequest:
     question: str  # stripped
     model: str | None = None  # None: the setting `llm_model`
+    base_url: str | None = None  # None: the setting `llm_base_url` (None there too: MLX)
     max_iterations: int | None = None  # None: the setting `max_iterations`
     no_llm: bool = False
     history: tuple[str, ...] = ()  # notes from earlier turns of a chat session
 
 
-Request = SearchRequest | ContactsRequest | StatsRequest | ShowRequest | AskRequest
+@dataclass(frozen=True, slots=True)
+class ToolRequest:
+    """One of the agent's five tools called from outside the agent (`casper mcp`): the name and
+    the arguments object as the model would send them; the tool checks them itself
+    (casper.agent.tools), so both callers get the same validation and caps."""
+
+    name: str
+    arguments: Mapping[str, Any]
+
+
+Request = SearchRequest | ContactsRequest | StatsRequest | ShowRequest | AskRequest | ToolRequest
 R = TypeVar("R", bound=Request)
 
 
@@ -205,6 +216,7 @@ def _ask(a: _Args) -> AskRequest:
     return AskRequest(
         question=text,
         model=a.text("model"),
+        base_url=a.text("base_url", limit=2_000),
         max_iterations=a.number(
             "max_iterations", "--max-iterations", low=1, high=MAX_ITERATIONS, hint=hint
         ),
@@ -213,12 +225,23 @@ def _ask(a: _Args) -> AskRequest:
     )
 
 
+def _tool(a: _Args) -> ToolRequest:
+    name = a.required("name", example="search_messages", limit=200)
+    arguments = a.args.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise a._bad("arguments", "an object of argument names and values")
+    return ToolRequest(name.strip(), dict(arguments))
+
+
 _PARSERS: dict[str, tuple[type[Request], Callable[[_Args], Request]]] = {
     "search": (SearchRequest, _search),
     "contacts": (ContactsRequest, lambda a: ContactsRequest()),
     "stats": (StatsRequest, _stats),
     "show": (ShowRequest, _show),
     "ask": (AskRequest, _ask),
+    "tool": (ToolRequest, _tool),
 }
 COMMANDS = tuple(_PARSERS)
 

@@ -225,6 +225,16 @@ def chunk_options(cfg: Config) -> ChunkOptions:
 
 
 # ---- the cached runtime -------------------------------------------------------------------
+def engine_key(model: str, base_url: str | None) -> str:
+    """How a Runtime names an engine it keeps (`casper serve --status` and the `loading` event
+    show it); the MLX default names nothing on a server (casper.backends.factory)."""
+    from casper.config import DEFAULT_LLM
+
+    if not base_url:
+        return model
+    return f"{'its only model' if model == DEFAULT_LLM else model} at {base_url.rstrip('/')}"
+
+
 class Loaded(TypedDict):
     """What a Runtime holds, for `casper serve --status`."""
 
@@ -346,24 +356,31 @@ class Runtime:
             self._retrievers[key] = retriever
         return retriever
 
-    def engine(self, model: str | None = None) -> tuple[Engine | None, ModelUnavailable | None]:
-        """(engine, None) or (None, why not); a failure is remembered like a success."""
+    def engine(
+        self, model: str | None = None, base_url: str | None = None
+    ) -> tuple[Engine | None, ModelUnavailable | None]:
+        """(engine, None) or (None, why not); a failure is remembered like a success. With a
+        `base_url` (or the setting `llm_base_url`) the engine is that server's `model`; its
+        host is checked first (RemoteLLMRefused, ConfigError: raised, not remembered)."""
         from dataclasses import replace
 
         name = model or self.cfg.llm_model
-        if name not in self._engines:
+        url = base_url or self.cfg.llm_base_url
+        key = engine_key(name, url)
+        if key not in self._engines:
             from casper.backends import factory
 
             try:
-                built = factory.make_engine(replace(self.cfg, llm_model=name))
-                self._engines[name] = (built, None)
+                built = factory.make_engine(replace(self.cfg, llm_model=name, llm_base_url=url))
+                self._engines[key] = (built, None)
                 self.loads["engine"] += 1
             except ModelUnavailable as exc:
-                self._engines[name] = (None, exc)
-        return self._engines[name]
+                self._engines[key] = (None, exc)
+        return self._engines[key]
 
-    def engine_loaded(self, model: str | None = None) -> bool:
-        return (model or self.cfg.llm_model) in self._engines
+    def engine_loaded(self, model: str | None = None, base_url: str | None = None) -> bool:
+        key = engine_key(model or self.cfg.llm_model, base_url or self.cfg.llm_base_url)
+        return key in self._engines
 
     def forget_failed_engines(self) -> None:
         """Let the next request retry a model that could not load (it may be cached by now)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from casper.config import Config
-from casper.errors import ModelUnavailable
+from casper.errors import ConfigError, ModelUnavailable
 
 if TYPE_CHECKING:
     from casper.protocols import Embedder, Engine, Reranker
@@ -51,7 +51,11 @@ def make_reranker(cfg: Config) -> tuple[Reranker | None, str | None]:
 
 
 def make_engine(cfg: Config) -> Engine:
-    """The configured chat model (MLX). Raises ModelUnavailable."""
+    """The configured chat model: an OpenAI-compatible server when `llm_base_url` is set (its
+    host checked first: nothing is built, and so nothing connects, for a refused one), else
+    MLX. Raises ModelUnavailable, or RemoteLLMRefused / ConfigError for the server's URL."""
+    if cfg.llm_base_url:
+        return make_server_engine(cfg, cfg.llm_base_url)
     from casper.backends.mlx_engine import MlxEngine
 
     return MlxEngine(
@@ -59,4 +63,34 @@ def make_engine(cfg: Config) -> Engine:
         max_new_tokens=cfg.max_new_tokens,
         temperature=cfg.temperature,
         thinking=cfg.thinking,
+    )
+
+
+def make_server_engine(cfg: Config, base_url: str) -> Engine:
+    """OpenAIEngine for `base_url`, once `llm_server` allowed its host."""
+    import os
+
+    from casper.backends.openai_engine import OpenAIEngine
+    from casper.config import DEFAULT_LLM, llm_server
+
+    url, _local = llm_server(base_url, allow_remote=cfg.allow_remote_llm)
+    key = None
+    if cfg.llm_api_key_env:
+        key = os.environ.get(cfg.llm_api_key_env) or None
+        if key is None:
+            raise ConfigError(
+                f"llm_api_key_env names {cfg.llm_api_key_env}, which is not set here",
+                hint=f"export {cfg.llm_api_key_env}=… before the command (a running "
+                "`casper serve` keeps the environment it started with: "
+                "`casper serve --stop` first), or remove llm_api_key_env from config.toml",
+            )
+    return OpenAIEngine(
+        url,
+        # the MLX default names nothing a server knows: then the server's only model
+        None if cfg.llm_model == DEFAULT_LLM else cfg.llm_model,
+        api_key=key,
+        max_new_tokens=cfg.max_new_tokens,
+        temperature=cfg.temperature,
+        thinking=cfg.thinking,
+        timeout_s=cfg.llm_timeout_s,
     )

@@ -42,7 +42,7 @@ def local_model_path(model: str) -> Path | None:
 
 def load_failure(kind: str, model: str, exc: BaseException) -> ModelUnavailable:
     """Turn any load exception into ModelUnavailable with a hint fitting the situation."""
-    detail = _brief(str(exc))
+    detail = brief(str(exc))
     message = f"cannot load {kind} {model}: {type(exc).__name__}"
     if detail:
         message += f": {detail}"
@@ -61,7 +61,7 @@ def load_failure(kind: str, model: str, exc: BaseException) -> ModelUnavailable:
     return ModelUnavailable(message, hint=hint)
 
 
-def _brief(text: str, limit: int = 200) -> str:
+def brief(text: str, limit: int = 200) -> str:
     """An exception's first line, cut at a sentence end (or a word, with `…`) when it is long:
     never half a word or an open quote, as a plain `[:200]` left ("…set 'HF_HUB_OFFLINE")."""
     lines = text.strip().splitlines()

@@ -74,7 +74,7 @@ class MlxEngine:
             dicts = [_native_message(m) for m in messages]
             schemas = [spec.to_openai() for spec in tools] or None
         else:
-            dicts = _plain_messages(messages, self._describe_tools(tools) if tools else "")
+            dicts = plain_messages(messages, self._describe_tools(tools) if tools else "")
             schemas = None
         return str(
             self._tokenizer.apply_chat_template(
@@ -261,8 +261,9 @@ def _native_message(message: ChatMessage) -> dict[str, Any]:
     return out
 
 
-def _plain_messages(messages: Sequence[ChatMessage], tool_text: str) -> list[dict[str, Any]]:
-    """Messages for a template without tool support: tools in the system prompt, turns as text."""
+def plain_messages(messages: Sequence[ChatMessage], tool_text: str) -> list[dict[str, Any]]:
+    """Messages for a template (or a server) without tool support: tools in the system prompt,
+    turns as text (OpenAIEngine sends these to a server that refuses `tools`)."""
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "tool":

@@ -8,7 +8,7 @@ inside `casper eval`). Heavy libraries (lancedb, torch, mlx) only inside command
 
 from __future__ import annotations
 
-from casper.cli import ask, browse, data, evaluate, indexing, models, retrieval, serve  # noqa: F401
+from casper.cli import ask, browse, data, evaluate, indexing, mcp, models, retrieval, serve  # noqa: F401
 from casper.cli.base import app
 from casper.cli.help_text import teach
 

@@ -23,6 +23,27 @@ if TYPE_CHECKING:
     from casper.cli.transport import Session
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
+Model = Annotated[
+    str | None,
+    typer.Option("--model", help="MLX model id or local path; with --base-url, the server's name"),
+]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="answer with an OpenAI-compatible server on this machine, e.g. "
+        "http://127.0.0.1:8080/v1 \\[default: setting llm_base_url, else MLX]",
+    ),
+]
+
+
+def checked_server(cfg: Config, base_url: str | None) -> str | None:
+    """The model server this command would send to, refused (before anything connects or the
+    service starts) when its host is not this machine and `allow_remote_llm` is off."""
+    from casper.config import llm_server
+
+    url = base_url or cfg.llm_base_url
+    return llm_server(url, allow_remote=cfg.allow_remote_llm)[0] if url else None
 
 
 def ask_once(
@@ -35,6 +56,7 @@ def ask_once(
     quiet: bool = False,
     show_sources: bool = True,
     model: str | None = None,
+    base_url: str | None = None,
     max_iterations: int | None = None,
     session: Session | None = None,
 ) -> dict[str, Any]:
@@ -51,6 +73,7 @@ def ask_once(
     args = {
         "question": question,
         "model": model,
+        "base_url": base_url,
         "max_iterations": max_iterations,
         "no_llm": no_llm,
         "history": list(history),
@@ -58,6 +81,8 @@ def ask_once(
     # the checks the service makes too, before anything starts; the question goes stripped
     question = parse_as(AskRequest, "ask", args).question
     args["question"] = question
+    if not no_llm:
+        checked_server(cfg, base_url)
     session = session or Session(cfg)
     view = AskView(quiet=json)  # its clock starts before anything loads
     with view.doing("searching your messages" if no_llm else "thinking"):
@@ -80,7 +105,8 @@ def ask_once(
 @guarded
 def ask(
     question: Annotated[str, typer.Argument(help="your question")],
-    model: Annotated[str | None, typer.Option("--model", help="MLX model id or local path")] = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
     max_iterations: Annotated[
         int | None,
         typer.Option(
@@ -106,6 +132,7 @@ def ask(
         no_llm=no_llm,
         quiet=quiet,
         model=model,
+        base_url=base_url,
         max_iterations=max_iterations,
         session=Session(cfg, no_service=no_service),
     )
@@ -114,7 +141,8 @@ def ask(
 @app.command()
 @guarded
 def chat(
-    model: Annotated[str | None, typer.Option("--model", help="MLX model id or local path")] = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
     home: Home = None,
     quiet: Quiet = False,
@@ -126,6 +154,8 @@ def chat(
     from casper.cli.transport import Session
 
     cfg = config(home)
+    if not no_llm:
+        checked_server(cfg, base_url)  # refused before the REPL starts
     # one session for the whole REPL: the service, or one in-process Runtime that loads the
     # store, index, embedder, reranker and model once, not once per turn
     session = Session(cfg, no_service=no_service)
@@ -134,7 +164,7 @@ def chat(
         cfg,
         lambda question, hints: ask_once(
             cfg, question, json=False, no_llm=no_llm, history=hints, quiet=quiet,
-            show_sources=False, model=model, session=session,
+            show_sources=False, model=model, base_url=base_url, session=session,
         ),
         names=people,
     )  # fmt: skip

@@ -24,8 +24,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "ask": (
         'casper ask "when did Sam and I plan Thanksgiving?"',
         'casper ask "who do I text the most?" --json',
+        'casper ask "who is bringing pie?" --base-url http://127.0.0.1:11434/v1 --model qwen3:4b',
     ),
-    "chat": ("casper chat", "casper chat --no-llm"),
+    "chat": (
+        "casper chat",
+        "casper chat --no-llm",
+        "casper chat --base-url http://127.0.0.1:8080/v1 --model default_model",
+    ),
+    "mcp": ("casper mcp", "casper mcp --home ~/.casper/demo"),
     "show": ("casper show 48213", "casper show 48213 --before 10 --after 2"),
     "doctor": ("casper doctor", "casper doctor --json"),
     "eval": ("casper eval --dataset synthetic", "casper eval --dataset my_gold.jsonl -k 5 -k 10"),

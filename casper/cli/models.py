@@ -30,6 +30,9 @@ def pull(
 
     err = _stderr()
     for kind, repo in (("chat model", cfg.llm_model), ("reranker", cfg.rerank_model)):
+        if kind == "chat model" and cfg.llm_base_url and not model:
+            err.print(f"chat model: served by {cfg.llm_base_url} (llm_base_url); nothing to fetch")
+            continue
         if not repo or os.path.isdir(os.path.expanduser(repo)):
             continue
         err.print(f"downloading {kind} {repo} …")

@@ -73,9 +73,9 @@ class ServiceRuntime(Runtime):
         super().__init__(cfg)
         self.data_lock, self.engine_lock = data_lock, engine_lock
 
-    def engine(self, model: str | None = None) -> tuple[Any, Any]:
+    def engine(self, model: str | None = None, base_url: str | None = None) -> tuple[Any, Any]:
         with _released(self.data_lock), self.engine_lock:
-            engine, failure = super().engine(model)
+            engine, failure = super().engine(model, base_url)
         if engine is None:
             return None, failure
         return _LockedEngine(engine, self.data_lock, self.engine_lock), None

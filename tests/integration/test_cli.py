@@ -348,7 +348,8 @@ def test_no_message_text_in_logs(demo_corpus, fake_models, tmp_path: Path, caplo
 
 HEAVY = (
     "lancedb", "pyarrow", "numpy", "torch", "mlx", "mlx_lm", "sentence_transformers",
-    "transformers", "dateparser", "rank_bm25", "phonenumbers", "matplotlib",
+    "transformers", "dateparser", "rank_bm25", "phonenumbers", "matplotlib", "openai", "mcp",
+    "httpx2",
 )  # fmt: skip
 # Runs the real entry point in a fresh interpreter, then reports the exit code and which heavy
 # libraries ended up imported (on stderr, after everything the command printed).
@@ -368,7 +369,14 @@ print(json.dumps({"exit": code, "heavy": heavy}), file=sys.stderr)
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], ["search", "--help"], ["ask", "--help"], ["index", "--help"], ["--version"]],
+    [
+        ["--help"],
+        ["search", "--help"],
+        ["ask", "--help"],
+        ["index", "--help"],
+        ["mcp", "--help"],
+        ["--version"],
+    ],
 )
 def test_help_is_fast_and_imports_no_heavy_library(args: list[str]) -> None:
     """`casper --help` (and a command's help) is read before any model or index library loads:

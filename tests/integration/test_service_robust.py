@@ -21,8 +21,8 @@ from casper.service import client, protocol
 from tests.service_helpers import REPO, env_on, fake_factory, status
 
 HEAVY = ("numpy", "torch", "sentence_transformers", "transformers", "lancedb", "pyarrow", "mlx",
-         "mlx_lm", "dateparser", "casper.store", "casper.index", "casper.search",
-         "casper.app.runtime")  # fmt: skip
+         "mlx_lm", "dateparser", "openai", "mcp", "casper.store", "casper.index",
+         "casper.search", "casper.app.runtime")  # fmt: skip
 # stdlib-only modules under those names that the client may read: the search modes the CLI offers
 # (and checks before it sends a request); tests/test_layers.py holds them to that
 LIGHT = ("casper.search", "casper.search.modes")
@@ -184,6 +184,9 @@ def test_the_client_path_imports_no_heavy_library(home: Path, services) -> None:
     for args in (
         ["search", "wifi", "--json"],
         ["ask", "what is the gym wifi?", "--json"],
+        # the server's URL is checked here too, and the engine that talks to it is the
+        # service's: the client imports no HTTP client library for it
+        ["ask", "what is the gym wifi?", "--base-url", "http://127.0.0.1:9/v1", "--json"],
         ["contacts"],
         ["show", "1481"],
         ["serve", "--status", "--json"],
@@ -194,7 +197,7 @@ def test_the_client_path_imports_no_heavy_library(home: Path, services) -> None:
         )  # fmt: skip
         assert out.returncode == 0, out.stderr
         assert out.stderr.strip().splitlines()[-1] == "[]", (args, out.stderr)
-    assert status(home)["requests"] == 4
+    assert status(home)["requests"] == 5
 
 
 def test_help_imports_no_heavy_library() -> None:

@@ -199,7 +199,10 @@ class OnnxEmbedder:
 
     def _encode(self, texts: list[str]) -> NDArray[np.float32]:
         # sentence-transformers strips each text before tokenizing
-        encoded = self._tokenizer.encode_batch([t.strip() for t in texts])
+        return self._run(self._tokenizer.encode_batch([t.strip() for t in texts]))
+
+    def _run(self, encoded: list[Any]) -> NDArray[np.float32]:
+        """Pooled, normalised vectors of a tokenized batch."""
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}

@@ -96,14 +96,17 @@ def choose(
     backend: str,
     device: str,
     *,
-    gpu: Callable[[], bool] = apple_gpu,
-    onnx: Callable[[], bool] = onnxruntime_installed,
+    gpu: Callable[[], bool] | None = None,
+    onnx: Callable[[], bool] | None = None,
 ) -> Plan:
-    """The backend and device to try for the settings `embed_backend` and `embed_device`.
+    """The backend and device to try for the settings `embed_backend` and `embed_device`;
+    `gpu` and `onnx` say what the machine has (default: ask it).
 
     auto device: the Apple GPU when there is one (and the backend is not onnx), else the CPU.
     auto backend: torch on the GPU, onnxruntime on the CPU when installed, else torch.
     """
+    gpu = gpu or apple_gpu
+    onnx = onnx or onnxruntime_installed
     notice = None
     if device == "mps" and not gpu():
         notice = "the Apple GPU (mps) is not available on this machine: embedding on the CPU"

@@ -148,8 +148,11 @@ def interleaved(
                 cpu[name] += time.process_time() - c
     n = len(texts) * rounds
     rates = {
-        k: {"texts_per_s": round(n / wall[k], 1), "cpu_ms_per_text": round(1000 * cpu[k] / n, 2),
-            "wall_s": round(wall[k], 1)}  # fmt: skip
+        k: {
+            "texts_per_s": round(n / wall[k], 1),
+            "cpu_ms_per_text": round(1000 * cpu[k] / n, 2),
+            "wall_s": round(wall[k], 1),
+        }  # fmt: skip
         for k in runners
     }
     return rates, {k: np.concatenate(v) for k, v in vectors.items()}
@@ -190,11 +193,12 @@ def settings(texts: list[str], slice_size: int) -> dict[str, Any]:
     """onnxruntime's threads, batch size, sort window and a tokenizing worker, interleaved."""
     from casper.backends.loading import model_cache
     from casper.backends.onnx_embedder import OnnxEmbedder
+    from casper.backends.onnx_export import export_checked
     from casper.config import BUNDLED_EMBEDDER
 
     def make(threads: int, batch: int = 64) -> OnnxEmbedder:
         return OnnxEmbedder.cached(BUNDLED_EMBEDDER, cache=model_cache(), batch_size=batch,
-                                   threads=threads)  # fmt: skip
+                                   threads=threads, export=export_checked)  # fmt: skip
 
     two, one = make(2), make(1)
     runners: dict[str, Callable[[list[str]], np.ndarray]] = {

@@ -32,12 +32,13 @@ def make_embedder(cfg: Config) -> Embedder:
     if plan.backend == "onnx":
         from casper.backends.loading import model_cache
         from casper.backends.onnx_embedder import OnnxEmbedder, OnnxUnusable
+        from casper.backends.onnx_export import export_checked
         from casper.backends.placement import cpu_threads
 
         try:
             embedder = OnnxEmbedder.cached(
-                cfg.embed_model, cache=model_cache(), batch_size=cfg.embed_batch,
-                threads=cpu_threads(),
+                cfg.embed_model, cache=model_cache(), export=export_checked,
+                batch_size=cfg.embed_batch, threads=cpu_threads(),
             )  # fmt: skip
             if embedder.placement.notice:  # its copy was damaged and made again
                 log.warning("%s", embedder.placement.notice)

@@ -7,8 +7,8 @@ reproduced torch's vectors (placement.MIN_COSINE on placement.PROBE_TEXTS, recor
 meta.json) and its model file still has the sha256 recorded then; a missing or damaged copy is
 made again, a failed export is remembered beside it so every run does not retry it.
 
-Imports: casper.backends (loading, placement; embedder and onnx_export lazily), casper.errors,
-casper.config; onnxruntime and tokenizers lazily.
+Imports: casper.backends (loading, placement; embedder lazily), casper.errors, casper.config;
+onnxruntime and tokenizers lazily. The export is passed in (the factory gives onnx_export's).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ FAILED_SUFFIX = ".failed.json"
 POOLINGS = ("mean", "cls")
 
 ProgressFn = Callable[[int, int], None]
+# writes a checked copy of a model into a folder, or raises OnnxUnusable (onnx_export.py)
+Export = Callable[[str, Path], None]
 log = logging.getLogger(__name__)
 
 
@@ -73,7 +75,7 @@ def prepare(
     name: str,
     checksum: str,
     cache: Path,
-    export: Callable[[str, Path], None] | None = None,
+    export: Export,
 ) -> Prepared:
     """The cache folder holding a checked ONNX copy of `model` (exported now when missing or
     damaged). Raises OnnxUnusable when it cannot be made here (also when an earlier run found
@@ -92,10 +94,6 @@ def prepare(
             return Prepared(folder)
         _discard(folder)
         notice = f"the onnxruntime copy of the embedding model was damaged ({problem}); made again"
-    if export is None:
-        from casper.backends.onnx_export import export_checked
-
-        export = export_checked
     log.warning(
         "making the onnxruntime copy of %s (once, checked against torch; about a minute)", name
     )
@@ -165,13 +163,19 @@ class OnnxEmbedder:
 
     @classmethod
     def cached(
-        cls, model: str, *, cache: Path, batch_size: int = 64, threads: int | None = None
+        cls,
+        model: str,
+        *,
+        cache: Path,
+        export: Export,
+        batch_size: int = 64,
+        threads: int | None = None,
     ) -> OnnxEmbedder:
         """The embedder of `model` (BUNDLED_EMBEDDER, a hub id or a path) from its checked copy
-        in `cache`, exported first when there is none. Raises OnnxUnusable (stay on torch),
-        ModelUnavailable (the model itself cannot load)."""
+        in `cache`, made with `export` first when there is none. Raises OnnxUnusable (stay on
+        torch), ModelUnavailable (the model itself cannot load)."""
         name, checksum = model_identity(model)
-        prepared = prepare(model, name=name, checksum=checksum, cache=cache)
+        prepared = prepare(model, name=name, checksum=checksum, cache=cache, export=export)
         embedder = cls(prepared.folder, batch_size=batch_size, threads=threads)
         if (embedder.name, embedder.checksum) != (name, checksum):
             raise OnnxUnusable(f"the onnx copy in {prepared.folder} is of another model")

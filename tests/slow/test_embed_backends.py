@@ -18,6 +18,7 @@ import pytest
 
 from casper.backends.embedder import MINILM_DIM, MINILM_SHA256, SentenceTransformerEmbedder
 from casper.backends.onnx_embedder import META_FILE, MODEL_FILE, OnnxEmbedder
+from casper.backends.onnx_export import export_checked
 from casper.backends.placement import MIN_COSINE, Placement, apple_gpu
 from casper.config import BUNDLED_EMBEDDER
 from tests.conftest import MODEL_CACHE
@@ -50,17 +51,25 @@ def torch_cpu() -> SentenceTransformerEmbedder:
 def onnx() -> OnnxEmbedder:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HF_HUB_OFFLINE", "1")
-        return OnnxEmbedder.cached(BUNDLED_EMBEDDER, cache=MODEL_CACHE, threads=2)
+        return OnnxEmbedder.cached(
+            BUNDLED_EMBEDDER, cache=MODEL_CACHE, threads=2, export=export_checked
+        )
 
 
 def _min_cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.min(np.sum(a * b, axis=1)))
 
 
-def test_onnx_vectors_are_torchs(torch_cpu: SentenceTransformerEmbedder, onnx: OnnxEmbedder) -> None:
+def test_onnx_vectors_are_torchs(
+    torch_cpu: SentenceTransformerEmbedder, onnx: OnnxEmbedder
+) -> None:
     # same identity: an index either one built accepts the other's queries
     assert (onnx.name, onnx.dim, onnx.checksum) == (BUNDLED_EMBEDDER, MINILM_DIM, MINILM_SHA256)
-    assert (onnx.name, onnx.dim, onnx.checksum) == (torch_cpu.name, torch_cpu.dim, torch_cpu.checksum)
+    assert (onnx.name, onnx.dim, onnx.checksum) == (
+        torch_cpu.name,
+        torch_cpu.dim,
+        torch_cpu.checksum,
+    )
     docs = onnx.embed_documents(TEXTS)
     assert docs.dtype == np.float32 and docs.shape == (len(TEXTS), MINILM_DIM)
     assert _min_cos(docs, torch_cpu.embed_documents(TEXTS)) >= MIN_COSINE

@@ -98,7 +98,10 @@ def test_settings_are_read_from_config_toml(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('embed_backend = "torch"\nembed_device = "cpu"\n')
     cfg = load_config(tmp_path)
     assert (cfg.embed_backend, cfg.embed_device) == ("torch", "cpu")
-    assert (load_config(tmp_path / "x").embed_backend, load_config(tmp_path / "x").embed_device) == (
+    assert (
+        load_config(tmp_path / "x").embed_backend,
+        load_config(tmp_path / "x").embed_device,
+    ) == (
         "auto",
         "auto",
     )

@@ -11,7 +11,18 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench import agent, cli, cold_path, freshness, ingest, lance_ann, models, retrieval, scale
+from bench import (
+    agent,
+    cli,
+    cold_path,
+    embedding,
+    freshness,
+    ingest,
+    lance_ann,
+    models,
+    retrieval,
+    scale,
+)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -26,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     ingest.main(["--messages", "1000000"])  # issue 11's size; reads the cached scale chat.db
     retrieval.main([])
     models.main()
+    embedding.main(["--first-index", "1"])  # each backend's device and rate on chunk texts
     agent.main()
     cold_path.main([])
     cli.main([])
@@ -38,11 +50,12 @@ def smoke(out: Path) -> None:
     """Every benchmark at a small size, writing into `out`."""
     # the benchmarks write to their module's RESULTS (read when they write), so pointing those
     # at `out` keeps the committed results untouched without an --out flag on each
-    for module in (ingest, retrieval, models, agent, cold_path, cli, freshness, scale):
+    for module in (ingest, retrieval, models, embedding, agent, cold_path, cli, freshness, scale):
         module.RESULTS = out  # type: ignore[attr-defined]
     ingest.main(["--messages", "20000", "--repeat", "1"])  # 20k: cached beside the 1M chat.db
     retrieval.main(["--sizes", "2000", "--queries", "10"])
     models.main()
+    embedding.main(["--texts", "256", "--only", "rates"])
     agent.main()
     cold_path.main(["--runs", "2"])
     cli.main(["--messages", "2000", "--runs", "3"])

@@ -240,7 +240,7 @@ def test_the_summary_times_the_whole_run_stage_by_stage(
     assert summary[0].startswith("indexed 3,917 new messages")
     timed = re.fullmatch(
         r"  in ([\d.]+) s: reading chat\.db ([\d.]+) s · chunk index ([\d.]+) s"
-        r"(?: · embedding ([\d.]+) s)?",
+        r"(?: · embedding ([\d.]+) s \([\d,]+ chunks/s\))?",  # how fast (the fake: no device)
         summary[1],
     )
     assert timed, summary[1]

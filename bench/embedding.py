@@ -405,20 +405,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     texts = chunk_texts(src)
     texts = texts[: args.texts] if args.texts else texts
     result: dict[str, Any] = {"at": time.strftime("%Y-%m-%d %H:%M:%S"), "cpus": os.cpu_count()}
-    if "rates" in args.only:
-        result["rates"] = rates(texts, args.slice, args.rounds)
-    if "settings" in args.only:
-        result["settings"] = settings(texts, args.slice)
-    if "memory" in args.only:
-        result["memory"] = memory()
-    if args.first_index:
-        result["first_index"] = first_index(src, chunk_texts(src), args.first_index)
     out = args.out or RESULTS
     out.mkdir(parents=True, exist_ok=True)
-    (out / "embedding.json").write_text(json.dumps(result, indent=2))
-    md = markdown(result)
-    (out / "embedding.md").write_text(md)
-    print(md)
+    parts: list[tuple[str, Callable[[], Any]]] = [
+        ("rates", lambda: rates(texts, args.slice, args.rounds)),
+        ("settings", lambda: settings(texts, args.slice)),
+        ("memory", memory),
+    ]
+    parts = [(k, f) for k, f in parts if k in args.only]
+    if args.first_index:
+        parts.append(("first_index", lambda: first_index(src, chunk_texts(src), args.first_index)))
+    for key, measure in parts:  # written after each part: a stopped run keeps what it measured
+        result[key] = measure()
+        (out / "embedding.json").write_text(json.dumps(result, indent=2))
+        (out / "embedding.md").write_text(markdown(result))
+    print(markdown(result))
     return result
 
 

@@ -16,6 +16,7 @@ from bench import (
     apple_schema,
     cli,
     cold_path,
+    embedding,
     freshness,
     ingest,
     lance_ann,
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     ingest.main(["--messages", "1000000"])  # issue 11's size; reads the cached scale chat.db
     retrieval.main([])
     models.main()
+    embedding.main(["--first-index", "1"])  # each backend's device and rate on chunk texts
     agent.main()
     cold_path.main([])
     cli.main([])
@@ -55,6 +57,7 @@ def smoke(out: Path) -> None:
         ingest,
         retrieval,
         models,
+        embedding,
         agent,
         cold_path,
         cli,
@@ -66,6 +69,7 @@ def smoke(out: Path) -> None:
     ingest.main(["--messages", "20000", "--repeat", "1"])  # 20k: cached beside the 1M chat.db
     retrieval.main(["--sizes", "2000", "--queries", "10"])
     models.main()
+    embedding.main(["--texts", "256", "--only", "rates"])
     agent.main()
     cold_path.main(["--runs", "2"])
     cli.main(["--messages", "2000", "--runs", "3"])

@@ -1,4 +1,5 @@
-"""Model benchmarks: embedding throughput (Casper's pipeline vs raw `model.encode`) and the
+"""Model benchmarks: embedding throughput with torch (Casper's pipeline vs raw `model.encode`;
+every backend side by side is bench/embedding.py) and the
 latency of reranking 50 candidates with a random-weight BERT of ms-marco-MiniLM-L6's shape
 (latency depends on shape, not weights). Run: `python -m bench.models`.
 
@@ -44,6 +45,7 @@ def embedding(n: int = 1000) -> dict:
     raw = n / (time.perf_counter() - t)
     return {
         "passages": n,
+        "device": emb.placement.describe(),
         "pipeline_docs_s": round(pipeline, 1),
         "raw_docs_s": round(raw, 1),
         "ratio": round(pipeline / raw, 3),
@@ -77,7 +79,7 @@ def main() -> dict:
     (RESULTS / "models.json").write_text(json.dumps(result, indent=2))
     e, r = result["embedding"], result["rerank"]
     md = (
-        f"Embedding {e['passages']} 3-message passages with the bundled MiniLM: pipeline "
+        f"Embedding {e['passages']} 3-message passages with the bundled MiniLM ({e['device']}): pipeline "
         f"{e['pipeline_docs_s']} docs/s vs raw `encode` {e['raw_docs_s']} docs/s "
         f"(ratio {e['ratio']}; target ≥ 0.9).\n\n"
         f"Rerank of {r['candidates']} candidates with a MiniLM-L6-shaped cross-encoder: "

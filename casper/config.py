@@ -26,6 +26,9 @@ CHUNK_GAP_S = 6 * 3600  # a silence this long starts a new chunk
 CHUNK_MAX_CHARS = 1500
 # casper.search.fusion.FUSIONS (a leaf cannot import it; a test keeps the two equal)
 FUSIONS = ("convex", "adaptive", "rrf")
+# Where the embedder runs (casper/backends/placement.py): the library, and the device under it.
+EMBED_BACKENDS = ("auto", "torch", "onnx")
+EMBED_DEVICES = ("auto", "cpu", "mps")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +70,10 @@ class Config:
     chunk_gap_s: float = CHUNK_GAP_S
     chunk_max_chars: int = CHUNK_MAX_CHARS
     embed_batch: int = 64
+    # auto | torch | onnx: auto is torch on the Apple GPU, else onnxruntime on the CPU when it
+    # reproduces torch's vectors (docs/performance.md#embedding-backends), else torch on the CPU
+    embed_backend: str = "auto"
+    embed_device: str = "auto"  # auto | cpu | mps: auto is the Apple GPU (mps) when available
     max_iterations: int = 5  # model calls in the loop (nudged retries count); synthesis is +1
     max_new_tokens: int = 512
     temperature: float = 0.0
@@ -241,6 +248,18 @@ def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
     if cfg.fusion not in FUSIONS:
         raise ConfigError(
             f"unknown fusion {cfg.fusion!r}", hint=f"set fusion to one of {', '.join(FUSIONS)}"
+        )
+    for key, allowed in (("embed_backend", EMBED_BACKENDS), ("embed_device", EMBED_DEVICES)):
+        if getattr(cfg, key) not in allowed:
+            raise ConfigError(
+                f"unknown {key} {getattr(cfg, key)!r}",
+                hint=f"set {key} to one of {', '.join(allowed)} in {toml_path}",
+            )
+    if cfg.embed_backend == "onnx" and cfg.embed_device == "mps":
+        # onnxruntime runs MiniLM on the CPU here; the GPU is torch's (MPS)
+        raise ConfigError(
+            "embed_backend onnx runs on the CPU, not on embed_device mps",
+            hint=f"set embed_backend to torch (or auto) for the GPU in {toml_path}",
         )
     if not 1 <= cfg.chunk_stride <= cfg.chunk_size:
         # windows that step past their own end would leave messages out of every chunk

@@ -10,6 +10,14 @@ import pytest
 
 from tests.paths import CHATDB_FIXTURES
 
+# What Casper derives from models (the embedder's onnxruntime copy, exported and checked once),
+# kept for every test run on this machine, as tests/smollm2.py keeps its model: read at import,
+# before the autouse fixture points HOME at a temp dir
+MODEL_CACHE = (
+    Path(os.environ.get("CASPER_TEST_CACHE") or Path.home() / ".cache" / "casper-tests")
+    / "model-cache"
+)
+
 # fixtures of the service tests (an indexed demo home, services that always stop); import-time
 # network probes run before sockets are blocked (see tests/network_guard.py)
 pytest_plugins = ["tests.service_helpers", "tests.network_guard"]
@@ -34,6 +42,7 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "casper-home"
     monkeypatch.setenv("CASPER_HOME", str(home))
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.setenv("CASPER_CACHE", str(MODEL_CACHE))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     # in-process by default, so CliRunner tests see their fake backends and no test leaves a

@@ -58,11 +58,13 @@ def demo_lines(stdout: str) -> list[str]:
 
 
 def masked(text: str, **paths: Path) -> str:
-    """Output without what changes from run to run: durations, and the given paths by name."""
+    """Output without what changes from run to run: durations, rates, and the given paths by
+    name."""
     for name, path in paths.items():
         text = text.replace(str(path), name.upper())
     text = re.sub(r"\b\d+(?:\.\d+)? s\b", "N s", text)
     text = re.sub(r"\b\d+m\d\ds\b|\b\d+s\b", "Ns", text)
+    text = re.sub(r"\b\d[\d,]*(?:\.\d+)? (\w+)/s\b", r"N \1/s", text)  # rates: 1,234 chunks/s
     return text
 
 

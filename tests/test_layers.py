@@ -21,6 +21,10 @@ HEAVY = {
     "typer",
     "rich",
     "rank_bm25",
+    "onnxruntime",
+    "onnx",
+    "onnxscript",
+    "tokenizers",
 }
 PURE = [
     "casper/stats.py",

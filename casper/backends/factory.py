@@ -6,6 +6,7 @@ The helpers the adapters share live in `casper.backends.loading` (no import circ
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from casper.config import Config
@@ -14,12 +15,48 @@ from casper.errors import ConfigError, ModelUnavailable
 if TYPE_CHECKING:
     from casper.protocols import Embedder, Engine, Reranker
 
+log = logging.getLogger(__name__)
+
 
 def make_embedder(cfg: Config) -> Embedder:
-    """The configured embedder; the bundled MiniLM is checksum-verified. Raises ModelUnavailable."""
+    """The configured embedder, where `embed_backend` and `embed_device` place it (see
+    casper.backends.placement): onnxruntime or torch on the CPU, torch on the Apple GPU. A
+    backend that cannot run the model here falls back to torch on the CPU, and the embedder's
+    `placement.notice` says why. The bundled MiniLM is checksum-verified. Raises
+    ModelUnavailable."""
     from casper.backends.embedder import SentenceTransformerEmbedder
+    from casper.backends.placement import choose
 
-    return SentenceTransformerEmbedder(cfg.embed_model, batch_size=cfg.embed_batch)
+    plan = choose(cfg.embed_backend, cfg.embed_device)
+    notice = plan.notice
+    if plan.backend == "onnx":
+        from casper.backends.loading import model_cache
+        from casper.backends.onnx_embedder import OnnxEmbedder, OnnxUnusable
+        from casper.backends.onnx_export import export_checked
+        from casper.backends.placement import cpu_threads
+
+        try:
+            embedder = OnnxEmbedder.cached(
+                cfg.embed_model, cache=model_cache(), export=export_checked,
+                batch_size=cfg.embed_batch, threads=cpu_threads(),
+            )  # fmt: skip
+            if embedder.placement.notice:  # its copy was damaged and made again
+                log.warning("%s", embedder.placement.notice)
+            return embedder
+        except ModelUnavailable:
+            raise  # the model itself: torch could not load it either
+        except OnnxUnusable as exc:
+            notice = f"onnxruntime not used ({exc.message}): embedding with torch on the CPU"
+        except Exception as exc:  # noqa: BLE001 - onnxruntime refused the copy: torch still works
+            notice = f"onnxruntime failed ({type(exc).__name__}): embedding with torch on the CPU"
+    if notice:  # said by every command that loads it (`notice: …` on stderr, the service log)
+        log.warning("%s", notice, extra={"hint": FALLBACK_HINT})
+    return SentenceTransformerEmbedder(
+        cfg.embed_model, batch_size=cfg.embed_batch, device=plan.device, notice=notice
+    )
+
+
+FALLBACK_HINT = 'set embed_backend = "torch" and embed_device = "cpu" in config.toml to choose it'
 
 
 _MAKE_EMBEDDER = make_embedder

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,18 @@ def hub_offline() -> bool:
         os.environ.get(var, "").strip().lower() in _TRUTHY
         for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
     )
+
+
+def model_cache() -> Path:
+    """Where Casper keeps what it derives from models (the onnxruntime copy of the embedder):
+    $CASPER_CACHE, else the platform's user cache folder. Owner-only, rebuilt when missing."""
+    env = os.environ.get("CASPER_CACHE")
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "casper"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "casper"
 
 
 def local_model_path(model: str) -> Path | None:

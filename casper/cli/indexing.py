@@ -139,22 +139,50 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 60 else fmt_duration(seconds)
 
 
-def time_line(timings: dict[str, float], total: float) -> str:
-    """`in 2m38s: reading chat.db 0.4 s · … · embedding 2m24s` (stages under 0.05 s left out)."""
+def time_line(timings: dict[str, float], total: float, embedding: str = "") -> str:
+    """`in 2m38s: reading chat.db 0.4 s · … · embedding 2m24s (61 chunks/s, CPU · torch)`
+    (stages under 0.05 s left out; `embedding`: how fast and where, see `embed_rate`)."""
     parts = []
     for name, keys in SUMMARY_STAGES:
         spent = sum(timings.get(k, 0.0) for k in keys)
         if spent >= 0.05:
-            parts.append(f"{name} {_duration(spent)}")
+            rate = f" ({embedding})" if keys == ("embed",) and embedding else ""
+            parts.append(f"{name} {_duration(spent)}{rate}")
     return f"in {_duration(total)}" + (": " + " · ".join(parts) if parts else "")
 
 
+def embed_rate(run: IndexRunReport) -> str:
+    """`412 chunks/s, CPU · onnxruntime` for a run that embedded chunks ("" otherwise)."""
+    from casper.indexer.run import placement_of
+
+    per_s = _chunks_per_s(run)
+    if per_s is None:
+        return ""
+    placement = placement_of(run.embedder)
+    return f"{per_s:,.0f} chunks/s" + (f", {placement.short()}" if placement else "")
+
+
+def _chunks_per_s(run: IndexRunReport) -> float | None:
+    spent = run.ingest.timings.get("embed", 0.0)
+    embedded = run.vectors.embedded if run.vectors else 0
+    return round(embedded / spent, 1) if embedded and spent > 0 else None
+
+
 def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
+    from casper.indexer.run import placement_of
+
     report = run.ingest
     data = report.to_dict()
     data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
     fill = run.vectors
     data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
+    data["vectors_new"] = fill.embedded if fill else 0
+    data["embed_chunks_per_s"] = _chunks_per_s(run)
+    placement = placement_of(run.embedder)
+    data["embedder"] = None if placement is None else {
+        "backend": placement.backend, "device": placement.device,
+        "threads": placement.threads, "notice": placement.notice,
+    }  # fmt: skip
     return data
 
 
@@ -229,7 +257,8 @@ def index(
             f"chunks a stopped run left ({fill.done:,}/{fill.total:,} now have vectors)",
             soft_wrap=True,
         )
-        err.print(f"  {time_line(report.timings, report.elapsed_s)}", soft_wrap=True)
+        err.print(f"  {time_line(report.timings, report.elapsed_s, embed_rate(done))}",
+                  soft_wrap=True)  # fmt: skip
         return
     if report.noop:
         err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
@@ -242,4 +271,4 @@ def index(
         f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]}",
         soft_wrap=True,
     )
-    err.print(f"  {time_line(report.timings, report.elapsed_s)}", soft_wrap=True)
+    err.print(f"  {time_line(report.timings, report.elapsed_s, embed_rate(done))}", soft_wrap=True)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from casper.cli.base import Home, Verbose, _stderr, app, config, guarded
+from casper.config import Config
 
 
 @app.command()
@@ -19,7 +20,8 @@ def pull(
     home: Home = None,
     verbose: Verbose = False,
 ) -> None:
-    """Download the chat model and the reranker into the local cache (needs a connection once)."""
+    """Download the chat model and the reranker into the local cache (needs a connection once),
+    and prepare the embedding model."""
     from casper.errors import CasperError
 
     cfg = config(home, llm_model=model)
@@ -44,3 +46,16 @@ def pull(
                 hint="check your connection and the model id",
             ) from exc
         err.print(f"  cached at {path}")
+    _prepare_embedder(cfg)
+
+
+def _prepare_embedder(cfg: Config) -> None:
+    """Make the embedder's onnxruntime copy now (when it is the backend used here), so the
+    first `casper index` does not wait for it. Nothing is downloaded for it."""
+    from casper.app import runtime
+
+    err = _stderr()
+    err.print("preparing the embedding model …")
+    embedder = runtime.make_embedder(cfg)
+    placement = getattr(embedder, "placement", None)
+    err.print(f"  ready: {placement.describe() if placement else embedder.name}")

@@ -33,14 +33,26 @@ UNITS = {"read": "rows", "embed": "chunks", "chunk": "messages", "score": "quest
 WITHIN = " · "  # "synthetic 512/256 · embed": a stage of one part of a longer run (eval)
 
 
-def label(stage: str) -> str:
-    """`embedding chunks`; `synthetic 512/256 · embedding chunks` for a stage within a part."""
-    part, _, name = stage.rpartition(WITHIN)
-    return part + WITHIN * bool(part) + LABELS.get(name, name)
+def split_detail(stage: str) -> tuple[str, str]:
+    """(`embed`, `CPU · onnxruntime`) of `embed @ CPU · onnxruntime`: the stage and where it
+    runs (casper.indexer.report.detailed); an empty detail for a stage that does not say."""
+    from casper.indexer.report import DETAIL
+
+    base, _, detail = stage.partition(DETAIL)
+    return base, detail
+
+
+def label(stage: str, *, detail: bool = True) -> str:
+    """`embedding chunks`; `synthetic 512/256 · embedding chunks` for a stage within a part;
+    `embedding chunks (CPU · onnxruntime)` for a stage that says where it runs."""
+    base, where = split_detail(stage)
+    part, _, name = base.rpartition(WITHIN)
+    text = part + WITHIN * bool(part) + LABELS.get(name, name)
+    return text + (f" ({where})" if where and detail else "")
 
 
 def unit(stage: str) -> str:
-    return UNITS.get(stage.rpartition(WITHIN)[2], "")
+    return UNITS.get(split_detail(stage)[0].rpartition(WITHIN)[2], "")
 
 
 def fmt_duration(seconds: float) -> str:
@@ -137,9 +149,10 @@ class PlainProgress:
         elapsed = now - st.started
         if st.total and st.total > 1:
             per = unit(stage)
-            return f"{label(stage)}: done, {st.total:,} {per} in {fmt_duration(elapsed)}".replace(
-                "  ", " "
-            )
+            text = f"{label(stage)}: done, {st.total:,} {per} in {fmt_duration(elapsed)}"
+            if split_detail(stage)[1] and elapsed > 0:  # where it ran: how fast it went there
+                text += f" · {st.total / elapsed:,.0f} {per}/s"
+            return text.replace("  ", " ")
         return f"{label(stage)}: done in {fmt_duration(elapsed)}"
 
     def _line(self, text: str) -> None:
@@ -171,12 +184,16 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
             )
 
     class Rate(ProgressColumn):
+        """`412 chunks/s`, and where the stage runs when it says (`· CPU · onnxruntime`)."""
+
         def render(self, task: Any) -> Text:
             speed = task.finished_speed or task.speed
             if not task.fields.get("countable") or not speed:
                 return Text("")
+            where = task.fields.get("where")
             return Text(
-                f"{speed:,.0f} {task.fields.get('unit', '')}/s", style="progress.data.speed"
+                f"{speed:,.0f} {task.fields.get('unit', '')}/s" + (f" · {where}" if where else ""),
+                style="progress.data.speed",
             )
 
     class Eta(ProgressColumn):
@@ -214,9 +231,11 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
             for task in progress.tasks:  # the previous stage is over once the next starts
                 if not task.finished:
                     progress.update(task.id, total=task.total or 1, completed=task.total or 1)
+            # the label keeps to its column; where the stage runs goes beside its rate
             tasks[stage] = progress.add_task(
-                label(stage), total=total, countable=bool(total), unit=unit(stage)
-            )
+                label(stage, detail=False), total=total, countable=bool(total), unit=unit(stage),
+                where=split_detail(stage)[1],
+            )  # fmt: skip
         tid = tasks[stage]
         if total is not None and total > 0:
             progress.update(tid, completed=done, total=total, countable=total > 1)

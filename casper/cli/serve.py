@@ -92,7 +92,10 @@ def _print_status(doc: dict[str, Any], tz: tzinfo) -> None:
         c.print(f"casper service: running another version ({doc.get('version')})")
         return
     loaded = doc["loaded"]
-    models = [m for m in (loaded["embedder"], loaded["reranker"], *loaded["engines"]) if m]
+    embedder = loaded["embedder"]
+    if embedder and loaded.get("embedder_on"):
+        embedder += f" ({loaded['embedder_on']})"
+    models = [m for m in (embedder, loaded["reranker"], *loaded["engines"]) if m]
     c.print(f"casper service: running, pid {doc['pid']}, up {duration_text(doc['uptime_s'])}")
     c.print(
         f"  memory {doc['rss_mb']} MB · requests {doc['requests']} · in flight {doc['inflight']}"

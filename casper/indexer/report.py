@@ -10,6 +10,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
+# "embed @ CPU · onnxruntime": a progress stage and where it runs (casper.cli.progress shows the
+# part after it beside the stage's label)
+DETAIL = " @ "
+
+
+def detailed(stage_name: str, detail: str | None) -> str:
+    """The progress stage name `stage_name`, saying where it runs when `detail` is given."""
+    return f"{stage_name}{DETAIL}{detail}" if detail else stage_name
+
 
 @dataclass(slots=True)
 class IngestReport:

@@ -25,7 +25,7 @@ from casper.indexer import chunk_update
 from casper.indexer.chunk_update import VectorFill
 from casper.indexer.chunking import ChunkOptions
 from casper.indexer.pipeline import REBUILD_PENDING, Indexer, Progress
-from casper.indexer.report import IngestReport, stage
+from casper.indexer.report import IngestReport, detailed, stage
 from casper.indexer.salvage import salvage_index
 from casper.protocols import Embedder
 from casper.store.db import Store
@@ -64,6 +64,18 @@ class Deferred(Protocol):
     def real(self) -> Embedder: ...
 
     def set_check(self, check: Callable[[Embedder], None]) -> None: ...
+
+
+@runtime_checkable
+class Placed(Protocol):
+    """Where an embedder runs (casper.backends.placement.Placement)."""
+
+    backend: str
+    device: str
+    threads: int | None
+    notice: str | None
+
+    def short(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +172,16 @@ def run_index(
     return IndexRunReport(report, fill, built, place.generation())
 
 
+def placement_of(embedder: Embedder | None) -> Placed | None:
+    """Where a loaded embedder runs (None for one that does not say, or is not loaded)."""
+    if isinstance(embedder, Deferred):
+        if not embedder.loaded:
+            return None
+        embedder = embedder.real()
+    placement = getattr(embedder, "placement", None)
+    return placement if isinstance(placement, Placed) else None
+
+
 def _open_for_writing(
     place: IndexPlace, embedder: Embedder, rebuild: bool, announce: Announce = _unsaid
 ) -> ChunkIndex:
@@ -212,8 +234,10 @@ def _fill_vectors(
         index = place.open(built)
     assert built is not None  # the lexical step opened the index with it
     embedder = built
+    embed_stage = "embed"
 
     def before_embedding(done: int, total: int) -> None:
+        nonlocal embed_stage
         if done and total - done > written:  # more is missing than this run wrote
             # said even with --json (stderr): the user should know the run picked up old work
             announce(f"resuming: {done} of {total} chunks already embedded; embedding the rest")
@@ -223,10 +247,13 @@ def _fill_vectors(
             with stage(report, "load"):
                 embedder.real()
             progress("load", 1, 1)
+        placement = placement_of(embedder)
+        if placement is not None:  # the progress says where the chunks are embedded
+            embed_stage = detailed("embed", placement.short())
 
     with stage(report, "embed"):
         fill = chunk_update.ensure_vectors(
-            index, embedder, lambda done, total: progress("embed", done, total),
+            index, embedder, lambda done, total: progress(embed_stage, done, total),
             before_embedding=before_embedding,
         )  # fmt: skip
     for spent in (report.timings, report.cpu_s):  # the model load inside it is its own stage

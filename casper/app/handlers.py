@@ -25,7 +25,7 @@ from casper.app.requests import (
     StatsRequest,
     parse,
 )
-from casper.app.runtime import Runtime
+from casper.app.runtime import Runtime, me_names
 from casper.dates.zones import iso
 from casper.errors import CasperError
 
@@ -267,7 +267,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
         unavailable_reason=why,
         on_event=emit,  # the loop's events are already the shared dicts
         locale=rt.cfg.locale,
-        me_names=rt.cfg.me_names,
+        me_names=me_names(rt.cfg, store),
     )
     asked = dataclasses.replace(
         asked, load_s=round(load_s, 3), elapsed_s=round(asked.elapsed_s + load_s, 3)

@@ -38,11 +38,10 @@ def rows() -> list[tuple[int, str, float, str]]:
     """Elise tells the owner (whom she calls Kate, a name on no card of theirs) about a museum;
     a cousin whose card says Kate texts about many things, one chunk a day."""
     out = [(1, ELISE, at(1), EVIDENCE), (1, ME, at(1, 13), "oh nice, which one?")]
-    out += [(2, KATE, at(d), f"kate here, the {w} plan for saturday is on") for d, w in
-            zip(range(2, 28), ["dinner", "market", "cinema", "gym", "park", "lunch", "train",
-                               "brunch", "walk", "swim", "party", "drinks", "football", "shop",
-                               "picnic", "quiz", "concert", "coffee", "match", "garden", "bike",
-                               "beach", "tennis", "bowling", "karaoke", "bakery"], strict=True)]  # fmt: skip
+    words = """dinner market cinema gym park lunch train brunch walk swim party drinks football
+        shop picnic quiz concert coffee match garden bike beach tennis bowling karaoke bakery"""
+    days = zip(range(2, 28), words.split(), strict=True)
+    out += [(2, KATE, at(d), f"kate here, the {w} plan for saturday is on") for d, w in days]
     return out
 
 

@@ -19,8 +19,8 @@ from ingest.schema import Capabilities
 
 def _talk(owner: str, contact: str, day: int) -> dict[str, Any]:
     s1 = [
-        {"clean_text": f"Hey {contact}!", "speaker": owner, "date_time": f"{day:02d}.01.2024, 10:00:00",
-         "dia_id": "D1:1", "img_file": []},
+        {"clean_text": f"Hey {contact}!", "speaker": owner,
+         "date_time": f"{day:02d}.01.2024, 10:00:00", "dia_id": "D1:1", "img_file": []},
         {"clean_text": "I went skiing today", "speaker": contact,
          "date_time": f"{day:02d}.01.2024, 10:05:00", "dia_id": "D1:2",
          "img_file": ["1-PHOTO.jpg", "1-PHOTO_opt.jpg"], "blip_caption": "snow"},

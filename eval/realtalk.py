@@ -275,6 +275,20 @@ def namesake_texts(phone: Phone, seed: int) -> list[tuple[bool, str, datetime]]:
     return [(me, text, ts) for me, text, ts in out if text]
 
 
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """One message to write: a turn of the data (kind 0) or the namesake's filler (kind 1)."""
+
+    ts: datetime
+    kind: int
+    chat: int
+    handle: int
+    from_me: bool
+    text: str
+    guid: str | None = None
+    photos: tuple[str, ...] = ()
+
+
 def write_phone(phone: Phone, folder: Path, *, ambiguous: bool = False) -> tuple[Path, Path]:
     """Write `folder/chat.db` (Apple schema) and `folder/AddressBook`; returns both paths."""
     from ingest.synthetic import ChatDbWriter, write_addressbook
@@ -294,32 +308,27 @@ def write_phone(phone: Phone, folder: Path, *, ambiguous: bool = False) -> tuple
             ((t.ts, talk, t) for talk in phone.talks for t in talk.turns),
             key=lambda r: (r[0], r[1].key, r[2].dia_id),
         )
-        extra: list[tuple[datetime, int, int, bool, str]] = []
+        texts = [
+            _Text(ts, 0, *chats[talk.key], t.speaker == phone.owner, t.text, talk.guid(t.dia_id),
+                  t.photos)
+            for ts, talk, t in rows
+        ]  # fmt: skip
         if ambiguous:
             own = writer.add_handle(people.owner_address)  # a note to self: the owner's handle
             writer.add_chat([own])
             namesake = writer.add_handle(people.namesake.emails[0])
             chat = writer.add_chat([namesake])
-            extra = [(ts, chat, namesake, me, text) for me, text, ts in namesake_texts(phone, seed)]
-        merged = sorted(
-            [(ts, 0, talk, t) for ts, talk, t in rows] + [(e[0], 1, e, None) for e in extra],
-            key=lambda r: (r[0], r[1]),
-        )
-        for n, (_, kind, item, turn) in enumerate(merged):
-            if kind == 1:
-                ts, chat, handle, me, text = item
-                writer.add_message(chat, text, from_me=me, handle=None if me else handle, ts=ts)
-                continue
-            chat, handle = chats[item.key]
-            from_me = turn.speaker == phone.owner
+            texts += [_Text(ts, 1, chat, namesake, me, text) for me, text, ts in
+                      namesake_texts(phone, seed)]  # fmt: skip
+        for n, t in enumerate(sorted(texts, key=lambda t: (t.ts, t.kind))):
             writer.add_message(
-                chat,
-                turn.text,
-                from_me=from_me,
-                handle=None if from_me else handle,
-                ts=turn.ts,
-                guid=item.guid(turn.dia_id),
-                attachments=[(f"IMG_{n:04d}.jpeg", "image/jpeg") for _ in turn.photos],
+                t.chat,
+                t.text,
+                from_me=t.from_me,
+                handle=None if t.from_me else t.handle,
+                ts=t.ts,
+                guid=t.guid,
+                attachments=[(f"IMG_{n:04d}.jpeg", "image/jpeg") for _ in t.photos],
             )
     contacts = folder / "AddressBook"
     cards = [people.cards[t.key] for t in phone.talks]

@@ -142,7 +142,7 @@ def replay_corpus(
         vectors = VectorMemo(embedder, memo)
         search = make_search(vcfg, store, vectors, None, max_k=max(KS), spec=spec)
         legs = LegMemo(search.index, memo)
-        search.index = legs
+        search.index = legs  # type: ignore[assignment]  # a ChunkIndex in all it is asked
         if tweak is not None:
             tweak(search)
         scored = [i for i in corpus.items if i.answerable]
@@ -246,8 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     folder = cfg.data_dir / "eval" / "replay" / args.dataset
     folder.mkdir(parents=True, exist_ok=True)
     against = None
-    if args.against:
-        against = json.loads((folder / f"{args.against}-{args.split}.json").read_text())["figures"]
+    saved = folder / f"{args.against}-{args.split}.json"
+    if args.against and saved.is_file():
+        against = json.loads(saved.read_text())["figures"]
     text = table(figs, against)
     if args.quiet:
         text = "\n".join(x for x in text.splitlines() if "Δ" in x or " all " in x)

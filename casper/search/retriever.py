@@ -53,8 +53,9 @@ REWRITES = ("add", "replace")
 WEAK_BOOST = 0.0
 # A person the question names leads (their chats first), bounded: the best NAME_KEEP hits of the
 # search without the person stay in the first NAME_WITHIN, so a name read wrongly (the owner's
-# own name on a cousin's card, a nickname on another card) costs rank, never the answer.
-NAME_KEEP = 2
+# own name on a cousin's card, a nickname on another card) costs rank, never the answer. One:
+# two cost the texting set's spread R@25 3.3 points (tune half), three or five REALTALK's R@25.
+NAME_KEEP = 1
 NAME_WITHIN = 10
 # A question asking for a list or a summary (`query.asks_for_many`) can get its first
 # SPREAD_WINDOW places from several days: at most SPREAD_CAP passages of one chat's day. Off (0):

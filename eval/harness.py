@@ -192,7 +192,39 @@ def locomo_corpora(
     return corpora, {**locomo.summary(convs), "questions_style": style}
 
 
-DATASETS = ("synthetic", "gold-style", "locomo", "locomo-verbatim", "texting", "texting-verbatim")
+def realtalk_corpora(
+    cfg: Config, *, ambiguous: bool = False, split: str = "all"
+) -> tuple[list[Corpus], dict[str, Any]]:
+    """One corpus per owner's phone under CASPER_HOME/eval/realtalk[-ambiguous]/<owner>/; the
+    first owner's phone is the tune half, the other the report half."""
+    from eval import realtalk
+
+    phones = realtalk.load_phones(realtalk.default_realtalk_path())
+    root = cfg.data_dir / "eval" / ("realtalk-ambiguous" if ambiguous else "realtalk")
+    corpora = []
+    for phone in phones:
+        if not splits.in_split(realtalk.phone_half(phones, phone), split):
+            continue
+        chat_db, contacts = realtalk.prepare_phone(phone, root, ambiguous=ambiguous)
+        corpora.append(
+            Corpus(
+                phone.key,
+                phone.questions,
+                chat_db,
+                contacts,
+                root / phone.key,
+                realtalk.TIMEZONE,
+                me_names=(phone.owner,),
+            )
+        )
+    halves = {h: [p.owner for p in phones if realtalk.phone_half(phones, p) == h]
+              for h in ("tune", "report")}  # fmt: skip
+    info = realtalk.summary([p for p in phones if p.key in {c.name for c in corpora}], ambiguous)
+    return corpora, {**info, "halves": halves, "questions_style": "as written (owner named)"}
+
+
+DATASETS = ("synthetic", "gold-style", "locomo", "locomo-verbatim", "texting", "texting-verbatim",
+            "realtalk", "realtalk-ambiguous")  # fmt: skip
 
 
 def load_dataset(
@@ -209,6 +241,8 @@ def load_dataset(
         corpora, info = locomo_corpora(
             cfg, locomo_path, conversations, verbatim=dataset == "locomo-verbatim", split=split
         )
+    elif dataset in ("realtalk", "realtalk-ambiguous"):
+        corpora, info = realtalk_corpora(cfg, ambiguous=dataset.endswith("ambiguous"), split=split)
     else:
         corpora, info = _one_corpus(cfg, dataset)
         corpora = [dataclasses.replace(c, items=splits.keep(c.items, split)) for c in corpora]

@@ -349,7 +349,8 @@ def suite_markdown(entries: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]
         + VERDICT_RULE.format(ks="/".join(str(k) for k in verdict.VERDICT_KS)),
         "",
         "Each set is run as its two halves (`casper eval --split tune` and `--split report`: "
-        "LoCoMo conv-26…43 is the tune half, every other set is halved by question id) and "
+        "LoCoMo conv-26…43 is the tune half, REALTALK's first owner's phone is its tune half and "
+        "the other phone its report half, every other set is halved by question id) and "
         "the whole is their question-weighted mean, which is exact. Tune on the tune half; "
         "report on the report half.",
         "",

@@ -33,6 +33,8 @@ SETS: tuple[tuple[str, str], ...] = (
     ("locomo-verbatim", "verbatim"),
     ("texting", "first person"),
     ("texting-verbatim", "verbatim"),
+    ("realtalk", "real texting, owner named"),
+    ("realtalk-ambiguous", "real texting, ambiguous names"),
 )
 UNIT = (3, 1)
 KS = verdict.VERDICT_KS

@@ -18,7 +18,7 @@ from ingest.errors import (
     IngestError,
     NotAMessagesDb,
 )
-from ingest.handles import load_chats, load_handles, normalise_address
+from ingest.handles import load_chats, load_handles, load_owner_addresses, normalise_address
 from ingest.messages import (
     ReadCounters,
     iter_rows,
@@ -53,6 +53,7 @@ __all__ = [
     "load_contacts",
     "load_deleted_guids",
     "load_handles",
+    "load_owner_addresses",
     "load_recently_deleted_rowids",
     "load_rowids",
     "match_contacts",

@@ -115,3 +115,34 @@ def load_chats(conn: sqlite3.Connection, caps: Capabilities) -> list[Chat]:
             )
         )
     return chats
+
+
+# Messages write the owner's own address into each chat (`account_login`, "E:me@icloud.com" or
+# "P:+1…"; `last_addressed_handle`) and each message (`account`, `destination_caller_id`).
+_OWN_CHAT_COLUMNS = ("account_login", "last_addressed_handle")
+_OWN_MESSAGE_COLUMNS = ("account", "destination_caller_id")
+OWN_SAMPLE = 2000  # the newest messages read for the owner's addresses (no column is indexed)
+
+
+def _own(raw: object) -> str:
+    text = raw.strip() if isinstance(raw, str) else ""
+    if len(text) > 2 and text[1] == ":" and text[0] in "EePp":  # account ids: "E:", "P:"
+        text = text[2:]
+    return normalise_address(text) if text else ""
+
+
+def load_owner_addresses(conn: sqlite3.Connection, caps: Capabilities) -> frozenset[str]:
+    """The phone owner's own addresses (normalised like handles): the ones Messages records
+    as the account each chat and message went through. A handle with one of them, and the
+    AddressBook card holding it (the "me" card), is the owner, never a contact."""
+    found: set[str] = set()
+    chat_cols = [c for c in _OWN_CHAT_COLUMNS if caps.has_column(c, "chat")]
+    if chat_cols:
+        for row in conn.execute(f"SELECT DISTINCT {', '.join(chat_cols)} FROM chat"):
+            found.update(_own(v) for v in row)
+    msg_cols = [c for c in _OWN_MESSAGE_COLUMNS if caps.has_column(c, "message")]
+    if msg_cols:
+        newest = f"SELECT {', '.join(msg_cols)} FROM message ORDER BY ROWID DESC LIMIT ?"
+        for row in conn.execute(f"SELECT DISTINCT * FROM ({newest})", (OWN_SAMPLE,)):
+            found.update(_own(v) for v in row)
+    return frozenset(a for a in found if a and ("@" in a or a.startswith("+")))

@@ -26,7 +26,7 @@ from casper.app.requests import (
     ToolRequest,
     parse,
 )
-from casper.app.runtime import Runtime, engine_key
+from casper.app.runtime import Runtime, engine_key, me_names
 from casper.dates.zones import iso
 from casper.errors import CasperError
 
@@ -286,7 +286,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
             unavailable_reason=why,
             on_event=emit,  # the loop's events are already the shared dicts
             locale=rt.cfg.locale,
-            me_names=rt.cfg.me_names,
+            me_names=me_names(rt.cfg, store),
         )
 
     answering = time.perf_counter()

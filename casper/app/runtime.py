@@ -131,19 +131,29 @@ def make_retriever(
     )
 
 
+def me_names(cfg: Config, store: Store) -> tuple[str, ...]:
+    """The owner's own names: `me_names` as set, then the names on their own card (the card
+    holding an address chat.db says is theirs): its first name, nickname and full name."""
+    owner = store.owner()
+    found = owner.name_forms("first", "nickname", "full") if owner is not None else ()
+    return tuple(dict.fromkeys(n for n in (*cfg.me_names, *found) if n.strip()))
+
+
 def make_reader(cfg: Config, store: Store, *, aliases: bool = True) -> Reader:
     """The query reader over the store's people: every name on their cards (`aliases`), the
-    owner's own names, the locale's date order and the indexed days."""
+    owner's own names (`me_names`, their own card's), the locale's date order and the indexed
+    days. The owner's own card is the owner, not a contact."""
     from casper.agent.answer import covered_days
     from casper.dates.zones import local_tz
     from casper.search.query import Reader
 
-    people = store.people()
+    owner = store.owner()
+    people = [p for p in store.people() if owner is None or p.id != owner.id]
     tz = local_tz(cfg.timezone)
     return Reader(
         people=[(p.id, p.name) for p in people],
         aliases={p.id: p.name_forms() for p in people if p.names} if aliases else None,
-        me_names=cfg.me_names,
+        me_names=me_names(cfg, store),
         locale=cfg.locale,
         tz=tz,
         coverage=covered_days(store, tz),

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from casper.app.requests import ToolRequest
-from casper.app.runtime import Runtime
+from casper.app.runtime import Runtime, me_names
 
 if TYPE_CHECKING:
     from casper.protocols import Hit
@@ -41,7 +41,7 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
                 emit({"event": "notice", "text": notice.text})
         return result.hits
 
-    toolbox = Toolbox(store, search, tz, me_names=rt.cfg.me_names)
+    toolbox = Toolbox(store, search, tz, me_names=me_names(rt.cfg, store))
     result = cap_result(toolbox.call(ToolCall(req.name, req.arguments)))
     return {
         "tool": req.name,

@@ -46,7 +46,7 @@ Dataset = Annotated[
     typer.Option(
         "--dataset",
         help="synthetic | gold-style | locomo | locomo-verbatim | texting | texting-verbatim | "
-        "PATH (gold .jsonl)",
+        "realtalk | realtalk-ambiguous | PATH (gold .jsonl)",
     ),
 ]
 Split = Annotated[
@@ -54,7 +54,8 @@ Split = Annotated[
     typer.Option(
         "--split",
         help="tune | report | all: LoCoMo conv-26..43 is the tune half, the rest the report "
-        "half; other sets are halved by question id",
+        "half; realtalk: the first owner's phone is the tune half; other sets are halved by "
+        "question id",
     ),
 ]
 LocomoFile = Annotated[

@@ -6,7 +6,7 @@ Imports: stdlib, ingest.records, casper.records.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from casper.records import ChatInfo, Person
@@ -27,10 +27,17 @@ class Directory:
     people: tuple[Person, ...]
     handle_person: Mapping[int, str]  # handle ROWID → person id
     contact_keys: Mapping[str, str]  # person id → AddressBook card key
+    owner: str | None = None  # the person who is the phone's owner (their own handle / card)
 
 
-def build_directory(handles: Sequence[Handle], matches: Mapping[int, Contact]) -> Directory:
-    """One person per card (all its handles), else one per normalised address."""
+def build_directory(
+    handles: Sequence[Handle],
+    matches: Mapping[int, Contact],
+    owner_addresses: Collection[str] = (),
+) -> Directory:
+    """One person per card (all its handles), else one per normalised address. The person
+    holding one of `owner_addresses` (the owner texting themselves; their "me" card) is the
+    owner: `Directory.owner`."""
     handle_person: dict[int, str] = {}
     names: dict[str, str] = {}
     forms: dict[str, tuple[tuple[str, str], ...]] = {}
@@ -54,7 +61,10 @@ def build_directory(handles: Sequence[Handle], matches: Mapping[int, Contact]) -
         Person(pid, names[pid], tuple(sorted(addresses[pid])), forms.get(pid, ()))
         for pid in sorted(names, key=lambda p: (names[p].lower(), p))
     )
-    return Directory(people, handle_person, keys)
+    mine = set(owner_addresses)
+    owners = [p.id for p in people if mine.intersection(p.handles)]
+    # a card holds one person's addresses: two "owners" means the addresses are not telling
+    return Directory(people, handle_person, keys, owners[0] if len(owners) == 1 else None)
 
 
 def _members_label(names: Sequence[str]) -> str:

@@ -32,11 +32,12 @@ def people_and_chats(
     contacts = ingest.load_contacts(contacts_path)
     if not contacts and contacts_path is not None:
         _refuse_to_drop_names(store.named_people(), contacts_path)
-    directory = build_directory(handles, ingest.match_contacts(handles, contacts))
+    owner = ingest.load_owner_addresses(conn, caps)
+    directory = build_directory(handles, ingest.match_contacts(handles, contacts), owner)
     people_changed = store.get_meta("contacts_sig") != contacts_sig or {
         p.id: p.name for p in store.people()
     } != {p.id: p.name for p in directory.people}
-    store.replace_people(directory.people, dict(directory.contact_keys))
+    store.replace_people(directory.people, dict(directory.contact_keys), directory.owner)
     chats = label_chats(ingest.load_chats(conn, caps), directory)
     store.upsert_chats([*chats, UNKNOWN_CHAT])
     return directory, chats, people_changed

@@ -157,12 +157,16 @@ def bounds_of(leg: Scored) -> Bounds:
     return (min(scores), max(scores)) if scores else None
 
 
-def scope_first(ranked: Scored, preferred: Scored) -> list[tuple[str, float]]:
+def scope_first(
+    ranked: Scored, preferred: Scored, *, keep: int = 0, within: int = 10
+) -> list[tuple[str, float]]:
     """`preferred` (what a search inside the question's scope found, in its own order) first,
     then the rest of `ranked`: nothing is dropped, what the question named leads.
 
     Preferred scores are lifted by the rest's best score (when higher), so scores still read
-    highest first.
+    highest first. `keep`: the best `keep` of `ranked` (the search without the scope) stay in
+    the first `within` whatever the scope holds (`keep_best`): a scope read wrongly costs rank,
+    never those hits.
     """
     lifted: list[tuple[str, float]] = []
     seen: set[str] = set()
@@ -174,7 +178,37 @@ def scope_first(ranked: Scored, preferred: Scored) -> list[tuple[str, float]]:
     if not lifted or not rest:
         return lifted + rest
     lift = max(0.0, max(s for _, s in rest) - min(s for _, s in lifted))
-    return [(item, score + lift) for item, score in lifted] + rest
+    merged = [(item, score + lift) for item, score in lifted] + rest
+    return keep_best(merged, [item for item, _ in _unique(ranked)][:keep], within)
+
+
+def _unique(ranked: Scored) -> list[tuple[str, float]]:
+    seen: set[str] = set()
+    return [(i, s) for i, s in ranked if not (i in seen or seen.add(i))]  # type: ignore[func-returns-value]
+
+
+def keep_best(ranked: Scored, best: Sequence[str], within: int) -> list[tuple[str, float]]:
+    """`ranked` with every id of `best` inside its first `within`: an id that would fall below
+    is moved up to the last places of the first `within` (in `best`'s order). Each place keeps
+    its score (the ids move, the scores do not), so scores still read highest first."""
+    order = [item for item, _ in ranked]
+    if not best or all(b in order[:within] for b in best if b in order):
+        return list(ranked)
+    score = dict(ranked)
+    wanted = [b for b in best if b in score]
+    out: list[str] = []
+    for item in order:
+        pending = [b for b in wanted if b not in out]
+        if not pending or len(out) >= within:
+            break
+        if item in pending or within - len(out) > len(pending):
+            out.append(item)
+        else:
+            out += pending
+            break
+    placed = set(out)
+    moved = out + [item for item in order if item not in placed]
+    return [(item, place) for item, (_, place) in zip(moved, ranked, strict=True)]
 
 
 def rrf(ranked_lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -234,3 +268,32 @@ def minmax(scores: Sequence[float], bounds: Bounds = None) -> list[float]:
     if hi - lo <= 0:
         return [1.0] * len(scores)
     return [(s - lo) / (hi - lo) for s in scores]
+
+
+def spread_out(
+    ranked: Scored, group_of: Mapping[str, object], *, cap: int, window: int
+) -> list[tuple[str, float]]:
+    """The first `window` places hold at most `cap` ids of one group (a day of one chat) while
+    other groups have hits to give; the ids held back follow, in their order. Each place keeps
+    its score (ids move, scores do not), so scores still read highest first.
+
+    For questions whose answer is spread over several messages ("what are her hobbies?"): the
+    best few passages of one day otherwise fill the first places while the other days wait.
+    """
+    if cap <= 0 or window <= 0:
+        return list(ranked)
+    head: list[str] = []
+    held: list[str] = []
+    count: dict[object, int] = {}
+    for item, _ in ranked:
+        if len(head) >= window:
+            held.append(item)
+            continue
+        group = group_of.get(item, item)
+        if count.get(group, 0) < cap:
+            count[group] = count.get(group, 0) + 1
+            head.append(item)
+        else:
+            held.append(item)
+    moved = head + held
+    return [(item, place) for item, (_, place) in zip(moved, ranked, strict=True)]

@@ -58,6 +58,36 @@ _DATEISH = re.compile(
 )
 
 
+# What marks a question whose answer is several things said on several days ("What are her
+# hobbies?", "Which cities have we both been to?", "How does she usually relax?"): a plural
+# noun among its first words after a question word, or one of these words.
+_MANY_WORDS = re.compile(
+    r"\b(?:both|in common|usually|ever|all the|every|list|(?:kinds|types|sorts) of)\b", re.I
+)
+_NOT_PLURAL = frozenset(
+    """does has is was this us yes always perhaps across less unless news plus its his hers
+    yours ours theirs whereas""".split()  # noqa: SIM905 - a word list reads better as text
+)
+_OPENERS = frozenset({"what", "which", "where", "who", "how", "in"})
+
+
+def asks_for_many(question: str) -> bool:
+    """True for a question that asks for a list or a summary: its answer is spread over
+    several messages, usually on several days."""
+    if _MANY_WORDS.search(question):
+        return True
+    words = _WORD.findall(question.replace("`", "'"))
+    if not words or words[0].lower() not in _OPENERS:
+        return False
+    for word in words[1:7]:
+        w = word.lower()
+        if w.endswith(("'s", "’s")) or len(w) < 4 or w in _NOT_PLURAL:
+            continue
+        if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class PersonMention:
     """A contact named in the question: any name on their card (full, first, last, nickname,
@@ -88,6 +118,10 @@ class Understood:
     weak: tuple[str, ...] = ()  # the scaffolding, searched beside `typed` at a low weight
     date_terms: tuple[str, ...] = ()  # what the named dates are indexed as (casper.dates.mentions)
     date_outside: bool = False  # the dates lie outside the indexed history: no scope
+    # names that match more than one person (two contacts, or the owner and a contact), with
+    # how many: they narrow nothing
+    ambiguous: tuple[tuple[str, int], ...] = ()
+    many: bool = False  # it asks for a list or a summary (`asks_for_many`): answers are spread
 
     @property
     def person_id(self) -> str | None:
@@ -119,8 +153,10 @@ class Understood:
             parts.append(f"{self.date_phrase!r} = {when}{note}")
         if self.person_id:
             parts.append(f"chats with {self.people[0].name}")
-        if self.me:
-            parts.append(f"{', '.join(self.me)} = me")
+        shared = {said for said, _ in self.ambiguous}
+        if self.me and [w for w in self.me if w not in shared]:
+            parts.append(f"{', '.join(w for w in self.me if w not in shared)} = me")
+        parts += [f"{said}: {n} people, not narrowed" for said, n in self.ambiguous]
         if self.expansion:
             parts.append(f"+ {' '.join(self.expansion)} from the best hits")
         return " · ".join(parts)
@@ -150,6 +186,8 @@ class Understood:
                 {"id": p.person_id, "name": p.name, "said": p.said} for p in self.people
             ]
             doc["people_use"] = "boosted" if self.person_id else "ambiguous, not used"
+        if self.ambiguous:
+            doc["ambiguous"] = [{"said": said, "people": n} for said, n in self.ambiguous]
         if self.me:
             doc["me"] = list(self.me)
         if self.dropped:
@@ -217,6 +255,14 @@ class NameIndex:
         self.forms: dict[str, list[str]] = {}
         shown = _name_forms(self.display.items(), me_names)
         found = shown + _alias_forms(aliases, me_names)
+        # the owner's own names that are a contact's too ("Kevin" the owner, "Kevin Park"): the
+        # contacts they could mean, so reading them as "me" can say it is not sure
+        self.shared: dict[str, list[str]] = {}
+        for form, pid in _name_forms(self.display.items(), ()) + _alias_forms(aliases, ()):
+            if form.lower() in {n.lower() for n in me_names} and pid not in self.shared.get(
+                form.lower(), []
+            ):
+                self.shared.setdefault(form.lower(), []).append(pid)
         for form, pid in sorted(dict.fromkeys(found), key=lambda f: -len(f[0])):
             if pid not in self.forms.setdefault(form, []):
                 self.forms[form].append(pid)
@@ -331,6 +377,7 @@ def understand(
         text_for_vector = first_person(text_for_vector, [w for w, _ in me], [w for w, _ in said])
     semantic = _tidy(text_for_vector) if (date_range or me) else question
     mentions = tuple(PersonMention(pid, index.display.get(pid, w), w) for w, pid in said)
+    ambiguous = _ambiguous(said, me, index)
     lexical, dropped = _drop_scaffolding(text)
     if not lexical:  # a question of nothing but scaffolding: search its words after all
         lexical, dropped = " ".join(_WORD.findall(text)) or question, ()
@@ -361,7 +408,24 @@ def understand(
         weak=weak if typed else (),
         date_terms=terms,
         date_outside=outside,
+        ambiguous=ambiguous,
+        many=asks_for_many(question),
     )
+
+
+def _ambiguous(
+    said: Sequence[tuple[str, str]], me: Sequence[tuple[str, str]], index: NameIndex
+) -> tuple[tuple[str, int], ...]:
+    """(name as written, how many people it may be) for each name that may be more than one:
+    a form on several contacts' cards, or the owner's own name on a contact's card too."""
+    count: dict[str, set[str]] = {}
+    for form, pid in said:
+        count.setdefault(form, set()).add(pid)
+    for form, _ in me:
+        others = index.shared.get(form.lower(), [])
+        if others:
+            count.setdefault(form, set()).update(["me", *others])
+    return tuple((form, len(ids)) for form, ids in count.items() if len(ids) > 1)
 
 
 def _covered(term: str, coverage: tuple[date, date]) -> bool:

@@ -51,6 +51,19 @@ REWRITES = ("add", "replace")
 # the typed leg. 0: left out, so a typed leg equal to the read words reuses their leg (no second
 # query); 0.3 gave the same texting figures and cost a LanceDB boolean query per leg and scope.
 WEAK_BOOST = 0.0
+# A person the question names leads (their chats first), bounded: the best NAME_KEEP hits of the
+# search without the person stay in the first NAME_WITHIN, so a name read wrongly (the owner's
+# own name on a cousin's card, a nickname on another card) costs rank, never the answer. One:
+# two cost the texting set's spread R@25 3.3 points (tune half), three or five REALTALK's R@25.
+NAME_KEEP = 1
+NAME_WITHIN = 10
+# A question asking for a list or a summary (`query.asks_for_many`) can get its first
+# SPREAD_WINDOW places from several days: at most SPREAD_CAP passages of one chat's day. Off (0):
+# on real texting it cost the very questions it is for (REALTALK spread R@10 38.4 -> 34.5 at cap
+# 2, -0.6 at cap 3 on one phone, +0.6 on the other): their evidence is often neighbouring
+# messages of one day (docs/retrieval.md).
+SPREAD_CAP = 0
+SPREAD_WINDOW = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +222,8 @@ class Retriever:
         ranked = self._pass(run, u, where, mode)
         if mode == "hybrid" and not u.literal and self.feedback_terms > 0 and ranked:
             u, ranked = self._feedback(run, u, where, ranked)
+        if mode == "hybrid" and u.many and SPREAD_CAP > 0 and ranked:
+            ranked = self._spread(ranked)
         understood = dataclasses.replace(u, date_unmatched=run.date_unmatched)
         if run.reranker is not None and ranked:
             ranked = self._rerank(run, query, ranked)
@@ -256,7 +271,12 @@ class Retriever:
             if person is not None:  # nothing with them on the day named (a misread date?)
                 scoped = self._ranked(run, u, self._legs(run, u, person, mode), mode, wider=legs)
                 run.date_unmatched = True
-            ranked = fusion.scope_first(ranked, scoped)
+            # a name read (not asked for with --person), and no day named with it: the day's
+            # passages with that person are what a dated question asks for (gold-style
+            # dated-slash R@10 -5.9 with the guard there too)
+            named = u.person_id is not None and where.person_id is None and not u.scope_dates
+            ranked = fusion.scope_first(ranked, scoped, keep=NAME_KEEP if named else 0,
+                                        within=NAME_WITHIN)  # fmt: skip
         return self._dedupe(ranked)
 
     @staticmethod
@@ -419,6 +439,18 @@ class Retriever:
         rowids = {cid: m.rowids for cid, m in self.index.chunk_meta(ids).items()}
         kept = set(fusion.dedupe_overlapping(ids, rowids))
         return [(cid, score) for cid, score in ranked if cid in kept]
+
+    def _spread(self, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """A question asking for a list: its first places drawn from several days (at most
+        SPREAD_CAP passages of one chat's day among the first SPREAD_WINDOW)."""
+        window = ranked[: max(SPREAD_WINDOW * 3, self.candidates)]
+        tz = self.reader.tz if self.reader is not None else UTC
+        groups = {
+            cid: (m.chat_id, datetime.fromtimestamp(m.start, tz).date())
+            for cid, m in self.index.chunk_meta([cid for cid, _ in window]).items()
+        }
+        spread = fusion.spread_out(window, groups, cap=SPREAD_CAP, window=SPREAD_WINDOW)
+        return spread + ranked[len(window) :]
 
     def _rerank(
         self, run: _Search, query: str, ranked: list[tuple[str, float]]

@@ -22,8 +22,11 @@ class DirectoryQueries:
     _names: dict[str, str] | None
 
     # ---- people --------------------------------------------------------------------------
-    def replace_people(self, people: Sequence[Person], contact_keys: dict[str, str]) -> None:
-        """Rewrite people and their handles (cheap: a personal address book is small)."""
+    def replace_people(
+        self, people: Sequence[Person], contact_keys: dict[str, str], owner: str | None = None
+    ) -> None:
+        """Rewrite people and their handles (cheap: a personal address book is small); `owner`
+        is the person who is the phone's owner (their own handle or "me" card), if any."""
         self.conn.execute("DELETE FROM people")
         self.conn.execute("DELETE FROM handles")
         self.conn.executemany(
@@ -40,7 +43,15 @@ class DirectoryQueries:
             [(p.id, kind, name) for p in people for kind, name in p.names],
         )
         self.conn.execute("DELETE FROM meta WHERE key = 'names_pending'")
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('owner_person', ?)", (owner or "",)
+        )
         self._names = None
+
+    def owner(self) -> Person | None:
+        """The person who is the phone's owner (their own handle, their "me" card), if known."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'owner_person'").fetchone()
+        return self.person(row[0]) if row and row[0] else None
 
     def names_pending(self) -> bool:
         """True until the people are re-read after the migration that added their names."""

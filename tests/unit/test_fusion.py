@@ -178,3 +178,30 @@ def test_bounds_follow_their_legs_when_a_leg_is_empty() -> None:
         hybrid(vector, [grams], lexical_bounds=[None, None])
     with pytest.raises(ValueError):
         convex([vector], [1.0], [None, None])
+
+
+def test_a_scope_keeps_the_unscoped_best_in_the_first_places() -> None:
+    from casper.search.fusion import keep_best, scope_first
+
+    ranked = [(c, 1 - i / 20) for i, c in enumerate("abcdefghij")]
+    scoped = [(c, 0.9 - i / 30) for i, c in enumerate("vwxyzstuqr")]
+    led = scope_first(ranked, scoped, keep=2, within=10)
+    ids = [i for i, _ in led]
+    assert ids[:8] == list("vwxyzstu") and ids[8:10] == ["a", "b"]  # the scope leads, bounded
+    scores = [s for _, s in led]
+    assert scores == sorted(scores, reverse=True)  # places keep their scores
+    assert [i for i, _ in scope_first(ranked, scoped)][:10] == list("vwxyzstuqr")  # unbounded
+    # already inside: nothing moves
+    assert keep_best(ranked, ["a", "c"], 10) == ranked
+
+
+def test_spreading_draws_the_first_places_from_several_groups() -> None:
+    from casper.search.fusion import spread_out
+
+    ranked = [(c, 1 - i / 10) for i, c in enumerate("aabbc")]
+    ids = [f"{c}{i}" for i, (c, _) in enumerate(ranked)]
+    ranked = list(zip(ids, [s for _, s in ranked], strict=True))
+    groups = {i: i[0] for i in ids}
+    out = spread_out(ranked, groups, cap=1, window=3)
+    assert [i for i, _ in out] == ["a0", "b2", "c4", "a1", "b3"]
+    assert [s for _, s in out] == [s for _, s in ranked]

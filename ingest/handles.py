@@ -131,6 +131,7 @@ def _own(raw: object) -> str:
     return normalise_address(text) if text else ""
 
 
+@reads_chat_db
 def load_owner_addresses(conn: sqlite3.Connection, caps: Capabilities) -> frozenset[str]:
     """The phone owner's own addresses (normalised like handles): the ones Messages records
     as the account each chat and message went through. A handle with one of them, and the

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from posixpath import basename
 
+from ingest.connect import reads_chat_db
 from ingest.records import Attachment
 from ingest.schema import Capabilities
 
@@ -182,6 +183,7 @@ def _padded(rowids: list[int]) -> Iterator[tuple[int, ...]]:
         yield (*chunk, *([-1] * (IN_CHUNK - len(chunk))))
 
 
+@reads_chat_db
 def fetch_attachments(
     conn: sqlite3.Connection, caps: Capabilities, rowids: list[int], *, contiguous: bool
 ) -> dict[int, list[AttachmentRow]]:
@@ -199,6 +201,7 @@ def fetch_attachments(
     return out
 
 
+@reads_chat_db
 def fetch_extras(
     conn: sqlite3.Connection, caps: Capabilities, rowids: list[int]
 ) -> dict[int, tuple]:

@@ -16,3 +16,18 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     import urllib3.util.connection  # noqa: F401  (the import runs the IPv6 probe)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown() -> None:
+    """Undo a blocked name lookup that a test's monkeypatch put back.
+
+    pytest-socket restores `socket.getaddrinfo` in its own teardown hook, which runs before the
+    test's fixtures are torn down; a test that monkeypatched `socket.getaddrinfo` while the block
+    was on has its monkeypatch undo put the *blocked* function back after that, and the next test
+    (say one that talks to a model server on 127.0.0.1 under `allow_hosts`) meets the block.
+    Running last, this sees the state the fixtures left.
+    """
+    import pytest_socket
+
+    pytest_socket.enable_socket()

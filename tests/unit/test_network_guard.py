@@ -38,6 +38,35 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):  # noqa: AN
     return _run
 
 
+LEAK = """
+import socket
+
+import pytest
+
+
+def test_a_monkeypatched_lookup(monkeypatch):
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: [])
+
+
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_the_next_test_may_look_up_loopback():
+    socket.getaddrinfo("127.0.0.1", 80)
+"""
+
+
+def test_a_monkeypatched_lookup_does_not_leave_the_block_on_for_the_next_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), path])))
+    pytester.makepyfile(test_leak=LEAK)
+    guarded = pytester.runpytest_subprocess(*SUITE_SOCKET_OPTIONS, "-p", "tests.network_guard")
+    guarded.assert_outcomes(passed=2)
+    # the control: without the guard, the monkeypatch undo leaves the blocked lookup behind
+    plain = pytester.runpytest_subprocess(*SUITE_SOCKET_OPTIONS)
+    plain.assert_outcomes(passed=1, failed=1)
+
+
 def test_urllib3_ipv6_probe_no_longer_trips_the_socket_block(run) -> None:  # noqa: ANN001
     result = run("-p", "tests.network_guard")
     result.assert_outcomes(passed=1)

@@ -1,12 +1,12 @@
 """The `--json` shapes from CLI.md, built from the store's records (terminal views of these
 documents are in casper.cli.views).
 
-Imports: stdlib, casper.protocols, casper.records, casper.dates.zones.
+Imports: stdlib, casper.protocols, casper.records, casper.dates.zones, casper.search.words.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import tzinfo
 from typing import Any
 
@@ -47,7 +47,10 @@ def stats_json(person: Person, stats: Mapping[str, Any], tz: tzinfo) -> dict[str
     return out
 
 
-def hit_json(hit: Hit, tz: tzinfo) -> dict[str, Any]:
+def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> dict[str, Any]:
+    """One hit; `matched_words`: which of the searched `words` its messages contain."""
+    from casper.search.words import matched
+
     return {
         "chunk_id": hit.chunk_id,
         "chat": hit.chat,
@@ -65,4 +68,5 @@ def hit_json(hit: Hit, tz: tzinfo) -> dict[str, Any]:
             }
             for m in hit.messages
         ],
+        "matched_words": matched(words, (m.text for m in hit.messages)),
     }

@@ -89,6 +89,20 @@ def load_reranker(cfg: Config, say: Callable[[str], None]) -> Reranker | None:
     return None
 
 
+def not_reranked_because(cfg: Config, asked: bool) -> str:
+    """Why a search ran without the reranker, in a few words (what `--json` and the text say)."""
+    if not asked:
+        return "--no-rerank"
+    if not cfg.rerank:
+        return "rerank = false in config.toml"
+    if not cfg.rerank_model:
+        return "no rerank_model is set"
+    model = cfg.rerank_model
+    if model_probe(model).endswith(":absent"):
+        return f"{model} is not downloaded (`casper pull`)"
+    return f"{model} did not load (`casper doctor`)"
+
+
 def engine_notice(cfg: Config, model: str) -> dict[str, str] | None:
     """The remembered "chat model unavailable" notice for `model`, if any."""
     found = notices.get(cfg.data_dir, ENGINE_NOTICE)

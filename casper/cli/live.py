@@ -57,7 +57,14 @@ def usage_footer(doc: Mapping[str, Any], wall_s: float | None = None) -> str:
     if usage.get("first_token_s"):
         parts.append(f"first token {usage['first_token_s']:.1f} s")
     parts.append(doc.get("model") or "no model (search only)")
+    why = doc.get("why_not_reranked")
+    if doc.get("reranked") is False and why and why not in QUIET_RERANK_REASONS:
+        parts.append(f"not reranked: {why}")  # wanted, and could not run
     return " · ".join(parts)
+
+
+# reasons a search ran without the reranker that the user chose or that change nothing
+QUIET_RERANK_REASONS = ("no search ran", "--no-rerank", "rerank = false in config.toml")
 
 
 class _Status:
@@ -207,4 +214,5 @@ class AskView:
         self.stop()
         if not self.quiet:
             wall = max(self.clock() - self.started, float(doc.get("elapsed_s") or 0))
-            self.console.print(Text(usage_footer(doc, wall), style="dim"))
+            # one line, as notices are: the terminal wraps it, and a pipe keeps it whole
+            self.console.print(Text(usage_footer(doc, wall), style="dim"), soft_wrap=True)

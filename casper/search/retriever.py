@@ -29,6 +29,7 @@ from casper.records import ME, StoredMessage
 from casper.search import feedback, fusion
 from casper.search.modes import LEXICAL, MODES, Lexical, Mode
 from casper.search.query import Reader, Understood
+from casper.search.words import matched, search_words
 
 if TYPE_CHECKING:
     from casper.index.lexical import RankBM25Index
@@ -71,6 +72,9 @@ class SearchResult:
     understood: Understood
     notices: tuple[Notice, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
+    reranked: bool = False  # the reranker rescored the candidates (not just: it was asked for)
+    words: tuple[str, ...] = ()  # the searched words a hit is measured by (casper.search.words)
+    words_not_found: tuple[str, ...] = ()  # of `words`, those in no message of the index
 
 
 @dataclass(slots=True)
@@ -214,8 +218,26 @@ class Retriever:
             ranked = self._rerank(run, query, ranked)
         final = fusion.top_k(ranked, k if k is not None else self.top_k)
         hits = self._clock(run, "fetch", lambda: self._hits(final))
+        words = tuple(search_words(u.lexical)) if mode != "vector" else ()
+        absent = self._clock(run, "words", lambda: self._absent(words, hits))
         run.timings["total"] = _ms(started)
-        return SearchResult(hits, understood, tuple(run.notices.values()), run.timings)
+        return SearchResult(hits, understood, tuple(run.notices.values()), run.timings,
+                            reranked=run.reranker is not None, words=words,
+                            words_not_found=absent)  # fmt: skip
+
+    def _absent(self, words: Sequence[str], hits: Sequence[Hit]) -> tuple[str, ...]:
+        """The `words` no message contains: those in no hit are looked up in the whole
+        index, one word each (usually none: a word the hits contain is there)."""
+        texts = [m.text for h in hits for m in h.messages]
+        found = set(matched(words, texts))
+        absent = []
+        for word in words:
+            if word in found:
+                continue
+            if self.index.fts_search(word, 1) or self.index.ngram_search(word, 1):
+                continue
+            absent.append(word)
+        return tuple(absent)
 
     # ---- understanding -------------------------------------------------------------------
     def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:

@@ -311,8 +311,11 @@ def test_a_follow_up_keeps_the_topic_and_sources_explain_a_stats_answer(
     result = casper("chat", "--no-llm", "--home", str(base / "demo"), stdin=session)
     assert result.exit_code == 0, result.output
     said = result.stderr.splitlines()
-    carried = [x for x in said if x.startswith("(following up on")]
-    assert carried == ["(following up on Priya Natarajan, dentist)"], result.stderr
+    carried = [x for x in said if x.startswith("read as: ")]
+    assert carried == [
+        "read as: when did she go? (about Priya Natarajan; regarding dentist) — carried from "
+        "the last question"
+    ], result.stderr
     why = [x for x in said if "precomputed stats" in x]
     assert why and "ask a question first" not in result.stderr, result.stderr
     check_golden("chat_follow_up_and_sources", "\n".join([*carried, *why]))

@@ -130,6 +130,14 @@ def kept_line(cfg: Config, ran: bool, again: str) -> str:
     return f"{kept}; `{again}` continues where this run stopped"
 
 
+def _n(count: int, thing: str) -> str:
+    """`1 new message`, `2 new messages`, `3 undecodable bodies`."""
+    if count == 1:
+        return f"1 {thing}"
+    plural = thing[:-1] + "ies" if thing.endswith("y") else thing + "s"
+    return f"{count:,} {plural}"
+
+
 def _duration(seconds: float) -> str:
     """`0.4 s`, `13 s`, `2m24s`, `1h02m`."""
     from casper.cli.progress import fmt_duration
@@ -236,9 +244,9 @@ def index(
         return
     cov = report.coverage
     err.print(
-        f"indexed {report.messages_new:,} new messages ({report.messages_total:,} total, "
-        f"{report.chunks_new:,} new chunks), {report.reactions:,} reactions folded, "
-        f"{report.deleted:,} deleted, {report.decode_failures:,} undecodable bodies — "
+        f"indexed {_n(report.messages_new, 'new message')} ({report.messages_total:,} total, "
+        f"{_n(report.chunks_new, 'new chunk')}), {_n(report.reactions, 'reaction')} folded, "
+        f"{report.deleted:,} deleted, {_n(report.decode_failures, 'undecodable body')} — "
         f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]}",
         soft_wrap=True,
     )

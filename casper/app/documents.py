@@ -70,3 +70,15 @@ def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> dict[str, Any]:
         ],
         "matched_words": matched(words, (m.text for m in hit.messages)),
     }
+
+
+def index_json(run: Any, tz: tzinfo) -> dict[str, Any]:
+    """`index --json` from an IndexRunReport (casper.indexer.run): the ingest report, the
+    coverage as timestamps, and the vectors (`vectors_embedded`: filled by this run)."""
+    report = run.ingest
+    data: dict[str, Any] = report.to_dict()
+    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
+    fill = run.vectors
+    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
+    data["vectors_embedded"] = fill.embedded if fill else 0
+    return data

@@ -17,9 +17,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded, print_json
+from casper.cli.base import (
+    Home,
+    Json,
+    NoService,
+    Verbose,
+    _stderr,
+    app,
+    config,
+    guarded,
+    print_json,
+)
 from casper.config import Config
-from casper.dates.zones import iso, local_tz
+from casper.dates.zones import local_tz
 
 if TYPE_CHECKING:
     from casper.indexer.lock import Holder
@@ -157,15 +167,6 @@ def time_line(timings: dict[str, float], total: float) -> str:
     return f"in {_duration(total)}" + (": " + " · ".join(parts) if parts else "")
 
 
-def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
-    report = run.ingest
-    data = report.to_dict()
-    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
-    fill = run.vectors
-    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
-    return data
-
-
 def _remember_paths(cfg: Config, chat_db: Path | None, contacts: Path | None) -> None:
     """Paths given once are kept in config.toml: a later plain `casper index` (the one a stopped
     run suggests), or `doctor`, reads the same history and AddressBook, not the defaults. Kept
@@ -208,9 +209,11 @@ def index(
     ] = False,
     home: Home = None,
     json: Json = False,
+    no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
-    """Ingest new messages (incremental), update stats and the search index."""
+    """Ingest new messages (incremental), update stats and the search index. When the casper
+    service runs for this data dir, the run happens there, with the models it holds."""
     from casper.cli.invocation import command_line
 
     cfg = config(home, chat_db=chat_db, contacts=contacts)
@@ -218,36 +221,94 @@ def index(
         cfg = dataclasses.replace(cfg, contacts=None)
     tz = local_tz(cfg.timezone)
     _remember_paths(cfg, chat_db, None if no_contacts else contacts)
-    # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
-    try:
-        done = run_index(cfg, rebuild=rebuild, terminal_only=json)
-    except Interrupted as stop:
-        kept = kept_line(cfg, stop.ran, command_line(cfg.data_dir, "index"))
-        _stderr().print(kept, soft_wrap=True, markup=False)
-        raise typer.Exit(130) from None
-    report = done.ingest
+    # a plain run goes to a running service (paths given were just remembered: it reads them
+    # too); --rebuild (it moves damaged files aside) and --no-contacts run here
+    doc = None if rebuild or no_contacts else _in_service(cfg, json, no_service)
+    if doc is None:
+        from casper.app.documents import index_json
+
+        # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
+        try:
+            done = run_index(cfg, rebuild=rebuild, terminal_only=json)
+        except Interrupted as stop:
+            kept = kept_line(cfg, stop.ran, command_line(cfg.data_dir, "index"))
+            _stderr().print(kept, soft_wrap=True, markup=False)
+            raise typer.Exit(130) from None
+        doc = index_json(done, tz)
     if json:
-        print_json(_index_json(done, tz))
+        print_json(doc)
         return
+    _summary(doc, tz)
+
+
+def _in_service(cfg: Config, json: bool, no_service: bool) -> dict[str, Any] | None:
+    """The run, done by the service for this data dir when one runs (its embedder is loaded:
+    no model load here); None when none runs or it can't be used (then this process runs it).
+    Its progress arrives as events and is shown as for a run here."""
+    from casper.cli.progress import stage_bars
+    from casper.cli.transport import service_enabled
+    from casper.indexer.lock import Holder
+    from casper.service import client
+
+    if not service_enabled(no_service) or not client.running(cfg.data_dir):
+        return None
+    tz = local_tz(cfg.timezone)
+
+    def on_event(event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind == "progress":
+            bars(event["stage"], event["done"], event["total"])
+        elif kind == "waiting":
+            other = event.get("holder")
+            _say(waiting_line(Holder(**other) if other else None, tz))
+        elif kind == "notice":
+            _say(event["text"])
+
+    try:
+        with stage_bars(True, plain=not json) as bars:
+            doc: dict[str, Any] = client.call(
+                cfg.data_dir, "index", {}, on_event=on_event, autostart=False
+            )
+            return doc
+    except client.ServiceUnavailable:
+        return None
+    except client.ServiceLost:
+        _say("the casper service went away during the run; running it here")
+        return None
+    except KeyboardInterrupt:
+        _say("stopped watching; the casper service finishes this run by itself "
+             "(`casper serve --status` shows it)")  # fmt: skip
+        raise typer.Exit(130) from None
+
+
+def _summary(doc: dict[str, Any], tz: tzinfo) -> None:
+    """What the run did, in two lines (stderr), from its `index --json` document."""
     err = _stderr()
-    fill = done.vectors
-    if report.noop and fill is not None and fill.embedded:  # what a stopped run left, finished
+    ran_in = doc.get("ran_in")
+    where = f" · in the casper service (pid {ran_in['pid']})" if ran_in else ""
+    timed = f"  {time_line(doc['timings'], doc['elapsed_s'])}{where}"
+    embedded = doc.get("vectors_embedded", 0)
+    if doc["noop"] and embedded:  # what a stopped run left, finished
         err.print(
-            f"up to date: {report.messages_total:,} messages; embedded the {fill.embedded:,} "
-            f"chunks a stopped run left ({fill.done:,}/{fill.total:,} now have vectors)",
+            f"up to date: {doc['messages_total']:,} messages; embedded the {embedded:,} "
+            f"chunks a stopped run left ({doc['vectors_done']:,}/{doc['vectors_total']:,} now "
+            "have vectors)",
             soft_wrap=True,
         )
-        err.print(f"  {time_line(report.timings, report.elapsed_s)}", soft_wrap=True)
+        err.print(timed, soft_wrap=True)
         return
-    if report.noop:
-        err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
+    if doc["noop"]:
+        err.print(
+            f"up to date: {doc['messages_total']:,} messages ({doc['elapsed_s']:.2f} s){where}",
+            soft_wrap=True,
+        )
         return
-    cov = report.coverage
+    cov = doc["coverage"]
     err.print(
-        f"indexed {_n(report.messages_new, 'new message')} ({report.messages_total:,} total, "
-        f"{_n(report.chunks_new, 'new chunk')}), {_n(report.reactions, 'reaction')} folded, "
-        f"{report.deleted:,} deleted, {_n(report.decode_failures, 'undecodable body')} — "
-        f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]}",
+        f"indexed {_n(doc['messages_new'], 'new message')} ({doc['messages_total']:,} total, "
+        f"{_n(doc['chunks_new'], 'new chunk')}), {_n(doc['reactions'], 'reaction')} folded, "
+        f"{doc['deleted']:,} deleted, {_n(doc['decode_failures'], 'undecodable body')} — "
+        f"coverage {(cov['first'] or '?')[:10]} → {(cov['last'] or '?')[:10]}",
         soft_wrap=True,
     )
-    err.print(f"  {time_line(report.timings, report.elapsed_s)}", soft_wrap=True)
+    err.print(timed, soft_wrap=True)

@@ -1,0 +1,85 @@
+"""`casper index` handed to the running service: the run happens in the service, with the
+embedder it already holds (no model load in the command: 0.9 s instead of a minute under load,
+docs/performance.md), its progress, notices and any wait for the index lock streamed back as
+events the command shows as if it ran there.
+
+It holds no data lock while it runs (its embedding calls take it batch by batch, as auto-index
+runs do), so searches go on meanwhile.
+
+Imports: casper.app (documents, damage), casper.dates.zones, casper.errors, casper.service
+(autoindex, protocol); the server's Handler and Service arrive as arguments.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from casper.app.damage import explain
+from casper.errors import BadRequest, CasperError
+from casper.service import protocol
+from casper.service.autoindex import AutoIndexer
+
+if TYPE_CHECKING:
+    from casper.service.server import Handler, Service
+
+log = logging.getLogger("casper.service")
+INDEX = "index"  # the request's name
+
+
+def serve_index(handler: Handler, svc: Service, args: dict[str, Any]) -> None:
+    """Answer one `index` request on `handler`'s connection: events, then the result."""
+    if args:
+        handler.send_error(BadRequest(f"bad arguments for {INDEX}: it takes none"))
+        return
+    done = threading.Event()
+    beat = threading.Thread(target=handler.heartbeat, args=(done,), daemon=True)
+    started = time.perf_counter()
+    ok = False
+    with svc.busy(INDEX):
+        beat.start()
+        try:
+            doc = index_for_client(svc, handler.send)
+            ok = True
+        except CasperError as exc:
+            handler.send_error(exc)
+        except Exception as exc:  # noqa: BLE001 - report, keep serving
+            log.exception("request index failed")
+            handler.send_error(
+                explain(svc.cfg, exc)
+                or CasperError(
+                    f"unexpected {type(exc).__name__} in the casper service",
+                    hint=f"details in {protocol.log_path(svc.home)}",
+                )
+            )
+        finally:
+            done.set()
+        if ok:
+            handler.send({"event": "result", "result": doc})
+    log.info("index %s in %.1f ms", "ok" if ok else "failed", (time.perf_counter() - started) * 1e3)
+
+
+def index_for_client(svc: Service, emit: Any) -> dict[str, Any]:
+    """The run (AutoIndexer.index_now; a service started with --no-auto-index runs it all the
+    same), reported through `emit`; the `index --json` document, plus `ran_in`."""
+    from casper.app.documents import index_json
+    from casper.dates.zones import local_tz
+
+    with svc.data_lock:
+        cfg = svc.current_runtime().cfg
+    auto = svc.auto if svc.auto is not None else AutoIndexer(svc, svc.home)
+    report = auto.index_now(
+        cfg,
+        progress=lambda stage, done, total: emit(
+            {"event": "progress", "stage": stage, "done": done, "total": total}
+        ),
+        announce=lambda text: emit({"event": "notice", "text": text}),
+        on_wait=lambda other: emit(
+            {"event": "waiting", "holder": asdict(other) if other else None}
+        ),
+    )
+    return {**index_json(report, local_tz(cfg.timezone)), "ran_in": {"pid": os.getpid()}}

@@ -29,7 +29,7 @@ from casper.records import ME, StoredMessage
 from casper.search import feedback, fusion
 from casper.search.modes import LEXICAL, MODES, Lexical, Mode
 from casper.search.query import Reader, Understood
-from casper.search.words import matched, search_words
+from casper.search.words import absent, search_words
 
 if TYPE_CHECKING:
     from casper.index.lexical import RankBM25Index
@@ -219,25 +219,13 @@ class Retriever:
         final = fusion.top_k(ranked, k if k is not None else self.top_k)
         hits = self._clock(run, "fetch", lambda: self._hits(final))
         words = tuple(search_words(u.lexical)) if mode != "vector" else ()
-        absent = self._clock(run, "words", lambda: self._absent(words, hits))
+        texts = [m.text for h in hits for m in h.messages]  # a word a hit holds needs no lookup
+        lookup = partial(absent, words, texts, self._occurs)
+        missing = tuple(self._clock(run, "words", lookup))
         run.timings["total"] = _ms(started)
         return SearchResult(hits, understood, tuple(run.notices.values()), run.timings,
                             reranked=run.reranker is not None, words=words,
-                            words_not_found=absent)  # fmt: skip
-
-    def _absent(self, words: Sequence[str], hits: Sequence[Hit]) -> tuple[str, ...]:
-        """The `words` no message contains: those in no hit are looked up in the whole
-        index, one word each (usually none: a word the hits contain is there)."""
-        texts = [m.text for h in hits for m in h.messages]
-        found = set(matched(words, texts))
-        absent = []
-        for word in words:
-            if word in found:
-                continue
-            if self.index.fts_search(word, 1) or self.index.ngram_search(word, 1):
-                continue
-            absent.append(word)
-        return tuple(absent)
+                            words_not_found=missing)  # fmt: skip
 
     # ---- understanding -------------------------------------------------------------------
     def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:
@@ -441,6 +429,10 @@ class Retriever:
         rowids = {cid: m.rowids for cid, m in self.index.chunk_meta(ids).items()}
         kept = set(fusion.dedupe_overlapping(ids, rowids))
         return [(cid, score) for cid, score in ranked if cid in kept]
+
+    def _occurs(self, word: str) -> bool:
+        """Does any message of the whole index contain `word` (words, or CJK n-grams)?"""
+        return bool(self.index.fts_search(word, 1) or self.index.ngram_search(word, 1))
 
     def _rerank(
         self, run: _Search, query: str, ranked: list[tuple[str, float]]

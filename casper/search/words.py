@@ -14,7 +14,7 @@ Imports: stdlib only.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 # The word index drops these (tantivy's English stop words, LanceDB's default): searching one
@@ -68,3 +68,10 @@ def matched(words: Sequence[str], texts: Iterable[str]) -> list[str]:
     """The `words` that occur in any of `texts`, in the order of `words`."""
     joined = "\n".join(texts)
     return [w for w in words if contains(joined, w)]
+
+
+def absent(words: Sequence[str], texts: Iterable[str], occurs: Callable[[str], bool]) -> list[str]:
+    """The `words` in none of `texts` for which `occurs(word)` (a lookup in the whole index)
+    is false too: those no message contains. Words the texts hold cost no lookup."""
+    held = set(matched(words, texts))
+    return [w for w in words if w not in held and not occurs(w)]

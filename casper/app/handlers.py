@@ -295,7 +295,8 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     through = store.indexed_through()  # before searching: the answer sees at least this much
     _say_if_behind(rt, store, req.question, emit)
 
-    ran: dict[str, Any] = {"searches": 0, "reranked": False, "absent": {}}
+    ran: dict[str, Any] = {"searches": 0, "reranked": False, "absent": {}, "words": {},
+                           "held": set()}  # fmt: skip
 
     def search(query: str, **options: Any) -> list[Hit]:
         """The agent's search: this request's reranker, notices said as they come; what ran
@@ -304,8 +305,13 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
         _say_notices(rt, result, emit)
         ran["searches"] += 1
         ran["reranked"] = ran["reranked"] or result.reranked
-        if query.strip() == req.question:
+        if query.strip() == req.question:  # the question's own words, as searched
+            from casper.search.words import matched
+
             ran["absent"].update(dict.fromkeys(result.words_not_found))
+            ran["words"].update(dict.fromkeys(result.words))
+            texts = [m.text for h in result.hits for m in h.messages]
+            ran["held"].update(matched(result.words, texts))
         return result.hits
 
     engine = None
@@ -345,6 +351,10 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
         **asked.to_dict(),
         **reranked,
         "words_not_found": list(ran["absent"]),
+        # in some message, but in none the question's searches found (nor the answer cites)
+        "words_not_in_hits": [
+            w for w in ran["words"] if w not in ran["held"] and w not in ran["absent"]
+        ],  # fmt: skip
         "indexed_through": iso(through, tz),
     }
 

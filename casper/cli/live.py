@@ -102,13 +102,17 @@ class AskView:
         console: Any | None = None,
         live: bool | None = None,
         quiet: bool = False,
+        footer: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`footer`: the usage footer will be printed, and it says what the keyed "reranker"
+        notice would (that the answer's searches ran without it, and why), every time."""
         from casper.cli.render import console as make_console
 
         self.console = console or make_console(stderr=True)
         self.live_enabled = self.console.is_terminal if live is None else live
         self.quiet = quiet
+        self.footer = footer
         self.clock = clock
         self.started = clock()
         self.status = _Status(self.started, clock)
@@ -119,7 +123,8 @@ class AskView:
             return
         kind = event.get("event")
         if kind == "notice":  # e.g. the model could not be loaded: said even off a terminal
-            self._print_notice(event)
+            if not (self.footer and event.get("key") == "reranker"):
+                self._print_notice(event)
         elif kind == "loading":
             self.status.doing = f"loading {event.get('what', '')}".strip()
             self._start()

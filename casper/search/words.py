@@ -27,8 +27,9 @@ INDEX_STOPWORDS = frozenset(_INDEX_STOP.split())
 # Words that carry no topic in a chat search; left out of the words a hit is measured by.
 _FILLER_WORDS = (
     "did do does had has have how i me my our she he her him his them we were what when where "
-    "which who why you your about than i'm i've it's"
-)
+    "which who why you your about than i'm i've it's say said says tell told mention "
+    "mentioned regarding between"  # the last two: how a chat follow-up carries a topic or
+)  # dates (casper.agent.followup)
 _FILLER = frozenset(_FILLER_WORDS.split())
 _SUFFIXES = ("ing", "ed", "es", "s")
 

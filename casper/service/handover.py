@@ -7,7 +7,8 @@ It holds no data lock while it runs (its embedding calls take it batch by batch,
 runs do), so searches go on meanwhile.
 
 Imports: casper.app (documents, damage), casper.dates.zones, casper.errors, casper.service
-(autoindex, protocol); the server's Handler and Service arrive as arguments.
+(autoindex, protocol); the server's handler and its Service (`svc`: its locks, runtime, auto-index)
+arrive as arguments.
 """
 
 from __future__ import annotations
@@ -17,21 +18,27 @@ import os
 import threading
 import time
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from casper.app.damage import explain
 from casper.errors import BadRequest, CasperError
 from casper.service import protocol
 from casper.service.autoindex import AutoIndexer
 
-if TYPE_CHECKING:
-    from casper.service.server import Handler, Service
+
+class Handler(Protocol):
+    """The server's connection handler, as far as a hand-over uses it."""
+
+    def send(self, frame: dict[str, Any]) -> None: ...
+    def send_error(self, exc: CasperError) -> None: ...
+    def heartbeat(self, done: threading.Event) -> None: ...
+
 
 log = logging.getLogger("casper.service")
 INDEX = "index"  # the request's name
 
 
-def serve_index(handler: Handler, svc: Service, args: dict[str, Any]) -> None:
+def serve_index(handler: Handler, svc: Any, args: dict[str, Any]) -> None:
     """Answer one `index` request on `handler`'s connection: events, then the result."""
     if args:
         handler.send_error(BadRequest(f"bad arguments for {INDEX}: it takes none"))
@@ -63,7 +70,7 @@ def serve_index(handler: Handler, svc: Service, args: dict[str, Any]) -> None:
     log.info("index %s in %.1f ms", "ok" if ok else "failed", (time.perf_counter() - started) * 1e3)
 
 
-def index_for_client(svc: Service, emit: Any) -> dict[str, Any]:
+def index_for_client(svc: Any, emit: Any) -> dict[str, Any]:
     """The run (AutoIndexer.index_now; a service started with --no-auto-index runs it all the
     same), reported through `emit`; the `index --json` document, plus `ran_in`."""
     from casper.app.documents import index_json

@@ -211,7 +211,7 @@ class Service:
                 self.stop(f"idle for {self.idle_s:.0f} s")
             elif trim:
                 with self.data_lock:  # not beside a request or an index run's embedding
-                    release(collect=True)
+                    release(full=True)
 
 
 class Handler(socketserver.StreamRequestHandler):

@@ -342,3 +342,15 @@ def test_help_paragraphs_do_not_break_in_mid_sentence() -> None:
     for paragraph in paragraphs:
         lines = paragraph.splitlines()
         assert all(len(x) > 30 for x in lines[:-1]), paragraph  # only a paragraph's end is short
+
+
+def test_ask_says_when_none_of_the_messages_it_found_holds_the_words(
+    home: str, fakes: None
+) -> None:
+    """Mom never wrote about a license: her closest messages are not passed off as that."""
+    data = as_json("ask", "what did Mom say about the license?", "--no-llm", "--home", home)
+    assert data["words_not_in_hits"] == ["license"] and data["words_not_found"] == []
+    shown = casper("ask", "what did Mom say about the license?", "--no-llm", "--home", home)
+    assert "notice: none of the messages found contains 'license'" in shown.stderr
+    found = as_json("ask", "did Priya say the dentist moved?", "--no-llm", "--home", home)
+    assert found["words_not_in_hits"] == []  # 'say' is how the question asks, not a topic

@@ -319,7 +319,7 @@ def stage_line(console: Any) -> Iterator[Callable[[str, int, int | None], None]]
     up on its own between callbacks (a model loading reports nothing for seconds)."""
     import time
 
-    from casper.cli.progress import fmt_duration, label, unit
+    from casper.cli.progress import fmt_duration, label
 
     now: dict[str, Any] = {"stage": "starting", "text": "starting …", "since": time.monotonic()}
 
@@ -329,7 +329,7 @@ def stage_line(console: Any) -> Iterator[Callable[[str, int, int | None], None]]
     def update(stage: str, done: int, total: int | None) -> None:
         if stage != now["stage"]:
             now.update(stage=stage, since=time.monotonic())
-        count = f" {done:,}/{total:,} {unit(stage)}".rstrip() if total and total > 1 else ""
+        count = f" {done:,}/{total:,}" if total and total > 1 else ""
         now["text"] = label(stage) + count
         status.update(text())
 

@@ -257,7 +257,7 @@ def test_eval_on_a_terminal_shows_the_stage_it_is_in() -> None:
     with stage_line(console) as stages:
         stages("synthetic 8x4 · embed", 384, 878)
         time.sleep(0.3)
-    assert "synthetic 8x4 · embedding chunks 384/878 chunks" in out.getvalue()
+    assert "synthetic 8x4 · embedding chunks 384/878 · 0s" in out.getvalue()
 
 
 # ---- 9. counts that agree, and the small things --------------------------------------------

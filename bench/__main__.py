@@ -11,7 +11,18 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench import agent, cli, cold_path, freshness, ingest, lance_ann, models, retrieval, scale
+from bench import (
+    agent,
+    cli,
+    cold_path,
+    freshness,
+    ingest,
+    lance_ann,
+    models,
+    retrieval,
+    scale,
+    service_memory,
+)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     cold_path.main([])
     cli.main([])
     freshness.main([])
+    service_memory.main([])  # an hour of auto-index runs, simulated (~15 min)
     scale.main([])  # 1M generated messages, the longest; its chat.db is cached outside the repo
     lance_ann.main([])  # LanceDB's vector indexes against Casper's vector side, 100k and 622k
 
@@ -38,7 +50,8 @@ def smoke(out: Path) -> None:
     """Every benchmark at a small size, writing into `out`."""
     # the benchmarks write to their module's RESULTS (read when they write), so pointing those
     # at `out` keeps the committed results untouched without an --out flag on each
-    for module in (ingest, retrieval, models, agent, cold_path, cli, freshness, scale):
+    for module in (ingest, retrieval, models, agent, cold_path, cli, freshness, service_memory,
+                   scale):  # fmt: skip
         module.RESULTS = out  # type: ignore[attr-defined]
     ingest.main(["--messages", "20000", "--repeat", "1"])  # 20k: cached beside the 1M chat.db
     retrieval.main(["--sizes", "2000", "--queries", "10"])
@@ -47,6 +60,7 @@ def smoke(out: Path) -> None:
     cold_path.main(["--runs", "2"])
     cli.main(["--messages", "2000", "--runs", "3"])
     freshness.main(["--writes", "10", "--idle-s", "10"])
+    service_memory.main(["--runs", "3"])
     scale.main(["--messages", "20000", "--recall-queries", "20"])
     lance_ann.main(["--smoke", "--out", str(out)])
     print(f"smoke run of every benchmark: results in {out}")

@@ -1,7 +1,7 @@
 """Service memory on the demo: `ps -o rss` of the running service after searches, an ask and an
 hour of auto-index runs.
 
-Run `python -m bench.service_memory [--runs 240] [--code DIR] [--cache DIR]`. Writes
+Run `python -m bench.service_memory [--runs 240] [--code DIR [--label NAME]] [--cache DIR]`. Writes
 bench/results/service_memory.json and service_memory.md (a run with `--code` is named by that
 folder and kept beside the others, so a paired before/after lands in one file).
 
@@ -118,12 +118,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--runs", type=int, default=240, help="auto-index runs (240: an hour)")
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to measure")
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--label", default=None, help="the column's name (default: --code's)")
     args = parser.parse_args(argv)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     work, info = build(env, args.cache)
     svc = Service(work / "home", args.code.resolve())
     try:
-        record = {"code": args.code.resolve().name, "measured": now_utc(),
+        record = {"code": args.label or args.code.resolve().name, "measured": now_utc(),
                   "load_before": load_avg(), "demo": info,
                   **measure(svc, work / "src" / "chat.db", args.runs),
                   "load_after": load_avg()}  # fmt: skip

@@ -347,6 +347,11 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     reranked = ran_json(rt, True, ran["reranked"])
     if not ran["reranked"] and not ran["searches"]:
         reranked["why_not_reranked"] = "no search ran"
+    if ran["words"]:  # a word the cited messages hold was found, by whichever search
+        from casper.search.words import matched
+
+        cited = [c.get("text") or "" for c in asked.citations]
+        ran["held"].update(matched(list(ran["words"]), cited))
     return {
         **asked.to_dict(),
         **reranked,

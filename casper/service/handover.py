@@ -6,23 +6,19 @@ events the command shows as if it ran there.
 It holds no data lock while it runs (its embedding calls take it batch by batch, as auto-index
 runs do), so searches go on meanwhile.
 
-Imports: casper.app (documents, damage), casper.dates.zones, casper.errors, casper.service
-(autoindex, protocol); the server's handler and its Service (`svc`: its locks, runtime, auto-index)
-arrive as arguments.
+Imports: casper.app.documents, casper.dates.zones, casper.errors, casper.service.autoindex; the
+server's handler (its `answer` reports errors as for any request) and its Service (`svc`: its
+locks, runtime, auto-index) arrive as arguments.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
-import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Protocol
 
-from casper.app.damage import explain
 from casper.errors import BadRequest, CasperError
-from casper.service import protocol
 from casper.service.autoindex import AutoIndexer
 
 
@@ -31,10 +27,9 @@ class Handler(Protocol):
 
     def send(self, frame: dict[str, Any]) -> None: ...
     def send_error(self, exc: CasperError) -> None: ...
-    def heartbeat(self, done: threading.Event) -> None: ...
+    def answer(self, svc: Any, cmd: str, produce: Callable[[], Any]) -> None: ...
 
 
-log = logging.getLogger("casper.service")
 INDEX = "index"  # the request's name
 
 
@@ -43,31 +38,7 @@ def serve_index(handler: Handler, svc: Any, args: dict[str, Any]) -> None:
     if args:
         handler.send_error(BadRequest(f"bad arguments for {INDEX}: it takes none"))
         return
-    done = threading.Event()
-    beat = threading.Thread(target=handler.heartbeat, args=(done,), daemon=True)
-    started = time.perf_counter()
-    ok = False
-    with svc.busy(INDEX):
-        beat.start()
-        try:
-            doc = index_for_client(svc, handler.send)
-            ok = True
-        except CasperError as exc:
-            handler.send_error(exc)
-        except Exception as exc:  # noqa: BLE001 - report, keep serving
-            log.exception("request index failed")
-            handler.send_error(
-                explain(svc.cfg, exc)
-                or CasperError(
-                    f"unexpected {type(exc).__name__} in the casper service",
-                    hint=f"details in {protocol.log_path(svc.home)}",
-                )
-            )
-        finally:
-            done.set()
-        if ok:
-            handler.send({"event": "result", "result": doc})
-    log.info("index %s in %.1f ms", "ok" if ok else "failed", (time.perf_counter() - started) * 1e3)
+    handler.answer(svc, INDEX, lambda: index_for_client(svc, handler.send))
 
 
 def index_for_client(svc: Any, emit: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import socketserver
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -270,6 +270,19 @@ class Handler(socketserver.StreamRequestHandler):
     def work(self, svc: Service, cmd: str, request: Request) -> None:
         from casper.app import handlers
 
+        def answered() -> Any:
+            with svc.data_lock:
+                rt = svc.current_runtime()
+                if cmd == "ask":
+                    rt.forget_failed_engines()
+                return handlers.answer(rt, request, emit=self.send)
+
+        self.answer(svc, cmd, answered)
+
+    def answer(self, svc: Service, cmd: str, produce: Callable[[], Any]) -> None:
+        """Run `produce` for one request (counted busy, a heartbeat meanwhile) and send its
+        result, or the error: a CasperError as it is, a damaged file or full disk by name, any
+        other exception as "unexpected" with where the details are (the service keeps serving)."""
         done = threading.Event()
         beat = threading.Thread(target=self.heartbeat, args=(done,), daemon=True)
         started = time.perf_counter()
@@ -277,11 +290,7 @@ class Handler(socketserver.StreamRequestHandler):
         with svc.busy(cmd):
             beat.start()
             try:
-                with svc.data_lock:
-                    rt = svc.current_runtime()
-                    if cmd == "ask":
-                        rt.forget_failed_engines()
-                    doc = handlers.answer(rt, request, emit=self.send)
+                doc = produce()
                 ok = True
             except CasperError as exc:
                 self.send_error(exc)

@@ -56,6 +56,15 @@ def casper(*args: str, stdin: str | None = None, columns: int = 80):  # noqa: AN
     return runner.invoke(app, list(args), input=stdin, env={"COLUMNS": str(columns)})
 
 
+def tiny_eval(mp: pytest.MonkeyPatch, tmp_path: Path, *args: str):  # noqa: ANN201
+    """`casper eval … --unit 8x4 -k 5` on the tiny corpus (quick), at 100 columns."""
+    import ingest.synthetic as synthetic
+
+    mp.setattr(synthetic, "build_demo_corpus", lambda dest, **kw: synthetic.build_tiny_corpus(dest))
+    return casper("eval", *args, "--unit", "8x4", "-k", "5", "--home", str(tmp_path / "h"),
+                  "--out", str(tmp_path / "runs"), columns=100)  # fmt: skip
+
+
 def as_json(*args: str) -> dict:
     result = casper(*args, "--json")
     assert result.exit_code == 0, result.output
@@ -104,12 +113,7 @@ def test_search_help_claims_no_rerank_it_may_not_run() -> None:
 def test_eval_says_the_rerank_runs_did_not_run_and_why(
     no_reranker: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ingest.synthetic as synthetic
-
-    monkeypatch.setattr(synthetic, "build_demo_corpus",
-                        lambda dest, **kw: synthetic.build_tiny_corpus(dest))  # fmt: skip
-    result = casper("eval", "--mode", "hybrid", "--unit", "8x4", "-k", "5", "--home",
-                    str(tmp_path / "h"), "--out", str(tmp_path / "runs"), "--json")  # fmt: skip
+    result = tiny_eval(monkeypatch, tmp_path, "--mode", "hybrid", "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert [r["reranked"] for r in doc["runs"]] == [False]
@@ -232,12 +236,7 @@ def test_every_line_of_the_eval_plot_is_distinguishable() -> None:
 def test_eval_prints_where_the_report_and_the_plot_are(
     fakes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ingest.synthetic as synthetic
-
-    monkeypatch.setattr(synthetic, "build_demo_corpus",
-                        lambda dest, **kw: synthetic.build_tiny_corpus(dest))  # fmt: skip
-    result = casper("eval", "--mode", "bm25", "--unit", "8x4", "-k", "5", "--home",
-                    str(tmp_path / "h"), "--out", str(tmp_path / "runs"), columns=100)  # fmt: skip
+    result = tiny_eval(monkeypatch, tmp_path, "--mode", "bm25")
     assert result.exit_code == 0, result.output
     said = dict(re.findall(r"^(report|plot): +(\S+)$", result.stdout, re.M))
     assert said["report"].endswith(".md") and Path(said["report"]).is_file()

@@ -23,6 +23,7 @@ from bench import (
     models,
     retrieval,
     scale,
+    service_memory,
 )
 
 
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     cold_path.main([])
     cli.main([])
     freshness.main([])
+    service_memory.main([])  # an hour of auto-index runs, simulated (~15 min)
     scale.main([])  # 1M generated messages, the longest; its chat.db is cached outside the repo
     lance_ann.main([])  # LanceDB's vector indexes against Casper's vector side, 100k and 622k
 
@@ -62,6 +64,7 @@ def smoke(out: Path) -> None:
         cold_path,
         cli,
         freshness,
+        service_memory,
         scale,
     ):
         module.RESULTS = out  # type: ignore[attr-defined]
@@ -74,6 +77,7 @@ def smoke(out: Path) -> None:
     cold_path.main(["--runs", "2"])
     cli.main(["--messages", "2000", "--runs", "3"])
     freshness.main(["--writes", "10", "--idle-s", "10"])
+    service_memory.main(["--runs", "3"])
     scale.main(["--messages", "20000", "--recall-queries", "20"])
     lance_ann.main(["--smoke", "--out", str(out)])
     print(f"smoke run of every benchmark: results in {out}")

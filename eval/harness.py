@@ -327,9 +327,12 @@ def _load_models(
             skipped += [_skip(s, exc.message) for s in specs if s.embed_model == model]
     reranker = None
     if any(s.rerank for s in specs):
-        reranker, reason = runtime.make_reranker(dataclasses.replace(cfg, rerank=True))
-        if reranker is None:
-            why = reason or "no rerank model configured"
+        wanted = dataclasses.replace(cfg, rerank=True)
+        reranker, _reason = runtime.make_reranker(wanted)
+        if reranker is None:  # the short reason search and ask give (the long one: doctor)
+            from casper.app.optional_models import not_reranked_because
+
+            why = f"not reranked: {not_reranked_because(wanted, True)}"
             skipped += [_skip(s, why) for s in specs if s.rerank and s.embed_model in embedders]
     return embedders, reranker, skipped
 
@@ -415,6 +418,7 @@ def _run_doc(acc: _Acc, groups: dict[str, Collection[str]]) -> dict[str, Any]:
     return {
         "label": spec.label,
         **_describe(spec),
+        "reranked": spec.rerank,  # a run whose reranker did not load is skipped, not run
         "embedder": acc.embedder,
         "chunk_size": spec.chunk_size,
         "chunk_stride": spec.chunk_stride,
@@ -466,6 +470,7 @@ def run_eval(
             if s.index_key != mine
         ]
         specs = [s for s in specs if s.index_key == mine]
+    stages("load", 0, None)  # the embedder (and reranker) load before the first part starts
     models, reranker, missing = _load_models(cfg, specs)
     skipped += missing
     gone = {s["label"] for s in missing}

@@ -403,6 +403,32 @@ def suite_markdown(entries: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]
     return "\n".join(lines)
 
 
+PLOT_STYLES = ("-", "--", ":", "-.")
+PLOT_MARKERS = ("o", "s", "^", "D", "v", "x")
+
+
+def plot_styles(runs: Sequence[Mapping[str, Any]]) -> list[tuple[int, str, str]]:
+    """(colour number, line style, marker) per run, never the same for two runs: the colour
+    is the retrieval variant (mode, word index, rerank, literal, fusion, feedback; tab10, or
+    tab20 past ten variants), the line style the chunk unit and embedder, and past 20 variants
+    the marker tells them apart too."""
+    variants = list(dict.fromkeys(_variant(r) for r in runs))
+    indexes = list(dict.fromkeys((r["unit"], r["embedder"]) for r in runs))
+    palette = 10 if len(variants) <= 10 else 20
+    out = []
+    for run in runs:
+        v = variants.index(_variant(run))
+        i = indexes.index((run["unit"], run["embedder"]))
+        marker = PLOT_MARKERS[(v // palette + i // len(PLOT_STYLES)) % len(PLOT_MARKERS)]
+        out.append((v % palette, PLOT_STYLES[i % len(PLOT_STYLES)], marker))
+    return out
+
+
+def _variant(run: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(run.get(key) for key in ("mode", "lexical", "rerank", "literal", "fuse",
+                                           "feedback", "rewrites"))  # fmt: skip
+
+
 def plot_recall(doc: Mapping[str, Any], path: Path) -> Path:
     """Message- and chunk-level recall@k per run, with the reference (DRAGON) line if any."""
     import matplotlib
@@ -412,21 +438,17 @@ def plot_recall(doc: Mapping[str, Any], path: Path) -> Path:
 
     ks = list(doc.get("ks", [1, 5, 10, 25, 50]))
     runs = doc.get("runs", [])
-    # colour = retrieval method, line style = chunk unit (and embedder): readable at 10+ runs
-    methods = list(dict.fromkeys((r["mode"], r["lexical"], r["rerank"]) for r in runs))
-    indexes = list(dict.fromkeys((r["unit"], r["embedder"]) for r in runs))
-    styles = ["-", "--", ":", "-."]
-    colours = plt.get_cmap("tab10")
+    looks = plot_styles(runs)
+    colours = plt.get_cmap("tab10" if max((c for c, _, _ in looks), default=0) < 10 else "tab20")
     fig, axes = plt.subplots(1, 2, figsize=(12, 6.5), sharey=True)
     for ax, prefix, title in (
         (axes[0], "message_recall", "message level (k messages)"),
         (axes[1], "chunk_recall", "chunk level (k chunks)"),
     ):
-        for run in runs:
+        for run, (colour, style, marker) in zip(runs, looks, strict=True):
             ys = [100 * run["metrics"].get(f"{prefix}@{k}", 0.0) for k in ks]
-            colour = colours(methods.index((run["mode"], run["lexical"], run["rerank"])) % 10)
-            style = styles[indexes.index((run["unit"], run["embedder"])) % len(styles)]
-            ax.plot(ks, ys, style, color=colour, marker="o", markersize=4, label=run["label"])
+            ax.plot(ks, ys, style, color=colours(colour), marker=marker, markersize=4,
+                    label=run["label"])  # fmt: skip
         ref = doc.get("reference")
         if ref and prefix == "message_recall":
             rks = [k for k in ks if f"message_recall@{k}" in ref]

@@ -45,6 +45,7 @@ PURE = [
     "casper/index/chunk_text.py",
     "casper/search/feedback.py",
     "casper/search/modes.py",
+    "casper/search/words.py",
     # not casper/backends/toolcalls.py: it reads tool calls with mlx_lm.tool_parsers, imported
     # inside a function (test_backends_import_heavy_libraries_inside_functions keeps its top
     # level light; tests/unit/test_tool_parsers.py holds it to stdlib + that one package)

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from casper.agent import core, prompts
 from casper.agent.enrich import Enrichment, enrich, to_hints
+from casper.agent.fact_route import fact_answer
 from casper.agent.loop import Event, Usage, run_agent
 from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
 from casper.agent.stats_route import stats_answer
@@ -158,7 +159,6 @@ def answer_question(
     limits: core.Limits,
     now: datetime | None = None,
     history: Sequence[str] = (),
-    unavailable_reason: str | None = None,
     on_event: Callable[[Event], None] = lambda e: None,
     locale: str = "en_US",
     me_names: Sequence[str] = (),
@@ -172,12 +172,13 @@ def answer_question(
     found, hints = build_hints(question, store, tz, now, history, locale=locale)
     if engine is None:
         figures = stats_answer(question, found, store, tz, me_names)
+        facts = fact_answer(question, found, store, tz, me_names) if figures is None else None
         if figures is not None:
             text, guids = figures, list[str]()
+        elif facts is not None:  # a date or a card the store holds, citing its message
+            text, guids = facts
         else:
             text, guids = retrieval_only(question, search, found, store, tz)
-        if unavailable_reason:
-            text = f"({unavailable_reason}; answering from search alone.)\n{text}"
         return Asked(
             text,
             citations_for(store, guids, tz),

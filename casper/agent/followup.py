@@ -1,9 +1,11 @@
 """PURE: carry the last `casper chat` turn's people, dates and topic into a follow-up question.
 
-"what did she do about it?" says nothing search can use. When a question leans on pronouns
-and names no one, it is rewritten with what the previous turn was about: the person (named in
-the question, else the only other sender among its sources), its explicit date range, and its
-topic words. The rewrite is shown to the user, so nothing is guessed silently.
+"what did she do about it?" or "and what about the license?" says nothing search can use on
+its own. When a question leans on the last one (a pronoun, or an opening like "and …", "what
+about …"), it is rewritten with what the last turn was about and the follow-up did not replace:
+the person (named in the question, else the only other sender among its sources), its explicit
+date range, and its topic words. The rewrite is shown to the user (`read as: …`), so nothing
+is guessed silently.
 
 Imports: stdlib only.
 """
@@ -78,36 +80,46 @@ def turn_of(
 
 
 def rewrite(question: str, last: Turn | None, names: Sequence[str]) -> tuple[str, str] | None:
-    """(question to ask, note for the user) when `question` is a follow-up of `last`, else None.
+    """(question to ask, `read as:` line for the user) when `question` follows up on `last`,
+    else None.
 
-    A follow-up refers back by pronoun ("she", "it", "that") and names nobody itself.
+    A follow-up leans on the last question: a pronoun ("she", "it"), or an opening such as
+    "and …", "what about …", "how about …". It keeps what it does not replace: the person
+    unless it names one ("and Mom?" replaces Priya), the topic unless it has words of its own
+    ("and what about the license?" replaces the dentist), the dates unless it gives its own.
     """
     if last is None:
         return None
-    words = set(_words(question))
-    if names_in(question, names):
+    words = _words(question)
+    named = names_in(question, names)
+    refers_person = bool(set(words) & PERSON_PRONOUNS)
+    refers_thing = bool(set(words) & THING_PRONOUNS)
+    opens = _FOLLOW_UP.match(question) is not None
+    if not (refers_person or refers_thing or opens):
         return None
-    refers_person = bool(words & PERSON_PRONOUNS)
-    refers_thing = bool(words & THING_PRONOUNS)
-    if not (refers_person or refers_thing):
-        return None
+    name_words = {w for name in named for w in _words(name)}
+    own = [w for w in _own_words(question) if w not in name_words]
     added: list[str] = []
-    notes: list[str] = []
-    if refers_person and last.people:
+    if not named and last.people and (refers_person or opens):
         added.append(f"about {last.people[0]}")
-        notes.append(last.people[0])
-    # "when did she go?" says nothing of its own: it is still about the last topic (the dentist)
-    carries_topic = refers_thing or not _own_words(question)
-    if carries_topic and last.topic:
+    # "when did she go?" or "and Mom?" say nothing of their own: still about the last topic
+    if last.topic and (not own or (refers_thing and not opens)):
         added.append("regarding " + " ".join(last.topic[:6]))
-        notes.append(" ".join(last.topic[:6]))
     if last.date_range and not _has_date(question):
         start, end = last.date_range
         added.append(f"between {start.isoformat()} and {end.isoformat()}")
-        notes.append(f"{start.isoformat()} → {end.isoformat()}")
     if not added:
         return None
-    return f"{question.rstrip()} ({'; '.join(added)})", "following up on " + ", ".join(notes)
+    asked = f"{question.rstrip()} ({'; '.join(added)})"
+    return asked, f"read as: {asked} — carried from the last question"
+
+
+# how a follow-up opens when it leans on the last question without a pronoun
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:and|also|but|or|so|then|plus|what about|how about|same for|same with)\b",
+    re.IGNORECASE,
+)
+_OPENERS = frozenset(["and", "also", "but", "or", "so", "then", "plus", "same"])
 
 
 # verbs a follow-up asks with that say nothing of a new topic ("when did she go?")
@@ -120,8 +132,9 @@ _BARE_VERBS = frozenset(_VERBS.split())
 
 
 def _own_words(question: str) -> list[str]:
-    """The question's content words: not stop words, pronouns, short words or bare verbs."""
-    skip = STOPWORDS | PERSON_PRONOUNS | THING_PRONOUNS | _BARE_VERBS
+    """The question's content words: not stop words, pronouns, openers, short words or bare
+    verbs."""
+    skip = STOPWORDS | PERSON_PRONOUNS | THING_PRONOUNS | _BARE_VERBS | _OPENERS
     return [w for w in _words(question) if w not in skip and len(w) > 2 and not _has_date(w)]
 
 

@@ -53,11 +53,13 @@ def stats_answer(
     if person is not None and not _RANKING.search(question):
         s = person_stats(store, person, tz, start, end)
         return (
-            f"With {names.get(person, person)} {span}: you sent {s['sent']} messages and "
-            f"received {s['received']} (one-to-one chat, from the stats tools)."
+            f"With {names.get(person, person)} {span}: you sent {s['sent']:,} messages and "
+            f"received {s['received']:,} (one-to-one chat, from the stats tools)."
         )
     top = top_people(store, tz, start, end, 5)
     if not top:
         return f"No messages {span}."
-    ranked = "\n".join(f"  {i}. {names.get(p, p)}: {n} messages" for i, (p, n) in enumerate(top, 1))
+    ranked = "\n".join(
+        f"  {i}. {names.get(p, p)}: {n:,} messages" for i, (p, n) in enumerate(top, 1)
+    )
     return f"Who you exchanged the most messages with {span}:\n{ranked}"

@@ -96,7 +96,8 @@ def _chat_db_check(cfg: Config, counts: dict[str, Any]) -> Check:
     except IngestError as exc:
         return _check("chat.db", "fail", exc.message, exc.hint)
     counts["chat_db_rows"] = state.message_count
-    return _check("chat.db", "ok", f"{cfg.chat_db} readable, {state.message_count} rows")
+    rows = f"{state.message_count:,} rows (messages, reactions, events)"
+    return _check("chat.db", "ok", f"{cfg.chat_db} readable, {rows}")
 
 
 def _contacts_check(cfg: Config) -> Check:
@@ -153,8 +154,8 @@ def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
     counts.update(messages=total, undated=undated, people=people, decode_failures=failures)
     rate = 1 - failures / total if total else 1.0
     detail = (
-        f"{total} messages" + (f" ({undated} without a date)" if undated else "")
-        + f", {people} people, decode rate {rate:.2%}"
+        f"{total:,} messages" + (f" ({undated:,} without a date)" if undated else "")
+        + f", {people:,} people, decode rate {rate:.2%}"
     )  # fmt: skip
     counts["coverage"] = {"first": iso(first, tz), "last": iso(last, tz)}
     span = f"{(iso(first, tz) or '?')[:10]} → {(iso(last, tz) or '?')[:10]}"
@@ -232,10 +233,10 @@ def _index_check(cfg: Config, counts: dict[str, Any]) -> Check:
         share = int(100 * done / total)
         return _check(
             "search index", "warn",
-            f"{total} chunks, semantic index {share} % built ({done}/{total} vectors)",
+            f"{total:,} chunks, semantic index {share} % built ({done:,}/{total:,} vectors)",
             "run `casper index` to embed the rest (it continues where it stopped)",
         )  # fmt: skip
-    return _check("search index", "ok", f"{total} chunks, all with vectors")
+    return _check("search index", "ok", f"{total:,} chunks, all with vectors")
 
 
 def _index_probe_checks(cfg: Config) -> list[Check]:

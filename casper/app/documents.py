@@ -1,12 +1,12 @@
 """The `--json` shapes from CLI.md, built from the store's records (terminal views of these
 documents are in casper.cli.views).
 
-Imports: stdlib, casper.protocols, casper.records, casper.dates.zones.
+Imports: stdlib, casper.protocols, casper.records, casper.dates.zones, casper.search.words.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import tzinfo
 from typing import Any
 
@@ -47,7 +47,10 @@ def stats_json(person: Person, stats: Mapping[str, Any], tz: tzinfo) -> dict[str
     return out
 
 
-def hit_json(hit: Hit, tz: tzinfo) -> dict[str, Any]:
+def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> dict[str, Any]:
+    """One hit; `matched_words`: which of the searched `words` its messages contain."""
+    from casper.search.words import matched
+
     return {
         "chunk_id": hit.chunk_id,
         "chat": hit.chat,
@@ -65,4 +68,28 @@ def hit_json(hit: Hit, tz: tzinfo) -> dict[str, Any]:
             }
             for m in hit.messages
         ],
+        "matched_words": matched(words, (m.text for m in hit.messages)),
     }
+
+
+def index_json(run: Any, tz: tzinfo) -> dict[str, Any]:
+    """`index --json` from an IndexRunReport (casper.indexer.run): the ingest report, the
+    coverage as timestamps, the vectors (`vectors_new`: embedded by this run) and where and how
+    fast the embedder ran."""
+    from casper.indexer.run import placement_of
+
+    report = run.ingest
+    data: dict[str, Any] = report.to_dict()
+    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
+    fill = run.vectors
+    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
+    embedded = fill.embedded if fill else 0
+    data["vectors_new"] = embedded
+    spent = report.timings.get("embed", 0.0)
+    data["embed_chunks_per_s"] = round(embedded / spent, 1) if embedded and spent > 0 else None
+    placement = placement_of(run.embedder)
+    data["embedder"] = None if placement is None else {
+        "backend": placement.backend, "device": placement.device,
+        "threads": placement.threads, "notice": placement.notice,
+    }  # fmt: skip
+    return data

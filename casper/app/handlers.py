@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from casper.app.requests import (
@@ -45,8 +45,10 @@ def _ignore(_event: dict[str, Any]) -> None:
     pass
 
 
-def _notice(emit: Emit) -> Callable[[str], None]:
-    return lambda text: emit({"event": "notice", "text": text})
+def _notice(emit: Emit, key: str | None = None) -> Callable[[str], None]:
+    """A `say` for notices; `key` names the kind (a view that says it another way skips it)."""
+    extra = {"key": key} if key else {}
+    return lambda text: emit({"event": "notice", "text": text, **extra})
 
 
 def zone(rt: Runtime) -> ZoneInfo:
@@ -119,7 +121,7 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
         k=req.k,
         mode=req.mode,
         rerank=req.rerank,
-        reranker=rt.reranker(_notice(emit)) if req.rerank else None,
+        reranker=rt.reranker(_notice(emit, "reranker")) if req.rerank else None,
         literal=req.literal,
     )
     _say_notices(rt, result, emit)
@@ -150,9 +152,25 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
         "filters": filters,
         "coverage": covered and {"first": covered[0], "last": covered[1]},
         "understood": understood.to_json(),
-        "hits": [hit_json(h, tz) for h in result.hits],
+        **ran_json(rt, req.rerank, result.reranked),
+        **words_json(result.words, result.words_not_found),
+        "hits": [hit_json(h, tz, result.words) for h in result.hits],
         "indexed_through": iso(through, tz),
     }
+
+
+def ran_json(rt: Runtime, asked: bool, reranked: bool) -> dict[str, Any]:
+    """`reranked` (what ran, not what was asked) and, when false, why not."""
+    if reranked:
+        return {"reranked": True}
+    from casper.app.optional_models import not_reranked_because
+
+    return {"reranked": False, "why_not_reranked": not_reranked_because(rt.cfg, asked)}
+
+
+def words_json(words: Sequence[str], absent: Sequence[str]) -> dict[str, Any]:
+    """The words hits are measured by (`matched_words` per hit) and those in no message."""
+    return {"words": list(words), "words_not_found": list(absent)}
 
 
 def contacts(rt: Runtime, emit: Emit = _ignore) -> list[dict[str, Any]]:
@@ -212,18 +230,61 @@ def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> dict[str, Any]:
     tz = zone(rt)
     store = rt.store()
     msg = store.message(req.ref)
+    names = store.names()
+    asked: dict[str, Any] | None = None
+    if msg is None:  # a tapback's row? Then the message it reacts to, and say so
+        found = _reaction_at(rt, store, req.ref)
+        if found is not None:
+            target, sender, label, guid = found
+            msg = store.message(target)
+            if msg is not None:
+                asked = {"ref": req.ref, "guid": guid, "reaction": label,
+                         "sender": names.get(sender, sender), "to": msg.rowid}  # fmt: skip
+                who = "your" if sender == "me" else f"{asked['sender']}'s"
+                emit({"event": "notice",
+                      "text": f"{req.ref} is {who} {label} reaction to #{msg.rowid}; "
+                              f"showing #{msg.rowid}"})  # fmt: skip
     if msg is None:
         raise CasperError(
             f"no message {req.ref!r}", hint="use a rowid or guid from `casper search`"
         )
     ctx = store.context(msg, req.before, req.after)
-    names = store.names()
     chat = store.chat(msg.chat_id)
-    return {
+    doc = {
         "message": message_json(msg, names, tz),
         "context": [message_json(m, names, tz) for m in ctx],
         "chat": {"id": msg.chat_id, "name": chat.name if chat else None},
     }
+    if asked is not None:
+        doc["reaction"] = asked  # what was asked for: a reaction to `message`
+    return doc
+
+
+def _reaction_at(rt: Runtime, store: Store, ref: str) -> tuple[str, str, str, str] | None:
+    """(target guid, sender, label, the reaction's guid) when `ref` (a rowid or guid) is a
+    tapback: reactions are folded into their message, so their rows are not messages. A rowid
+    is looked up in chat.db (read-only); None when it can't be read or it is no reaction."""
+    import sqlite3
+
+    from ingest.errors import IngestError
+
+    text = str(ref).strip().lstrip("#")
+    guid: str | None = text
+    if text.isdigit():
+        from ingest.connect import open_chat_db
+
+        try:
+            conn = open_chat_db(rt.cfg.chat_db)
+            try:
+                row = conn.execute("SELECT guid FROM message WHERE ROWID=?", (int(text),))
+                found = row.fetchone()
+            finally:
+                conn.close()
+        except (IngestError, sqlite3.Error, OSError):
+            return None
+        guid = found[0] if found else None
+    reaction = store.reaction(guid) if guid else None
+    return (*reaction, guid) if reaction is not None and guid else None
 
 
 def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
@@ -247,17 +308,30 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
     store = rt.store()
     retriever = rt.retriever()
-    reranker = rt.reranker(_notice(emit))
+    reranker = rt.reranker(_notice(emit, "reranker"))
     through = store.indexed_through()  # before searching: the answer sees at least this much
     _say_if_behind(rt, store, req.question, emit)
 
+    ran: dict[str, Any] = {"searches": 0, "reranked": False, "absent": {}, "words": {},
+                           "held": set()}  # fmt: skip
+
     def search(query: str, **options: Any) -> list[Hit]:
-        """The agent's search: this request's reranker, notices said as they come."""
+        """The agent's search: this request's reranker, notices said as they come; what ran
+        is noted for the document (reranked or not, the question's words in no message)."""
         result = retriever.search(query, reranker=reranker, **options)
         _say_notices(rt, result, emit)
+        ran["searches"] += 1
+        ran["reranked"] = ran["reranked"] or result.reranked
+        if query.strip() == req.question:  # the question's own words, as searched
+            from casper.search.words import matched
+
+            ran["absent"].update(dict.fromkeys(result.words_not_found))
+            ran["words"].update(dict.fromkeys(result.words))
+            texts = [m.text for h in result.hits for m in h.messages]
+            ran["held"].update(matched(result.words, texts))
         return result.hits
 
-    engine, why = None, None
+    engine = None
     loading = time.perf_counter()
     if not req.no_llm:
         name = req.model or rt.cfg.llm_model
@@ -269,12 +343,11 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
             said = engine_unavailable(rt.cfg, name, failure)
             if said:
                 emit({"event": "notice", "text": said})
-            why = "the language model is not available"
         elif server is None:
             engine_loaded(rt.cfg, name)
     load_s = time.perf_counter() - loading  # ~0 when this Runtime already holds the model
 
-    def answer(engine: Any, why: str | None) -> Any:
+    def answer(engine: Any) -> Any:
         return answer_question(
             req.question,
             store=store,
@@ -283,7 +356,6 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
             tz=tz,
             limits=Limits(max_iterations=req.max_iterations or rt.cfg.max_iterations),
             history=req.history,
-            unavailable_reason=why,
             on_event=emit,  # the loop's events are already the shared dicts
             locale=rt.cfg.locale,
             me_names=me_names(rt.cfg, store),
@@ -291,14 +363,32 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
 
     answering = time.perf_counter()
     try:
-        asked = answer(engine, why)
+        asked = answer(engine)
     except ModelServerFailed as exc:  # every time: a server's failure is of the moment
         emit({"event": "notice", "text": f"answering from search alone: {exc.message}",
               "hint": exc.hint})  # fmt: skip
-        asked = answer(None, "the model server failed")
+        asked = answer(None)
     elapsed = time.perf_counter() - answering + load_s  # a failed attempt's wait included
     asked = dataclasses.replace(asked, load_s=round(load_s, 3), elapsed_s=round(elapsed, 3))
-    return {**asked.to_dict(), "llm_server": server, "indexed_through": iso(through, tz)}
+    reranked = ran_json(rt, True, ran["reranked"])
+    if not ran["reranked"] and not ran["searches"]:
+        reranked["why_not_reranked"] = "no search ran"
+    if ran["words"]:  # a word the cited messages hold was found, by whichever search
+        from casper.search.words import matched
+
+        cited = [c.get("text") or "" for c in asked.citations]
+        ran["held"].update(matched(list(ran["words"]), cited))
+    return {
+        **asked.to_dict(),
+        **reranked,
+        "words_not_found": list(ran["absent"]),
+        # in some message, but in none the question's searches found (nor the answer cites)
+        "words_not_in_hits": [
+            w for w in ran["words"] if w not in ran["held"] and w not in ran["absent"]
+        ],  # fmt: skip
+        "llm_server": server,
+        "indexed_through": iso(through, tz),
+    }
 
 
 def remote_notice(server: str) -> str:

@@ -14,7 +14,6 @@ Imports: casper.config, casper.app.notices, casper.backends.{factory,loading}; m
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from casper.app import notices
 from casper.backends import factory
+from casper.backends.loading import hf_cache_dir
 from casper.config import Config
 
 if TYPE_CHECKING:
@@ -30,17 +30,6 @@ if TYPE_CHECKING:
 
 NOTICE = "reranker"
 ENGINE_NOTICE = "engine"
-
-
-def hf_cache_dir() -> Path:
-    """Where huggingface_hub keeps downloaded models (same precedence as the library)."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "huggingface" / "hub"
 
 
 def model_probe(model: str) -> str:
@@ -87,6 +76,20 @@ def load_reranker(cfg: Config, say: Callable[[str], None]) -> Reranker | None:
     )
     say(f"rerank off: {model} is not available; searching without it (see `casper doctor`)")
     return None
+
+
+def not_reranked_because(cfg: Config, asked: bool) -> str:
+    """Why a search ran without the reranker, in a few words (what `--json` and the text say)."""
+    if not asked:
+        return "--no-rerank"
+    if not cfg.rerank:
+        return "rerank = false in config.toml"
+    if not cfg.rerank_model:
+        return "no rerank_model is set"
+    model = cfg.rerank_model
+    if model_probe(model).endswith(":absent"):
+        return f"{model} is not downloaded (`casper pull`)"
+    return f"{model} did not load (`casper doctor`)"
 
 
 def engine_notice(cfg: Config, model: str) -> dict[str, str] | None:

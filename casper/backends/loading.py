@@ -39,6 +39,36 @@ def model_cache() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "casper"
 
 
+def hf_cache_dir() -> Path:
+    """Where huggingface_hub keeps downloaded models (same precedence as the library)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "huggingface" / "hub"
+
+
+def not_cached(kind: str, model: str) -> ModelUnavailable | None:
+    """Offline, a hub model with no snapshot in the local cache cannot load: the failure,
+    found without importing the loading library (mlx_lm and transformers take tens of MB that
+    a long-lived service would keep for nothing). None when it may load."""
+    if not hub_offline() or local_model_path(model) is not None or "/" not in model:
+        return None
+    snapshots = hf_cache_dir() / ("models--" + model.replace("/", "--")) / "snapshots"
+    try:
+        if any(snapshots.iterdir()):
+            return None
+    except OSError:
+        pass
+    return ModelUnavailable(
+        f"cannot load {kind} {model}: it is not in the local model cache",
+        hint=f"{model} is not in the local model cache (Casper never downloads while "
+        "answering); run `casper pull` once while online, or point the setting at a local copy",
+    )
+
+
 def local_model_path(model: str) -> Path | None:
     """The local directory `model` names, or None for a hub id; a missing path raises."""
     path = Path(model).expanduser()

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from casper.backends.loading import hub_offline, load_failure, local_model_path
+from casper.backends.loading import hub_offline, load_failure, local_model_path, not_cached
 from casper.backends.toolcalls import (
     CALL_END,
     CALL_START,
@@ -49,6 +49,9 @@ class MlxEngine:
         self.thinking = thinking
         self._describe_tools = describe_tools
         local_model_path(model)  # a missing folder is its own error, before any loading
+        missing = not_cached("language model", model)
+        if missing is not None:
+            raise missing
         try:
             from mlx_lm import load
 

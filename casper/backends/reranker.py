@@ -15,6 +15,7 @@ from casper.backends.loading import (
     hub_offline,
     load_failure,
     local_model_path,
+    not_cached,
     quiet_load_failure,
     quiet_transformers,
 )
@@ -36,6 +37,9 @@ class CrossEncoderReranker:
         self.name = model_id_or_path
         self.batch_size = batch_size
         local_only = local_model_path(model_id_or_path) is not None or hub_offline()
+        missing = not_cached("rerank model", model_id_or_path)  # said plainly, nothing imported
+        if missing is not None:
+            raise missing
         self._model = _load(model_id_or_path, device, local_only, max_length)
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:

@@ -84,7 +84,8 @@ def ask_once(
     if not no_llm:
         checked_server(cfg, base_url)
     session = session or Session(cfg)
-    view = AskView(quiet=json)  # its clock starts before anything loads
+    # its clock starts before anything loads
+    view = AskView(quiet=json, footer=not (json or quiet))
     with view.doing("searching your messages" if no_llm else "thinking"):
         data = session.execute("ask", args, on_event=view)
     if json:
@@ -93,12 +94,32 @@ def ask_once(
     from casper.cli.invocation import command_line
     from casper.cli.render import print_answer
 
+    said = words_line(data)
+    if said:  # before the answer: the messages below are not about those words
+        view({"event": "notice", "text": said})
     print_answer(
         data, question, sources=show_sources, show_command=command_line(cfg.data_dir, "show")
     )
     if not quiet:
         view.finish(data)
     return data
+
+
+def words_line(doc: dict[str, Any]) -> str | None:
+    """`no message contains 'birthday'` / `none of the messages found contains 'license'`:
+    the question's words the answer's messages do not hold, so they are not taken as its."""
+    nowhere, elsewhere = doc.get("words_not_found") or [], doc.get("words_not_in_hits") or []
+    parts = []
+    if nowhere:
+        parts.append(f"no message contains {_quoted(nowhere)}")
+    if elsewhere:
+        parts.append(f"none of the messages found contains {_quoted(elsewhere)}")
+    return "; ".join(parts) or None
+
+
+def _quoted(words: list[str]) -> str:
+    said = [repr(w) for w in words]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
 
 
 @app.command()

@@ -138,6 +138,9 @@ def _setup_logging(verbose: bool) -> None:
         from rich.logging import RichHandler
 
         handler: logging.Handler = RichHandler(console=_stderr(), show_path=False)
+        # the handler shows the level itself; without a formatter of its own basicConfig
+        # gives it "LEVEL:name:message", and every line read "DEBUG DEBUG:…"
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     else:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(NoticeFormatter())

@@ -164,7 +164,7 @@ def demo(
 ) -> None:
     """Build the synthetic demo corpus in its own home, index it, show people and stats, ask."""
     from casper.cli.base import _stderr
-    from ingest.synthetic import build_demo_corpus
+    from ingest.synthetic import DEMO_TIMEZONE, build_demo_corpus
 
     base = config(home)
     demo_home = base.data_dir / "demo"
@@ -176,7 +176,11 @@ def demo(
         chat_db, contacts = corpus.chat_db, corpus.contacts
     else:
         chat_db, contacts = source / "chat.db", source / "AddressBook"
-    cfg = dataclasses.replace(config(demo_home), chat_db=chat_db, contacts=contacts)
+    own = config(demo_home)
+    # the demo's story happens in its people's zone, not the machine's (unless set in its
+    # config.toml); kept there, so every command pasted from below reads the same clock
+    zone = own.timezone or DEMO_TIMEZONE
+    cfg = dataclasses.replace(own, chat_db=chat_db, contacts=contacts, timezone=zone)
     from casper.cli.invocation import command_line
 
     try:
@@ -189,10 +193,11 @@ def demo(
     # `doctor`, pasted from the lines below, never reach for the real Messages
     from casper.config import remember
 
-    remember(demo_home, chat_db=chat_db.resolve(), contacts=contacts.resolve())
+    remember(demo_home, chat_db=chat_db.resolve(), contacts=contacts.resolve(), timezone=zone)
     err.print(
-        f"demo index: {report.messages_total} messages, {report.chunks_total} chunks "
-        f"in {cfg.data_dir}"
+        f"demo index: {report.messages_total:,} messages, {report.chunks_total:,} chunks "
+        f"in {cfg.data_dir}; its times are in {zone}, where its people live",
+        soft_wrap=True,
     )
     _demo_overview(cfg)
     from casper.cli.ask import ask_once

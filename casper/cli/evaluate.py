@@ -2,12 +2,48 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded
+
+# The summary's columns, most wanted first: what is left out at a narrow width (the report has
+# them all); "run" is always kept.
+COLUMN_ORDER = ("msg R@10", "msg R@5", "MRR@10", "nDCG@10", "msg R@1", "p50 ms", "msg R@25",
+                "msg R@50", "chunk R@10", "hit@10", "p95 ms")  # fmt: skip
+
+
+def fit_columns(
+    header: list[str], rows: list[list[str]], width: int
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """The summary cut to `width` columns of terminal: whole metric columns are left out,
+    least wanted first, instead of every cell shrinking to "…". Returns (header, rows, the
+    names left out)."""
+
+    def needed(keep: list[int]) -> int:  # rich's heavy box: a border and 2 spaces per column
+        cells = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
+                 for i in keep]  # fmt: skip
+        return sum(cells) + 3 * len(keep) + 1
+
+    rank = {name: n for n, name in enumerate(COLUMN_ORDER)}
+    keep = list(range(len(header)))
+    while needed(keep) > width and len(keep) > 2:
+        worst = max(keep[1:], key=lambda i: (rank.get(header[i], len(rank)), i))
+        keep.remove(worst)
+    dropped = [h for i, h in enumerate(header) if i not in keep]
+    return [header[i] for i in keep], [[r[i] for i in keep] for r in rows], dropped
+
+
+def shared_tail(doc: dict[str, Any]) -> str | None:
+    """The last part every run label shares (the embedder, when all runs used one): the table
+    leaves it out of each label and says it once in its title; None when runs differ."""
+    tails = {r["label"].rsplit("/", 1)[-1] for r in doc.get("runs") or []}
+    return tails.pop() if len(tails) == 1 else None
 
 
 def _table(title: str, header: list[str], rows: list[list[str]]) -> Any:
@@ -140,6 +176,7 @@ def evaluate(
     base_doc = report.load_run(baseline) if baseline else None
     units = [harness.parse_unit(u) for u in unit] if unit else None
     doc = _run_with_progress(
+        err,
         harness.run_eval,
         cfg,
         dataset,
@@ -161,13 +198,21 @@ def evaluate(
     if not console.is_terminal:
         console.width = max(console.width, 170)  # piped: keep the metric columns readable
     header, rows = report.summary_rows(doc)
+    tail = shared_tail(doc)
+    if tail:
+        rows = [[r[0].removesuffix("/" + tail), *r[1:]] for r in rows]
+    header, rows, dropped = fit_columns(header, rows, console.width)
     half = f" ({split} half)" if split != "all" else ""
     title = (
         f"{doc['dataset']}{half}: {doc['scored_questions']} scored of {doc['questions']} questions"
+        + (f", every run {tail}" if tail else "")
     )
     console.print(_table(title, header, rows))
-    for skip in doc.get("skipped", []):
-        console.print(f"[yellow]skipped[/] {skip['label']}: {skip['reason']}", soft_wrap=True)
+    if dropped:
+        console.print(f"[dim]left out at this width: {', '.join(dropped)} (all in the report)[/]",
+                      soft_wrap=True)  # fmt: skip
+    for line in skipped_lines(doc.get("skipped", [])):
+        console.print(line, soft_wrap=True, markup=False)
     stats = doc.get("stats") or {}
     if stats.get("exact_match") is not None:
         console.print(
@@ -178,7 +223,10 @@ def evaluate(
         console.print(answer_line(answered), soft_wrap=True, highlight=False)
     elif answered.get("skipped"):
         console.print(f"[yellow]answers skipped[/]: {answered['skipped']}", soft_wrap=True)
-    console.print(f"[dim]run written to {doc['files']['json']}[/]", soft_wrap=True)
+    files = doc["files"]
+    console.print(f"[dim]report: {files['markdown']}[/]", soft_wrap=True)
+    console.print(f"[dim]plot:   {files['plot']}[/]", soft_wrap=True)
+    console.print(f"[dim]run:    {files['json']}[/]", soft_wrap=True)
     regressed: list[Any] = []
     if base_doc is not None:
         diffs = report.compare(doc, base_doc)
@@ -214,6 +262,18 @@ def evaluate(
         )
 
 
+def skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
+    """Two lines per reason: `skipped 2 runs: not reranked: …`, then the runs' labels."""
+    by_reason: dict[str, list[str]] = {}
+    for skip in skipped:
+        by_reason.setdefault(skip["reason"], []).append(skip["label"])
+    lines = []
+    for reason, labels in by_reason.items():
+        runs = f"{len(labels)} runs" if len(labels) > 1 else "1 run"
+        lines += [f"skipped {runs}: {reason}", f"  {', '.join(labels)}"]
+    return lines
+
+
 def _answer_engine(no_llm: bool) -> Any:
     from eval.answers import RETRIEVAL_ONLY
 
@@ -240,13 +300,51 @@ def answer_line(a: dict[str, Any]) -> str:
     )
 
 
-def _run_with_progress(run: Any, *args: Any, **kwargs: Any) -> Any:
+def _run_with_progress(err: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
     """Run the eval; off a terminal its stages (building an index, scoring questions) print
     `casper eval: …` lines as `casper index` does, so a redirected run is never silent for
-    minutes. A terminal keeps the per-part lines only (no bars under the dim lines)."""
+    minutes. On a terminal one status line under the per-part lines says the stage in progress
+    (`synthetic 8x4 · embedding chunks 384/878 · 12s`) and goes when the run ends."""
     from casper.cli.progress import stage_bars
 
-    if _stderr().is_terminal:
-        return run(*args, **kwargs)
+    if err.is_terminal:  # `err` prints the per-part lines: the status line must share it
+        with stage_line(err) as stages:
+            return run(*args, stages=stages, **kwargs)
     with stage_bars(prefix="casper eval") as stages:
         return run(*args, stages=stages, **kwargs)
+
+
+@contextmanager
+def stage_line(console: Any) -> Iterator[Callable[[str, int, int | None], None]]:
+    """A transient spinner line for `(stage, done, total)` callbacks; the elapsed time counts
+    up on its own between callbacks (a model loading reports nothing for seconds)."""
+    import time
+
+    from casper.cli.progress import fmt_duration, label
+
+    now: dict[str, Any] = {"stage": "starting", "text": "starting …", "since": time.monotonic()}
+
+    def text() -> str:
+        return f"{now['text']} · {fmt_duration(time.monotonic() - now['since'])}"
+
+    def update(stage: str, done: int, total: int | None) -> None:
+        if stage != now["stage"]:
+            now.update(stage=stage, since=time.monotonic())
+        count = f" {done:,}/{total:,}" if total and total > 1 else ""
+        now["text"] = label(stage) + count
+        status.update(text())
+
+    with console.status(text(), spinner="dots") as status:
+        stop = threading.Event()
+        ticker = threading.Thread(target=_tick, args=(stop, status, text), daemon=True)
+        ticker.start()
+        try:
+            yield update
+        finally:
+            stop.set()
+            ticker.join()
+
+
+def _tick(stop: threading.Event, status: Any, text: Callable[[], str]) -> None:
+    while not stop.wait(1.0):
+        status.update(text())

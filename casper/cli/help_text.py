@@ -50,9 +50,22 @@ def epilog(name: str) -> str | None:
     return "Examples:\n\n" + "\n\n".join(f"  $ {line}" for line in lines)
 
 
+def reflowed(doc: str) -> str:
+    """A docstring as help: each paragraph one line, which the terminal wraps. Typer's rich
+    help joins the first paragraph's lines but keeps the later ones' line breaks, so a
+    source line end became a break in mid-sentence."""
+    import inspect
+
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
 def teach(app: Any) -> None:
-    """Add the examples as epilogs (unless a command set its own)."""
+    """Add the examples as epilogs (unless a command set its own); every paragraph of the help
+    is one line (`reflowed`)."""
     for info in app.registered_commands:
         name = info.name or (info.callback.__name__ if info.callback else "")
         if not info.epilog:
             info.epilog = epilog(name.replace("_", "-"))
+        if info.help is None and info.callback is not None and info.callback.__doc__:
+            info.help = reflowed(info.callback.__doc__)

@@ -17,9 +17,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded, print_json
+from casper.cli.base import (
+    Home,
+    Json,
+    NoService,
+    Verbose,
+    _stderr,
+    app,
+    config,
+    guarded,
+    print_json,
+)
 from casper.config import Config
-from casper.dates.zones import iso, local_tz
+from casper.dates.zones import local_tz
 
 if TYPE_CHECKING:
     from casper.indexer.lock import Holder
@@ -130,6 +140,14 @@ def kept_line(cfg: Config, ran: bool, again: str) -> str:
     return f"{kept}; `{again}` continues where this run stopped"
 
 
+def _n(count: int, thing: str) -> str:
+    """`1 new message`, `2 new messages`, `3 undecodable bodies`."""
+    if count == 1:
+        return f"1 {thing}"
+    plural = thing[:-1] + "ies" if thing.endswith("y") else thing + "s"
+    return f"{count:,} {plural}"
+
+
 def _duration(seconds: float) -> str:
     """`0.4 s`, `13 s`, `2m24s`, `1h02m`."""
     from casper.cli.progress import fmt_duration
@@ -151,39 +169,17 @@ def time_line(timings: dict[str, float], total: float, embedding: str = "") -> s
     return f"in {_duration(total)}" + (": " + " · ".join(parts) if parts else "")
 
 
-def embed_rate(run: IndexRunReport) -> str:
-    """`412 chunks/s, CPU · onnxruntime` for a run that embedded chunks ("" otherwise)."""
-    from casper.indexer.run import placement_of
-
-    per_s = _chunks_per_s(run)
-    if per_s is None:
+def embed_rate(doc: dict[str, Any]) -> str:
+    """`412 chunks/s, CPU · onnxruntime` for a run that embedded chunks ("" otherwise), from
+    its `index --json` document."""
+    per_s = doc.get("embed_chunks_per_s")
+    if not per_s:
         return ""
-    placement = placement_of(run.embedder)
-    return f"{per_s:,.0f} chunks/s" + (f", {placement.short()}" if placement else "")
-
-
-def _chunks_per_s(run: IndexRunReport) -> float | None:
-    spent = run.ingest.timings.get("embed", 0.0)
-    embedded = run.vectors.embedded if run.vectors else 0
-    return round(embedded / spent, 1) if embedded and spent > 0 else None
-
-
-def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
-    from casper.indexer.run import placement_of
-
-    report = run.ingest
-    data = report.to_dict()
-    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
-    fill = run.vectors
-    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
-    data["vectors_new"] = fill.embedded if fill else 0
-    data["embed_chunks_per_s"] = _chunks_per_s(run)
-    placement = placement_of(run.embedder)
-    data["embedder"] = None if placement is None else {
-        "backend": placement.backend, "device": placement.device,
-        "threads": placement.threads, "notice": placement.notice,
-    }  # fmt: skip
-    return data
+    where = doc.get("embedder")
+    if not where:
+        return f"{per_s:,.0f} chunks/s"
+    device = "GPU (mps)" if where["device"] == "mps" else "CPU"
+    return f"{per_s:,.0f} chunks/s, {device} · {where['backend']}"
 
 
 def _remember_paths(cfg: Config, chat_db: Path | None, contacts: Path | None) -> None:
@@ -228,9 +224,11 @@ def index(
     ] = False,
     home: Home = None,
     json: Json = False,
+    no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
-    """Ingest new messages (incremental), update stats and the search index."""
+    """Ingest new messages (incremental), update stats and the search index. When the casper
+    service runs for this data dir, the run happens there, with the models it holds."""
     from casper.cli.invocation import command_line
 
     cfg = config(home, chat_db=chat_db, contacts=contacts)
@@ -238,37 +236,94 @@ def index(
         cfg = dataclasses.replace(cfg, contacts=None)
     tz = local_tz(cfg.timezone)
     _remember_paths(cfg, chat_db, None if no_contacts else contacts)
-    # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
-    try:
-        done = run_index(cfg, rebuild=rebuild, terminal_only=json)
-    except Interrupted as stop:
-        kept = kept_line(cfg, stop.ran, command_line(cfg.data_dir, "index"))
-        _stderr().print(kept, soft_wrap=True, markup=False)
-        raise typer.Exit(130) from None
-    report = done.ingest
+    # a plain run goes to a running service (paths given were just remembered: it reads them
+    # too); --rebuild (it moves damaged files aside) and --no-contacts run here
+    doc = None if rebuild or no_contacts else _in_service(cfg, json, no_service)
+    if doc is None:
+        from casper.app.documents import index_json
+
+        # progress on stderr: bars on a terminal; plain lines elsewhere, except with --json
+        try:
+            done = run_index(cfg, rebuild=rebuild, terminal_only=json)
+        except Interrupted as stop:
+            kept = kept_line(cfg, stop.ran, command_line(cfg.data_dir, "index"))
+            _stderr().print(kept, soft_wrap=True, markup=False)
+            raise typer.Exit(130) from None
+        doc = index_json(done, tz)
     if json:
-        print_json(_index_json(done, tz))
+        print_json(doc)
         return
+    _summary(doc, tz)
+
+
+def _in_service(cfg: Config, json: bool, no_service: bool) -> dict[str, Any] | None:
+    """The run, done by the service for this data dir when one runs (its embedder is loaded:
+    no model load here); None when none runs or it can't be used (then this process runs it).
+    Its progress arrives as events and is shown as for a run here."""
+    from casper.cli.progress import stage_bars
+    from casper.cli.transport import service_enabled
+    from casper.indexer.lock import Holder
+    from casper.service import client
+
+    if not service_enabled(no_service) or not client.running(cfg.data_dir):
+        return None
+    tz = local_tz(cfg.timezone)
+
+    def on_event(event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind == "progress":
+            bars(event["stage"], event["done"], event["total"])
+        elif kind == "waiting":
+            other = event.get("holder")
+            _say(waiting_line(Holder(**other) if other else None, tz))
+        elif kind == "notice":
+            _say(event["text"])
+
+    try:
+        with stage_bars(True, plain=not json) as bars:
+            doc: dict[str, Any] = client.call(
+                cfg.data_dir, "index", {}, on_event=on_event, autostart=False
+            )
+            return doc
+    except client.ServiceUnavailable:
+        return None
+    except client.ServiceLost:
+        _say("the casper service went away during the run; running it here")
+        return None
+    except KeyboardInterrupt:
+        _say("stopped watching; the casper service finishes this run by itself "
+             "(`casper serve --status` shows it)")  # fmt: skip
+        raise typer.Exit(130) from None
+
+
+def _summary(doc: dict[str, Any], tz: tzinfo) -> None:
+    """What the run did, in two lines (stderr), from its `index --json` document."""
     err = _stderr()
-    fill = done.vectors
-    if report.noop and fill is not None and fill.embedded:  # what a stopped run left, finished
+    ran_in = doc.get("ran_in")
+    where = f" · in the casper service (pid {ran_in['pid']})" if ran_in else ""
+    timed = f"  {time_line(doc['timings'], doc['elapsed_s'], embed_rate(doc))}{where}"
+    embedded = doc.get("vectors_new", 0)
+    if doc["noop"] and embedded:  # what a stopped run left, finished
         err.print(
-            f"up to date: {report.messages_total:,} messages; embedded the {fill.embedded:,} "
-            f"chunks a stopped run left ({fill.done:,}/{fill.total:,} now have vectors)",
+            f"up to date: {doc['messages_total']:,} messages; embedded the {embedded:,} "
+            f"chunks a stopped run left ({doc['vectors_done']:,}/{doc['vectors_total']:,} now "
+            "have vectors)",
             soft_wrap=True,
         )
-        err.print(f"  {time_line(report.timings, report.elapsed_s, embed_rate(done))}",
-                  soft_wrap=True)  # fmt: skip
+        err.print(timed, soft_wrap=True)
         return
-    if report.noop:
-        err.print(f"up to date: {report.messages_total:,} messages ({report.elapsed_s:.2f} s)")
+    if doc["noop"]:
+        err.print(
+            f"up to date: {doc['messages_total']:,} messages ({doc['elapsed_s']:.2f} s){where}",
+            soft_wrap=True,
+        )
         return
-    cov = report.coverage
+    cov = doc["coverage"]
     err.print(
-        f"indexed {report.messages_new:,} new messages ({report.messages_total:,} total, "
-        f"{report.chunks_new:,} new chunks), {report.reactions:,} reactions folded, "
-        f"{report.deleted:,} deleted, {report.decode_failures:,} undecodable bodies — "
-        f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]}",
+        f"indexed {_n(doc['messages_new'], 'new message')} ({doc['messages_total']:,} total, "
+        f"{_n(doc['chunks_new'], 'new chunk')}), {_n(doc['reactions'], 'reaction')} folded, "
+        f"{doc['deleted']:,} deleted, {_n(doc['decode_failures'], 'undecodable body')} — "
+        f"coverage {(cov['first'] or '?')[:10]} → {(cov['last'] or '?')[:10]}",
         soft_wrap=True,
     )
-    err.print(f"  {time_line(report.timings, report.elapsed_s, embed_rate(done))}", soft_wrap=True)
+    err.print(timed, soft_wrap=True)

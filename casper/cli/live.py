@@ -57,7 +57,14 @@ def usage_footer(doc: Mapping[str, Any], wall_s: float | None = None) -> str:
     if usage.get("first_token_s"):
         parts.append(f"first token {usage['first_token_s']:.1f} s")
     parts.append(doc.get("model") or "no model (search only)")
+    why = doc.get("why_not_reranked")
+    if doc.get("reranked") is False and why and why not in QUIET_RERANK_REASONS:
+        parts.append(f"not reranked: {why}")  # wanted, and could not run
     return " · ".join(parts)
+
+
+# reasons a search ran without the reranker that the user chose or that change nothing
+QUIET_RERANK_REASONS = ("no search ran", "--no-rerank", "rerank = false in config.toml")
 
 
 class _Status:
@@ -95,13 +102,17 @@ class AskView:
         console: Any | None = None,
         live: bool | None = None,
         quiet: bool = False,
+        footer: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`footer`: the usage footer will be printed, and it says what the keyed "reranker"
+        notice would (that the answer's searches ran without it, and why), every time."""
         from casper.cli.render import console as make_console
 
         self.console = console or make_console(stderr=True)
         self.live_enabled = self.console.is_terminal if live is None else live
         self.quiet = quiet
+        self.footer = footer
         self.clock = clock
         self.started = clock()
         self.status = _Status(self.started, clock)
@@ -112,7 +123,8 @@ class AskView:
             return
         kind = event.get("event")
         if kind == "notice":  # e.g. the model could not be loaded: said even off a terminal
-            self._print_notice(event)
+            if not (self.footer and event.get("key") == "reranker"):
+                self._print_notice(event)
         elif kind == "loading":
             self.status.doing = f"loading {event.get('what', '')}".strip()
             self._start()
@@ -207,4 +219,5 @@ class AskView:
         self.stop()
         if not self.quiet:
             wall = max(self.clock() - self.started, float(doc.get("elapsed_s") or 0))
-            self.console.print(Text(usage_footer(doc, wall), style="dim"))
+            # one line, as notices are: the terminal wraps it, and a pipe keeps it whole
+            self.console.print(Text(usage_footer(doc, wall), style="dim"), soft_wrap=True)

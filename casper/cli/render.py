@@ -59,12 +59,12 @@ def highlighted(text: str, terms: Sequence[str], style: str = "") -> Any:
     return out
 
 
-def match_bar(score: float, best: float, worst: float) -> str:
-    """A 5-cell bar relative to the best hit of this search (raw RRF scores mean nothing)."""
-    if best <= worst:
-        filled = BAR_CELLS
-    else:
-        filled = 1 + round((BAR_CELLS - 1) * (score - worst) / (best - worst))
+def match_bar(found: int, searched: int) -> str:
+    """A 5-cell bar: the share of the searched words a hit contains (all five cells: every
+    word; none: it matched by meaning, a date or a person alone). Absolute, not the rank."""
+    filled = round(BAR_CELLS * found / searched) if searched else 0
+    if found and not filled:
+        filled = 1  # one word of many is still a word
     return "▰" * filled + "▱" * (BAR_CELLS - filled)
 
 
@@ -91,15 +91,17 @@ def short_names(names: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def hits_view(hits: Sequence[Hit], tz: tzinfo, query: str = "") -> Any:
-    """Numbered hits; each message once (a later hit only lists what is new in it)."""
+def hits_view(
+    hits: Sequence[Hit], tz: tzinfo, query: str = "", words: Sequence[str] | None = None
+) -> Any:
+    """Numbered hits; each message once (a later hit only lists what is new in it). `words`:
+    the searched words, whose share in each hit (`matched_words`) its bar shows; None or
+    none (a vector search): no bar."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     terms = query_terms(query)
-    scores = [h.score for h in hits]
-    best, worst = (max(scores), min(scores)) if scores else (0.0, 0.0)
     shown: dict[int, int] = {}  # rowid -> hit number it was printed under
     senders = [m.sender for h in hits for m in h.messages] + [
         p for h in hits for p in h.participants
@@ -110,8 +112,10 @@ def hits_view(hits: Sequence[Hit], tz: tzinfo, query: str = "") -> Any:
         head = Text()
         head.append(f"{n}. ", style="bold")
         head.append(hit.chat, style="bold")
-        head.append(f"  {_day(hit.start, tz)}  ", style="dim")
-        head.append(match_bar(hit.score, best, worst), style="green")
+        head.append(f"  {_day(hit.start, tz)}", style="dim")
+        if words:
+            found = len(getattr(hit, "matched_words", ()))
+            head.append("  " + match_bar(found, len(words)), style="green")
         parts.append(head)
         grid = Table.grid(padding=(0, 1), expand=True)
         grid.add_column(width=2)  # indent under the number
@@ -339,6 +343,7 @@ def hits_from_doc(hits: Sequence[Mapping[str, Any]]) -> list[Any]:
             score=h["score"],
             start=_epoch(h["start"]),
             participants=list(h.get("participants", [])),
+            matched_words=list(h.get("matched_words", [])),
             messages=[
                 NS(rowid=m["rowid"], ts=_epoch(m["ts"]), sender=m["sender"], text=m["text"])
                 for m in h["messages"]

@@ -106,9 +106,9 @@ def run_repl(
             continue
         question = line
         carried = rewrite(line, session.turn, names)
-        if carried:
+        if carried:  # said before the answer: what the follow-up kept of the last question
             question, note = carried
-            err.print(Text(f"({note})", style="dim"))
+            err.print(Text(note, style="dim"), soft_wrap=True)
         try:
             doc = ask(question, session.history.as_hints())
         except KeyboardInterrupt:  # Ctrl-C stops this answer, not the session

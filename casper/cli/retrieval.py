@@ -37,7 +37,8 @@ def search(
     no_service: NoService = False,
     verbose: Verbose = False,
 ) -> None:
-    """Retrieval only, no LLM: hybrid BM25 + vector, fused, reranked."""
+    """Retrieval only, no LLM: hybrid BM25 + vector, fused; reranked by the cross-encoder when
+    it is cached (`casper pull`), and said when it is not."""
     from casper.app.requests import parse
     from casper.cli.transport import execute, print_notice
 
@@ -63,6 +64,8 @@ def search(
                 line = f"read as: {event['text']} (--literal to search as typed)"
                 _stderr().print(line, style="dim", markup=False, soft_wrap=True)
             return
+        if event.get("key") == "reranker" and not json:
+            return  # the line under the hits says it, every time
         print_notice(event)
 
     doc = execute("search", args, config(home), no_service=no_service, on_event=on_event)
@@ -74,13 +77,36 @@ def search(
     from casper.cli.render import console, hits_from_doc, hits_view
 
     out = console()
+    cfg = config(home)
+    absent = _absent_line(doc)
+    if absent:
+        print_notice({"event": "notice", "text": absent})
     if not doc["hits"]:
         out.print(_nothing_line(doc), soft_wrap=True, markup=False)
         return
     from casper.dates.zones import local_tz
 
-    tz = local_tz(config(home).timezone)  # the zone the document's timestamps were written in
-    out.print(hits_view(hits_from_doc(doc["hits"]), tz, query))
+    tz = local_tz(cfg.timezone)  # the zone the document's timestamps were written in
+    out.print(hits_view(hits_from_doc(doc["hits"]), tz, query, words=doc.get("words")))
+    if not doc.get("reranked") and not no_rerank and cfg.rerank:
+        from casper.cli.base import _stderr
+
+        # asked for and not run: said under the hits every time (a choice is not repeated)
+        line = f"not reranked: {doc.get('why_not_reranked')}"
+        _stderr().print(line, style="dim", markup=False, soft_wrap=True)
+
+
+def _absent_line(doc: dict) -> str | None:
+    """`no message contains 'birthday'; …`: a word that occurs nowhere is said, so hits that
+    match the rest of the search (or only its meaning) are not taken for matches of it."""
+    absent = doc.get("words_not_found") or []
+    if not absent:
+        return None
+    quoted = [repr(w) for w in absent]
+    said = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    if len(absent) == len(doc.get("words") or ()):
+        return f"no message contains {said}: the hits below are only close in meaning"
+    return f"no message contains {said}: the hits below match the other words or the meaning"
 
 
 def _nothing_line(doc: dict) -> str:

@@ -171,7 +171,7 @@ def _table(index_dir: Path) -> list[Probe]:
         sample = table.search().select(_SAMPLE).limit(1).to_arrow().to_pylist()
     except (OSError, RuntimeError, ValueError) as exc:
         return [_bad(TABLE_PART, data, "table", "the search index's data", lance_problem(exc))]
-    found = [Probe("table", f"{rows} chunks")]
+    found = [Probe("table", f"{rows:,} chunks")]
     try:
         indexes = list(table.list_indices())
     except (OSError, RuntimeError, ValueError) as exc:

@@ -338,7 +338,7 @@ class Indexer:
                 self.chat_db, watermark, src.state.max_rowid, handle_person, self.tz, acc,
                 counters, seed_recent(conn, caps, watermark), self.progress,
             )  # fmt: skip
-            self.progress("read", total, total)
+            self.progress("read", counters.rows, counters.rows)  # rows read, not ROWIDs spanned
             return
         clock = LocalClock(self.tz)
         self.progress("read", 0, total)
@@ -360,4 +360,6 @@ class Indexer:
                 self.progress("read", acc.max_rowid - watermark, total)
         self.store.put_messages(full, plain)
         self.store.add_reactions(reactions)
-        self.progress("read", total, total)
+        # done: the rows read (what `doctor` counts in chat.db), not the ROWID span the bar
+        # moved along (deleted rows leave gaps in it)
+        self.progress("read", counters.rows, counters.rows)

@@ -29,6 +29,7 @@ from casper.records import ME, StoredMessage
 from casper.search import feedback, fusion
 from casper.search.modes import LEXICAL, MODES, Lexical, Mode
 from casper.search.query import Reader, Understood
+from casper.search.words import absent, search_words
 
 if TYPE_CHECKING:
     from casper.index.lexical import RankBM25Index
@@ -84,6 +85,9 @@ class SearchResult:
     understood: Understood
     notices: tuple[Notice, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
+    reranked: bool = False  # the reranker rescored the candidates (not just: it was asked for)
+    words: tuple[str, ...] = ()  # the searched words a hit is measured by (casper.search.words)
+    words_not_found: tuple[str, ...] = ()  # of `words`, those in no message of the index
 
 
 @dataclass(slots=True)
@@ -229,8 +233,14 @@ class Retriever:
             ranked = self._rerank(run, query, ranked)
         final = fusion.top_k(ranked, k if k is not None else self.top_k)
         hits = self._clock(run, "fetch", lambda: self._hits(final))
+        words = tuple(search_words(u.lexical)) if mode != "vector" else ()
+        texts = [m.text for h in hits for m in h.messages]  # a word a hit holds needs no lookup
+        lookup = partial(absent, words, texts, self._occurs)
+        missing = tuple(self._clock(run, "words", lookup))
         run.timings["total"] = _ms(started)
-        return SearchResult(hits, understood, tuple(run.notices.values()), run.timings)
+        return SearchResult(hits, understood, tuple(run.notices.values()), run.timings,
+                            reranked=run.reranker is not None, words=words,
+                            words_not_found=missing)  # fmt: skip
 
     # ---- understanding -------------------------------------------------------------------
     def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:
@@ -451,6 +461,10 @@ class Retriever:
         }
         spread = fusion.spread_out(window, groups, cap=SPREAD_CAP, window=SPREAD_WINDOW)
         return spread + ranked[len(window) :]
+
+    def _occurs(self, word: str) -> bool:
+        """Does any message of the whole index contain `word` (words, or CJK n-grams)?"""
+        return bool(self.index.fts_search(word, 1) or self.index.ngram_search(word, 1))
 
     def _rerank(
         self, run: _Search, query: str, ranked: list[tuple[str, float]]

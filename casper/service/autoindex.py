@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from casper.app.freshness import AutoRun, Freshness, access_hint, run_json, save_state
 from casper.config import Config
 from casper.errors import CasperError, StoreBusy
+from casper.service.memory import release
 from casper.service.watcher import Policy, Stamp, Watcher
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from casper.app.runtime import Runtime
+    from casper.indexer.lock import Holder
     from casper.indexer.pipeline import Progress
     from casper.indexer.run import EmbedderSupply, IndexRunReport
     from casper.protocols import Embedder
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("casper.service")
 
 WHAT = "the casper service's auto-index"  # how the index lock names these runs
+CLIENT_RUN = "`casper index` (in the casper service)"  # a run `casper index` handed over
 
 
 class Host(Protocol):
@@ -154,6 +157,7 @@ class AutoIndexer:
                      run.messages_new, run.deleted, run.duration_s)  # fmt: skip
         elif run.outcome == "failed":
             log.warning("auto-index failed: %s", run.error)  # names files, never message text
+        release()  # what the run read and wrote is freed: give the pages back (memory.py)
         return outcome
 
     def _attempt(self, cfg: Config) -> tuple[str, dict[str, Any], Freshness | None]:
@@ -188,22 +192,52 @@ class AutoIndexer:
 
     def _index(self, cfg: Config) -> tuple[IndexRunReport, Freshness | None]:
         """The index use-case under the index lock (not waiting: a manual run has it)."""
-        from casper.app import runtime
-        from casper.app.freshness import measure
         from casper.indexer.lock import exclusive
-        from casper.indexer.run import run_index
 
         with exclusive(cfg.lock_path, what=WHAT, background=True, wait_s=0):
-            store = runtime.open_store(cfg)
-            try:
-                report = run_index(
-                    store, runtime.index_source(cfg), runtime.index_place(cfg),
-                    self._embedder(cfg), options=runtime.chunk_options(cfg),
-                    announce=lambda text: log.info("auto-index: %s", text),
-                )  # fmt: skip
-                fresh = _measured(cfg, store, measure)
-            finally:
-                store.close()
+            return self._index_locked(cfg, _silent, lambda t: log.info("auto-index: %s", t))
+
+    def index_now(
+        self,
+        cfg: Config,
+        progress: Progress,
+        announce: Callable[[str], None],
+        on_wait: Callable[[Holder | None], None],
+    ) -> IndexRunReport:
+        """`casper index` handed to the service: the same run with the embedder it holds,
+        waiting for the lock like a manual run (a background run in progress ends first).
+        Recorded as this service's last run."""
+        from casper.indexer.lock import exclusive
+
+        started, wall = time.perf_counter(), time.time()
+        with exclusive(cfg.lock_path, what=CLIENT_RUN, on_wait=on_wait):
+            report, fresh = self._index_locked(cfg, progress, announce)
+        release()
+        ingest = report.ingest
+        outcome = "up to date" if ingest.noop else "indexed"
+        done = AutoRun(wall, _since(started), outcome=outcome,
+                       messages_new=ingest.messages_new, deleted=ingest.deleted)  # fmt: skip
+        self._record(done, fresh)
+        self._save()
+        return report
+
+    def _index_locked(
+        self, cfg: Config, progress: Progress, announce: Callable[[str], None]
+    ) -> tuple[IndexRunReport, Freshness | None]:
+        from casper.app import runtime
+        from casper.app.freshness import measure
+        from casper.indexer.run import run_index
+
+        store = runtime.open_store(cfg)
+        try:
+            report = run_index(
+                store, runtime.index_source(cfg), runtime.index_place(cfg),
+                self._embedder(cfg), options=runtime.chunk_options(cfg), progress=progress,
+                announce=announce,
+            )  # fmt: skip
+            fresh = _measured(cfg, store, measure)
+        finally:
+            store.close()
         self._keep(report.embedder, cfg)
         return report, fresh
 
@@ -278,6 +312,10 @@ class AutoIndexer:
                 "lag_s": round(max(0.0, wall - min(waiting)), 1) if waiting else 0.0,
                 "saved": wall,
             }
+
+
+def _silent(stage: str, done: int, total: int | None) -> None:
+    pass
 
 
 def _since(started: float) -> float:

@@ -17,7 +17,7 @@ import socketserver
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,12 +29,17 @@ from casper.config import Config, load_config
 from casper.errors import BadRequest, CasperError
 from casper.service import protocol
 from casper.service.autoindex import AutoIndexer
+from casper.service.handover import INDEX, serve_index
+from casper.service.memory import release
 
 log = logging.getLogger("casper.service")
 
 
 DRAIN_S = 30.0  # a stopping service lets its requests run this long
 DIR_CHECK_S = 5.0  # how often a service checks that its data dir is still there
+# idle this long after a request, the service gives freed memory back (casper.service.memory):
+# after the burst of a chat, not between its turns
+RELEASE_IDLE_S = 10.0
 STOPPING = "stopping"  # the pid file's last word while a service finishes and exits
 
 
@@ -116,6 +121,7 @@ class Service:
         self.state_lock = threading.Lock()
         self.started = time.time()
         self.last_active = time.monotonic()
+        self.released = False  # freed memory given back since the last request
         self.inflight = 0
         self.served: Counter[str] = Counter()
         self.stopping = threading.Event()
@@ -185,20 +191,27 @@ class Service:
             with self.state_lock:
                 self.inflight -= 1
                 self.last_active = time.monotonic()
+                self.released = False
 
     def watch_idle(self) -> None:
         """Stop after `idle_s` without a request, or when the data dir was deleted (or
         replaced): a service for a folder that is gone would serve nothing, and hold a socket
         a service for a new folder of that name needs."""
-        step = max(0.05, min(DIR_CHECK_S, self.idle_s / 4))
+        step = max(0.05, min(DIR_CHECK_S, self.idle_s / 4, RELEASE_IDLE_S / 2))
         while not self.stopping.wait(step):
             if _dir_id(self.home) != self._dir_id:
                 self.stop("the data dir is gone")
                 return
             with self.state_lock:
-                idle = self.inflight == 0 and time.monotonic() - self.last_active > self.idle_s
+                quiet = time.monotonic() - self.last_active if self.inflight == 0 else 0.0
+                idle = quiet > self.idle_s
+                trim = quiet > RELEASE_IDLE_S and not self.released
+                self.released = self.released or trim
             if idle:
                 self.stop(f"idle for {self.idle_s:.0f} s")
+            elif trim:
+                with self.data_lock:  # not beside a request or an index run's embedding
+                    release(full=True)
 
 
 class Handler(socketserver.StreamRequestHandler):
@@ -244,6 +257,8 @@ class Handler(socketserver.StreamRequestHandler):
                 }
             )
             svc.stop("a client of another version asked")
+        elif cmd == INDEX:
+            serve_index(self, svc, args)
         else:
             try:  # checked before any data is touched, as the CLI checks it before sending
                 request = parse(cmd, args)
@@ -255,6 +270,19 @@ class Handler(socketserver.StreamRequestHandler):
     def work(self, svc: Service, cmd: str, request: Request) -> None:
         from casper.app import handlers
 
+        def answered() -> Any:
+            with svc.data_lock:
+                rt = svc.current_runtime()
+                if cmd == "ask":
+                    rt.forget_failed_engines()
+                return handlers.answer(rt, request, emit=self.send)
+
+        self.answer(svc, cmd, answered)
+
+    def answer(self, svc: Service, cmd: str, produce: Callable[[], Any]) -> None:
+        """Run `produce` for one request (counted busy, a heartbeat meanwhile) and send its
+        result, or the error: a CasperError as it is, a damaged file or full disk by name, any
+        other exception as "unexpected" with where the details are (the service keeps serving)."""
         done = threading.Event()
         beat = threading.Thread(target=self.heartbeat, args=(done,), daemon=True)
         started = time.perf_counter()
@@ -262,11 +290,7 @@ class Handler(socketserver.StreamRequestHandler):
         with svc.busy(cmd):
             beat.start()
             try:
-                with svc.data_lock:
-                    rt = svc.current_runtime()
-                    if cmd == "ask":
-                        rt.forget_failed_engines()
-                    doc = handlers.answer(rt, request, emit=self.send)
+                doc = produce()
                 ok = True
             except CasperError as exc:
                 self.send_error(exc)
@@ -311,7 +335,7 @@ class Handler(socketserver.StreamRequestHandler):
                 self.gone = True  # the client left; finish the work quietly
 
 
-SERVICE_COMMANDS = ("ping", "status", "stop")
+SERVICE_COMMANDS = ("ping", "status", "stop", INDEX)  # INDEX: casper.service.handover
 
 
 def _envelope(req: Any) -> tuple[str, dict[str, Any], str] | BadRequest:
@@ -329,7 +353,7 @@ def _envelope(req: Any) -> tuple[str, dict[str, Any], str] | BadRequest:
         args = {}
     if not isinstance(args, dict):
         return BadRequest(f"malformed request: args must be an object, not {type(args).__name__}")
-    if not isinstance(version, str) or (cmd in COMMANDS and not version):
+    if not isinstance(version, str) or ((cmd in COMMANDS or cmd == INDEX) and not version):
         return BadRequest("malformed request: no version", hint="send the client's build id")
     return cmd, args, version
 

@@ -408,8 +408,13 @@ class Store(DirectoryQueries, StatsQueries):
         return [r for r in rows if r[3] and not r[3].isspace()]
 
     def chat_sizes(self) -> dict[int, int]:
-        """Stored rows per chat (system events included): the chunking stage's progress."""
-        return dict(self.conn.execute("SELECT chat_id, count(*) FROM messages GROUP BY chat_id"))
+        """Messages per chat as `index` and `doctor` count them (system events are not
+        messages): the chunking stage's progress, so its total matches the summary's."""
+        return dict(
+            self.conn.execute(
+                "SELECT chat_id, count(*) FROM messages WHERE kind != 'system' GROUP BY chat_id"
+            )
+        )
 
     def messages_by_rowids(self, rowids: Sequence[int]) -> list[StoredMessage]:
         rows: list[tuple[Any, ...]] = []
@@ -433,6 +438,20 @@ class Store(DirectoryQueries, StatsQueries):
         rows = self.conn.execute(q, (arg,)).fetchall()
         found = self._rows_to_messages(rows)
         return found[0] if found else None
+
+    def reaction(self, guid: str) -> tuple[str, str, str] | None:
+        """(target guid, sender, label) of a tapback by its own guid ("removed ❤️" for a
+        removal); None when `guid` is no reaction Casper folded in."""
+        row = self.conn.execute(
+            "SELECT target_guid, sender, kind, emoji FROM reactions WHERE guid=?", (guid,)
+        ).fetchone()
+        if row is None:
+            return None
+        target, sender, kind, emoji = row
+        removed = 3000 <= kind < 4000
+        kind = kind - 1000 if removed else kind
+        label = emoji if kind == 2006 and emoji else REACTION_LABELS.get(kind, "reaction")
+        return target, sender, f"removed {label}" if removed else label
 
     def context(
         self, message: StoredMessage, before: int = 5, after: int = 5

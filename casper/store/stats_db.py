@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from casper.records import ME
 from casper.stats import StatRow, emoji_field
 
 _STAT_COLS = "sender, ts, lday, lhour, emoji"
@@ -75,6 +76,37 @@ class StatsQueries:
         )
         where, args = _in_range(start_ts, end_ts)
         return self.conn.execute(q + where + " ORDER BY ts, rowid", [*chat_ids, *args]).fetchall()
+
+    def edge_message(
+        self,
+        person_id: str,
+        chat_ids: Sequence[int],
+        *,
+        last: bool,
+        start_ts: float | None = None,
+        end_ts: float | None = None,
+    ) -> int | None:
+        """The rowid of the first or last dated message counted with a person in a range (the
+        stats' `first`/`last`: mine in our 1:1 chats, theirs anywhere); None when none."""
+        order = "DESC" if last else "ASC"
+        holes = ",".join("?" * len(chat_ids))
+        where, args = _in_range(start_ts, end_ts)
+        row = self.conn.execute(
+            "SELECT rowid FROM messages WHERE kind != 'system' AND ts > 0 AND "
+            f"(sender = ? OR chat_id IN ({holes})){where} "
+            f"ORDER BY ts {order}, rowid {order} LIMIT 1",
+            [person_id, *chat_ids, *args],
+        ).fetchone()
+        return row[0] if row else None
+
+    def latest_from_others(self) -> int | None:
+        """The rowid of the newest dated message someone else sent (not a system event)."""
+        row = self.conn.execute(
+            "SELECT rowid FROM messages WHERE kind != 'system' AND ts > 0 "
+            "AND sender != ? ORDER BY ts DESC, rowid DESC LIMIT 1",
+            (ME,),
+        ).fetchone()
+        return row[0] if row else None
 
     def sent_by(
         self, person_id: str, start_ts: float | None, end_ts: float | None

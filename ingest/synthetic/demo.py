@@ -15,6 +15,11 @@ from ingest.synthetic.ledger import ME, Ledger, Rec, gold_lines, write_gold
 from ingest.synthetic.plan import Op, Planner
 from ingest.synthetic.writer import ChatDbWriter
 
+# Where the demo's people live: its scenes and texting hours are written in US Pacific time
+# (Thanksgiving planned at 17:40, not at 01:40 UTC), so the demo reads its story in this zone
+# whatever the machine's own zone is.
+DEMO_TIMEZONE = "America/Los_Angeles"
+
 # A dozen-odd scenes that together touch every feature, for fast tests.
 TINY_SCENES = (
     "sam_sister",

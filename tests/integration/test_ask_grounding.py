@@ -187,9 +187,10 @@ def test_no_llm_counting_questions_use_the_stats_tools(indexed) -> None:  # noqa
     finally:
         store.close()
     assert ranking["grounding"] == "stats" and ranking["citations"] == []
-    assert f"1. {names[top[0][0]]}: {top[0][1]} messages" in ranking["answer"]
+    assert f"1. {names[top[0][0]]}: {top[0][1]:,} messages" in ranking["answer"]
     assert (
-        f"you sent {stats['sent']} messages and received {stats['received']}" in (counted["answer"])
+        f"you sent {stats['sent']:,} messages and received {stats['received']:,}"
+        in (counted["answer"])
     )
 
 

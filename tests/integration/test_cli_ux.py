@@ -134,7 +134,7 @@ def test_chat_keeps_slash_commands_local_and_carries_follow_ups(home: Path, mode
     result = screen(home, 80, "chat", "--no-llm", stdin=session)
     assert result.exit_code == 0, result.output
     assert "/sources" in result.stderr and "unknown command /bogus" in result.stderr
-    assert "following up on Priya Natarajan" in result.stderr
+    assert "read as: what did she do about it? (about Priya Natarajan" in result.stderr
     assert "history and sources cleared" in result.stderr
     assert "no sources yet" in result.stderr  # /clear dropped the old sources
     assert "/sources shows them" in result.stdout

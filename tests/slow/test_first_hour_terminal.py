@@ -63,3 +63,20 @@ def test_contacts_keep_ids_whole_on_an_80_column_terminal(demo_home: Path, tmux)
     rows = [x for x in screen.splitlines() if x.startswith("p_")]
     assert rows and all(re.match(r"p_[0-9a-f]{8}  ", x) for x in rows), screen
     check_golden("contacts_ids_tty", "\n".join(x.split()[0] for x in rows))
+
+
+def test_eval_on_a_100_column_terminal(tmp_path: Path, tmux) -> None:  # noqa: ANN001, F811
+    """The second hour: eval's table fits (no "…" cells), a status line shows each stage while
+    the unit indexes build, and the report and the plot are named (tmux, fake models)."""
+    t = tmux(100)
+    t.height = 60
+    t.start(casper(tmp_path / "h", "eval", "--mode", "bm25", "--mode", "hybrid", "--unit",
+                   "8x4", "-k", "5", "-k", "10", "--out", str(tmp_path / "runs")))  # fmt: skip
+    seen = t.wait_for(lambda s: " · " in s and ("embedding" in s or "scoring" in s), 300)
+    assert "synthetic 8x4 · " in seen  # the stage in progress, not a silent wait
+    screen = t.wait_for(lambda s: "SHELL" in s, 600)
+    table = [x for x in screen.splitlines() if x.startswith(("┃", "│"))]
+    assert table and all(len(x) <= 100 for x in table)
+    assert not any("…" in x for x in table), table
+    assert re.search(r"^report: \S+\.md$", screen, re.M) and re.search(r"^plot: +\S+\.png$",
+                                                                      screen, re.M)  # fmt: skip

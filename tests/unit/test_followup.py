@@ -32,9 +32,26 @@ def test_the_only_other_sender_of_the_sources_is_the_person() -> None:
 
 def test_questions_that_stand_alone_are_left_alone() -> None:
     last = Turn("what did Priya say about the dentist?", ("Priya Natarajan",), None, ("dentist",))
-    assert rewrite("what did Sam say about it?", last, NAMES) is None  # names someone
-    assert rewrite("who texts me the most", last, NAMES) is None  # no pronoun
+    assert rewrite("what did Sam say about the flight?", last, NAMES) is None  # its own all
+    assert rewrite("who texts me the most", last, NAMES) is None  # no pronoun, no opener
     assert rewrite("what did she do?", None, NAMES) is None  # no previous turn
+
+
+def test_a_follow_up_that_names_someone_else_keeps_the_topic_not_the_person() -> None:
+    last = Turn("what did Priya say about the dentist?", ("Priya Natarajan",), None, ("dentist",))
+    asked, note = rewrite("what did Sam say about it?", last, NAMES)
+    assert asked == "what did Sam say about it? (regarding dentist)"
+    assert rewrite("and Mom?", last, NAMES)[0] == "and Mom? (regarding dentist)"  # type: ignore[index]
+    assert note.startswith("read as: what did Sam say about it? (regarding dentist)")
+
+
+def test_and_what_about_keeps_the_person_and_replaces_the_topic() -> None:
+    last = Turn("what did Priya say about the dentist?", ("Priya Natarajan",), None, ("dentist",))
+    for opener in ("and what about the license?", "what about the license?",
+                   "how about the license", "And the license?"):  # fmt: skip
+        asked, note = rewrite(opener, last, NAMES)  # type: ignore[misc]
+        assert asked == f"{opener} (about Priya Natarajan)", asked
+        assert note == f"read as: {asked} — carried from the last question"
 
 
 def test_a_new_date_in_the_follow_up_wins_over_the_carried_one() -> None:
@@ -68,6 +85,6 @@ def test_a_person_follow_up_with_no_topic_of_its_own_keeps_the_last_topic() -> N
     )
     asked, note = rewrite("when did she go?", last, NAMES)
     assert asked == "when did she go? (about Priya Natarajan; regarding dentist)"
-    assert note == "following up on Priya Natarajan, dentist"
+    assert note == f"read as: {asked} — carried from the last question"
     asked, _ = rewrite("what did she say about the flight?", last, NAMES)  # a topic of its own
     assert "dentist" not in asked and "about Priya Natarajan" in asked

@@ -70,12 +70,23 @@ def test_each_message_is_shown_once_across_hits() -> None:
     assert "+ 1 message shown under 1" in text
 
 
-def test_score_is_a_bar_relative_to_the_best_hit() -> None:
-    assert match_bar(0.033, 0.033, 0.016) == "▰▰▰▰▰"
-    assert match_bar(0.016, 0.033, 0.016) == "▰▱▱▱▱"
-    assert match_bar(0.5, 0.5, 0.5) == "▰▰▰▰▰"
-    text = render(hits_view([hit(1, 0.0327, msg(1, "x"))], UTC), 80)
-    assert "0.03" not in text
+def test_the_bar_is_the_share_of_the_searched_words_a_hit_contains_not_its_rank() -> None:
+    assert match_bar(2, 2) == "▰▰▰▰▰"
+    assert match_bar(1, 2) in ("▰▰▱▱▱", "▰▰▰▱▱")
+    assert match_bar(1, 9) == "▰▱▱▱▱"  # one word is never drawn as none
+    assert match_bar(0, 1) == "▱▱▱▱▱"  # the best hit of a search for a word nobody wrote
+    best = hit(1, 0.0327, msg(1, "x"))
+    text = render(hits_view([_with_words(best, [])], UTC, "birthday", words=["birthday"]), 80)
+    assert "▱▱▱▱▱" in text and "▰" not in text and "0.03" not in text
+    text = render(hits_view([_with_words(best, [])], UTC, "x"), 80)
+    assert "▱" not in text  # no searched words (a vector search): no bar at all
+
+
+def _with_words(h: Hit, words: list[str]) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**{f: getattr(h, f) for f in h.__dataclass_fields__},
+                           matched_words=words)  # fmt: skip
 
 
 def test_stopwords_are_not_highlighted() -> None:

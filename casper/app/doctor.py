@@ -59,6 +59,7 @@ def run_checks(
     if cfg.store_path.exists():
         checks.append(_data_dir_check(cfg))
         checks += _store_checks(cfg, counts)
+        checks += _history_checks(cfg)
         checks.append(_index_check(cfg, counts))
         checks += _index_probe_checks(cfg)
     else:
@@ -156,6 +157,56 @@ def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
     counts["coverage"] = {"first": iso(first, tz), "last": iso(last, tz)}
     span = f"{(iso(first, tz) or '?')[:10]} → {(iso(last, tz) or '?')[:10]}"
     return [_check("store", "ok", detail), _check("coverage", "ok", span)]
+
+
+def _history_checks(cfg: Config) -> list[Check]:
+    """Does chat.db still hold the history the store was read from (by ROWID and guid,
+    casper.indexer.identity), and what the last reconciliation of a rewritten one did."""
+    from casper.indexer import identity
+    from casper.indexer.reconcile import last_reconciled
+
+    try:
+        store = Store.open(cfg.store_path)
+    except (sqlite3.Error, OSError):
+        return []  # the store's own check names it
+    try:
+        last = last_reconciled(store)
+        watermark = int(store.meta_float("watermark_rowid"))
+        conn = ingest.open_chat_db(cfg.chat_db, busy_timeout_s=1.0)
+        try:
+            caps = ingest.Capabilities.probe(conn)
+            state = ingest.snapshot_state(conn, caps)
+            doubt = identity.suspect(store, conn, state, watermark)
+            compared = identity.compare(store, conn, caps, watermark) if doubt else None
+        finally:
+            conn.close()
+    except (IngestError, sqlite3.Error, OSError):
+        return []  # chat.db's line (or the store's) says what does not read
+    finally:
+        store.close()
+    checks = []
+    hint = "run `casper index` (a running service does it by itself within seconds)"
+    if compared is not None and compared.rewritten:
+        checks.append(_check(
+            "history", "fail",
+            f"chat.db's history was rewritten since the last index ({compared.rewritten}): "
+            "search may show messages it no longer holds and miss new ones", hint,
+        ))  # fmt: skip
+    elif compared is not None and (compared.vanished or compared.vanished_reactions):
+        gone = len(compared.vanished) + len(compared.vanished_reactions)
+        checks.append(_check("history", "warn", f"{gone} rows deleted from chat.db are still "
+                             "in the index", hint))  # fmt: skip
+    if last is not None:
+        when = iso(last.get("at"), local_tz(cfg.timezone)) or "?"
+        checks.append(_check(
+            "history rewritten", "ok",
+            f"{last.get('reason')}; reconciled {when[:16].replace('T', ' ')}: "
+            f"{last.get('vanished')} messages gone, {last.get('new')} new, "
+            f"{last.get('renumbered')} renumbered, {last.get('kept')} kept; "
+            f"{last.get('vectors_reused', 0)} vectors reused, "
+            f"{last.get('vectors_embedded', 0)} embedded",
+        ))  # fmt: skip
+    return checks
 
 
 def _engine_check(cfg: Config) -> Check:

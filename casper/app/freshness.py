@@ -114,6 +114,8 @@ class AutoRun:
     error: str | None = None
     hint: str | None = None
     no_access: bool = False  # chat.db refused: Full Disk Access for the service's interpreter
+    # chat.db's history was rewritten and read again: the run's counts (IngestReport.reconciled)
+    reconciled: dict[str, Any] | None = None
 
 
 def state_path(data_dir: Path) -> Path:

@@ -149,6 +149,17 @@ def time_line(timings: dict[str, float], total: float) -> str:
     return f"in {_duration(total)}" + (": " + " · ".join(parts) if parts else "")
 
 
+def reconciled_line(done: dict[str, Any]) -> str:
+    """What reading a rewritten history again did, in one line (counts only)."""
+    return (
+        f"chat.db's history was rewritten ({done['reason']}): read again by message guid — "
+        f"{done['vanished']:,} gone, {done['new']:,} new, {done['renumbered']:,} renumbered, "
+        f"{done['kept']:,} unchanged; {done.get('chunks_rewritten', 0):,} chunks written "
+        f"again, {done.get('vectors_reused', 0):,} of their vectors reused, "
+        f"{done.get('vectors_embedded', 0):,} embedded"
+    )
+
+
 def _index_json(run: IndexRunReport, tz: tzinfo) -> dict[str, Any]:
     report = run.ingest
     data = report.to_dict()
@@ -242,4 +253,6 @@ def index(
         f"coverage {(iso(cov['first'], tz) or '?')[:10]} → {(iso(cov['last'], tz) or '?')[:10]}",
         soft_wrap=True,
     )
+    if report.reconciled is not None:
+        err.print(reconciled_line(report.reconciled), soft_wrap=True, markup=False)
     err.print(f"  {time_line(report.timings, report.elapsed_s)}", soft_wrap=True)

@@ -149,6 +149,8 @@ class AutoIndexer:
         outcome, done, fresh = self._attempt(cfg)
         run = AutoRun(wall, _since(started), **done)
         self._record(run, fresh)
+        if run.reconciled is not None:  # counts and the reason only, never text
+            log.warning("auto-index: chat.db's history was rewritten: %s", run.reconciled)
         if run.outcome == "indexed":
             log.info("auto-index: %d new messages, %d deleted in %.2f s",
                      run.messages_new, run.deleted, run.duration_s)  # fmt: skip
@@ -183,7 +185,8 @@ class AutoIndexer:
             return "failed", {"outcome": "failed", **failed}, None
         ingest = report.ingest
         done = {"outcome": "up to date" if ingest.noop else "indexed",
-                "messages_new": ingest.messages_new, "deleted": ingest.deleted}  # fmt: skip
+                "messages_new": ingest.messages_new, "deleted": ingest.deleted,
+                "reconciled": ingest.reconciled}  # fmt: skip
         return "ok", done, fresh
 
     def _index(self, cfg: Config) -> tuple[IndexRunReport, Freshness | None]:

@@ -160,7 +160,7 @@ class AutoIndexer:
 
     def _attempt(self, cfg: Config) -> tuple[str, dict[str, Any], Freshness | None]:
         """Run the index; (the Watcher's outcome, what to record, how current it is now)."""
-        if not cfg.store_path.exists():
+        if not cfg.store_path.exists() or self._never_indexed(cfg):
             # nothing indexed yet: the first index is the user's to start (it can take long)
             hint = "run `casper index` once; the service keeps it current from then on"
             return (
@@ -188,6 +188,22 @@ class AutoIndexer:
                 "messages_new": ingest.messages_new, "deleted": ingest.deleted,
                 "reconciled": ingest.reconciled}  # fmt: skip
         return "ok", done, fresh
+
+    @staticmethod
+    def _never_indexed(cfg: Config) -> bool:
+        """An empty store no run ever read a history into (no chat.db on this machine, and
+        an earlier version kept the store its failed first run made): not retried."""
+        from casper.app import runtime
+
+        try:
+            store = runtime.open_store(cfg)
+        except Exception:  # noqa: BLE001 - the run itself says what is wrong with the store
+            return False
+        try:
+            read = store.get_meta("source") or store.get_meta("watermark_rowid")
+            return read is None and not store.has_messages()
+        finally:
+            store.close()
 
     def _index(self, cfg: Config) -> tuple[IndexRunReport, Freshness | None]:
         """The index use-case under the index lock (not waiting: a manual run has it)."""

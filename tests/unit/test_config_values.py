@@ -8,6 +8,7 @@ with random documents and random bytes: a Config of the declared types, or Confi
 from __future__ import annotations
 
 import dataclasses
+import os
 import typing
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,8 @@ def test_config_toml_that_is_a_directory_is_named(tmp_path: Path) -> None:
 
 
 # ---- the loader, fuzzed -----------------------------------------------------------------------
+# per test in the suite; CASPER_FUZZ_EXAMPLES=20000 for a longer run
+EXAMPLES = int(os.environ.get("CASPER_FUZZ_EXAMPLES", "200"))
 KEYS = st.sampled_from(sorted(FIELDS) + ["unknown_key", "top-k", "data_dir"])
 SCALARS = (
     st.booleans()
@@ -174,7 +177,7 @@ def assert_declared_types(cfg: Config) -> None:
             )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(KEYS, VALUES, max_size=6))
 def test_any_document_loads_as_declared_or_is_refused_by_name(doc: dict[str, Any]) -> None:
     import tempfile
@@ -192,7 +195,7 @@ def test_any_document_loads_as_declared_or_is_refused_by_name(doc: dict[str, Any
         assert 1 <= cfg.top_k <= 1000 and 1 <= cfg.chunk_stride <= cfg.chunk_size
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(st.binary(max_size=200))
 def test_any_bytes_load_or_are_refused_by_name(data: bytes) -> None:
     import tempfile

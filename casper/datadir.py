@@ -1,21 +1,53 @@
-"""The data dir's small files besides the store and the index: what each is, and what keeps one
-from being used (a folder in its place, no permission, a record that is not JSON).
+"""What keeps a file of the data dir from being used, and the data dir's small files.
+
+`unusable` says what keeps any file Casper wrote from being read at all (a folder in its place,
+something that is not a file, no permission to read it); the store's and the index's health
+checks ask it before they look inside a file, so such damage is named as plainly as bad bytes.
+
+The small files besides the store and the index (notices, records, histories, the service's and
+the index's lock, pid and log files) are listed here with what keeps one from being used (what
+`unusable` says, bytes that are not UTF-8, a record that is not JSON).
 
 None of them holds anything chat.db does not give back, and each is read with care (a notice not
 remembered is said again; a chat history that does not read starts empty). So their damage
 costs no command, but it is not silent either: `casper doctor` names it, and `casper index
 --rebuild` moves the file aside (casper.indexer.salvage) so the next write makes a good one.
 
-Imports: stdlib, casper.filecheck.
+Imports: stdlib only.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from casper.filecheck import unusable
+A_FOLDER = "a folder where a file belongs"
+NO_PERMISSION = "no permission to read it"
+
+
+def unusable(path: Path) -> str | None:
+    """Why `path` cannot be read as a file, or None (it reads, or it is not there)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if stat.S_ISDIR(st.st_mode):
+        return A_FOLDER
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except PermissionError:
+        return NO_PERMISSION
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(fd)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

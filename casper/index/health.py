@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from casper.datadir import unusable
 from casper.errors import DataDamaged
-from casper.filecheck import unusable
 from casper.index.files import GENERATION, MANIFEST, TABLE, VECTOR_FILE, read_generation
 
 # the parts a rebuild moves aside, each on its own (the vectors survive a damaged table: they

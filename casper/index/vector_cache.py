@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from casper.filecheck import unusable
+from casper.datadir import unusable
 from casper.index.sign_bits import pack
 from casper.index.vector_file import VectorFile
 from casper.index.vectors import private_files

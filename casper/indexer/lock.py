@@ -5,7 +5,7 @@ when, what it is), so a run that has to wait can say what it waits for; the line
 the lock is released. A run in the background (the service's auto-index) is waited for until it
 ends, as it ends by itself; any other holder for at most `wait_s`.
 
-Imports: stdlib, casper.errors, casper.filecheck.
+Imports: stdlib, casper.errors, casper.datadir.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from casper.datadir import unusable
 from casper.errors import DataDamaged, StoreBusy
-from casper.filecheck import unusable
 
 _UNNAMED_GRACE_S = 0.5
 

@@ -26,8 +26,8 @@ from casper.app.damage import explain
 from casper.app.requests import COMMANDS, Request, parse
 from casper.app.runtime import Runtime
 from casper.config import Config, load_config
+from casper.datadir import unusable
 from casper.errors import BadRequest, CasperError, DataDamaged
-from casper.filecheck import unusable
 from casper.service import protocol
 from casper.service.autoindex import AutoIndexer
 

@@ -2,7 +2,7 @@
 `casper index --rebuild` (which moves a damaged store aside) and for errors that must name the
 damaged file.
 
-Imports: sqlite3 (stdlib), casper.filecheck.
+Imports: sqlite3 (stdlib), casper.datadir.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from casper.filecheck import unusable
+from casper.datadir import unusable
 
 # SQLite's own words for a damaged file: random bytes ("file is not a database") and a file cut
 # short or overwritten in part ("database disk image is malformed"); extended codes start so too

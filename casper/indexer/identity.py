@@ -120,7 +120,6 @@ def compare(
     chats = _chats_renumbered(store, conn)
     if chats:
         return Comparison(rewritten=chats)
-    other_guid = 0
     vanished: list[tuple[int, str]] = []
     unknown: list[tuple[int, str]] = []  # chat.db rows the store holds no message for
     for rowid, mine, theirs in _merge(store, conn, watermark):
@@ -128,18 +127,15 @@ def compare(
             unknown.append((rowid, theirs or ""))
         elif theirs is None:
             vanished.append((rowid, mine))
-        elif mine != theirs:
-            other_guid += 1
-    if other_guid:
-        return Comparison(rewritten=f"{other_guid} ROWIDs read before hold other messages")
-    moved = _present(conn, "SELECT guid FROM message", [g for _, g in vanished])
-    if moved:
-        return Comparison(rewritten=f"{len(moved)} messages read before have new ROWIDs")
+        elif mine != theirs:  # one is enough: the history is read again (and counted) whole
+            return Comparison(rewritten="a ROWID read before holds another message")
+    if _present(conn, "SELECT guid FROM message", [g for _, g in vanished], first=True):
+        return Comparison(rewritten="messages read before have new ROWIDs")
     reactions = {g for (g,) in store.conn.execute("SELECT guid FROM reactions")}
     unknown = [(r, g) for r, g in unknown if g not in reactions]
     missed = _would_store(conn, caps, [r for r, _ in unknown])
     if missed:
-        return Comparison(rewritten=f"{missed} rows below the last one read are new")
+        return Comparison(rewritten="rows below the last one read are new")
     gone_reactions = sorted(reactions - _present(conn, "SELECT guid FROM message", reactions))
     return Comparison(None, [r for r, _ in vanished], gone_reactions)
 
@@ -185,14 +181,19 @@ def _pages(
         yield from rows
 
 
-def _present(conn: sqlite3.Connection, select: str, guids: Sequence[str] | set[str]) -> set[str]:
-    """The guids of `guids` that `select … WHERE guid IN (…)` finds."""
+def _present(
+    conn: sqlite3.Connection, select: str, guids: Sequence[str] | set[str], *, first: bool = False
+) -> set[str]:
+    """The guids of `guids` that `select … WHERE guid IN (…)` finds (with `first`, stop at the
+    first part that finds any)."""
     wanted = list(guids)
     found: set[str] = set()
     for i in range(0, len(wanted), _PART):
         part = wanted[i : i + _PART]
         sql = f"{select} WHERE guid IN ({','.join('?' * len(part))})"
         found.update(g for (g,) in conn.execute(sql, part))
+        if first and found:
+            break
     return found
 
 

@@ -113,7 +113,7 @@ class Config:
     history_token_budget: int = setting(2000, at_least=0, at_most=1_000_000)
     me_names: tuple[str, ...] = ()  # the owner's own names: "Kevin" in a question means "me"
     # `casper serve` exits after this long without a request (0: never)
-    service_idle_minutes: int = setting(20, at_least=0, at_most=60 * 24 * 365)
+    service_idle_minutes: float = setting(20, at_least=0, at_most=60 * 24 * 365)
     auto_index: bool = True  # `casper serve` indexes new messages as they arrive in chat.db
 
     @property

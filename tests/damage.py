@@ -174,6 +174,7 @@ class Case:
     expected: Answers
     steps: dict[str, Step] = field(default_factory=dict)
     moved: list[str] = field(default_factory=list)  # *.damaged-* in the home afterwards
+    stray: list[str] = field(default_factory=list)  # *.tmp* a write left behind
 
     def names(self, step: Step) -> bool:
         """The error names the damaged file (or the index folder, for LanceDB's own files)."""
@@ -289,6 +290,7 @@ def run_case(template: Path, dest: Path, label: str, how: str, expected: Answers
     finally:
         _stop_service(dest)
     case.moved = sorted(str(p.relative_to(dest)) for p in dest.rglob("*.damaged-*"))
+    case.stray = sorted(str(p.relative_to(dest)) for p in dest.glob("*.tmp*"))
     return case
 
 

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from casper.cli import app
+from ingest.synthetic.demo import build_tiny_corpus
 from tests.service_helpers import REPO, env_on
 
 runner = CliRunner()
@@ -83,6 +84,9 @@ def test_a_home_that_cannot_be_a_data_dir_is_named(
         "under /proc": Path("/proc/casper-test-home"),
         "/proc itself": Path("/proc"),
     }[where]
+    if command == ["index"]:  # a chat.db that reads: what fails is the home
+        corpus = build_tiny_corpus(tmp_path / "src")
+        command = ["index", "--chat-db", str(corpus.chat_db), "--no-contacts"]
     result = runner.invoke(app, [*command, "--home", str(home)])
     assert "unexpected" not in result.output, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output

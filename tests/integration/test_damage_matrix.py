@@ -147,6 +147,7 @@ def test_damage_is_named_and_rebuilt(
     case = matrix[(label, how)]
     crashed = {k: s.crashed for k, s in case.steps.items() if s.crashed}
     assert not crashed, crashed
+    assert not case.stray, f"a write left {case.stray} behind"
     for key in first_steps(label):
         if key != "doctor":
             assert clean(case, key), f"{key}: {_said(case, key)}"

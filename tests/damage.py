@@ -175,6 +175,7 @@ class Case:
     steps: dict[str, Step] = field(default_factory=dict)
     moved: list[str] = field(default_factory=list)  # *.damaged-* in the home afterwards
     stray: list[str] = field(default_factory=list)  # *.tmp* a write left behind
+    unusable_after: list[str] = field(default_factory=list)  # small files still damaged
 
     def names(self, step: Step) -> bool:
         """The error names the damaged file (or the index folder, for LanceDB's own files)."""
@@ -291,6 +292,9 @@ def run_case(template: Path, dest: Path, label: str, how: str, expected: Answers
         _stop_service(dest)
     case.moved = sorted(str(p.relative_to(dest)) for p in dest.rglob("*.damaged-*"))
     case.stray = sorted(str(p.relative_to(dest)) for p in dest.glob("*.tmp*"))
+    from casper import datadir
+
+    case.unusable_after = [p.file.name for p in datadir.problems(dest)]
     return case
 
 

@@ -94,7 +94,10 @@ MALFORMED = {
     "query not UTF-8 text": _search_raw('"caf\\udce9"'),
     "person not UTF-8 text": _search_raw('"x", "person": "\\ud800"'),
     "query with a NUL": _search_raw('"wifi\\u0000password"'),
-    "ask history not UTF-8 text": _req("ask", {"question": "hi", "history": ["\udcff"]}),
+    "ask history not UTF-8 text": (
+        f'{{"version": "{VERSION}", "cmd": "ask", "args": {{"question": "hi", '
+        '"history": ["\\udcff"]}}\n'
+    ).encode(),
 }
 
 

@@ -6,8 +6,13 @@ Imports: stdlib only. Only `load_config` reads the environment.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import os
+import re
 import tomllib
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,9 +36,61 @@ EMBED_BACKENDS = ("auto", "torch", "onnx")
 EMBED_DEVICES = ("auto", "cpu", "mps")
 
 
+# casper.search.modes.LEXICAL (a leaf cannot import it; a test keeps the two equal)
+LEXICAL = ("lancedb", "rank-bm25")
+
+
+@dataclass(frozen=True, slots=True)
+class Accepts:
+    """What a setting accepts beyond its type (declared beside the field with `setting`): a
+    range for numbers, a set of words, or a check of its own (`valid` returns why a value is
+    refused, or None). The type itself comes from the field's annotation, so a new field is
+    checked by its type with no more work."""
+
+    at_least: float | None = None
+    at_most: float | None = None
+    choices: tuple[str, ...] = ()
+    valid: Callable[[Any], str | None] | None = None
+    words: str = ""  # what a check of its own accepts, in words ("an IANA time zone name")
+    secret: bool = False  # a refused value is not repeated (it may be a key pasted by mistake)
+
+
+def setting(default: Any, **accepts: Any) -> Any:
+    """A Config field and what it accepts: `top_k: int = setting(8, at_least=1, at_most=1000)`."""
+    return field(default=default, metadata={"accepts": Accepts(**accepts)})
+
+
+def _zone_problem(name: str) -> str | None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return "unknown time zone"
+    return None
+
+
+def _locale_problem(name: str) -> str | None:
+    return None if re.fullmatch(r"[A-Za-z]{2,3}([_-][A-Za-z]{2,3})?(\.[\w-]+)?", name) else "?"
+
+
+def _url_problem(url: str) -> str | None:
+    try:
+        llm_server(url, allow_remote=True)  # where it is, is checked when it is used
+    except ConfigError:
+        return "not an http(s) URL with a host"
+    return None
+
+
+def _env_name_problem(name: str) -> str | None:
+    return None if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else "not a variable name"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
-    """Immutable settings. Runtime wiring lives in cli.py as local variables."""
+    """Immutable settings; each field's accepted type is its annotation, and its range or
+    choices are declared beside it (`setting`). `load_config` checks every value it is given
+    against them, once, naming the file and the key."""
 
     data_dir: Path
     # resolved when a Config is built (not at import), so the default follows $HOME
@@ -44,47 +101,60 @@ class Config:
     # the chat model: an MLX hub id or local folder, or with `llm_base_url` the name the server
     # knows it by (unset there: the server's only model; mlx_lm.server calls its own
     # "default_model")
-    llm_model: str = DEFAULT_LLM
+    llm_model: str = setting(DEFAULT_LLM, at_least=1)
     # str | None: an OpenAI-compatible server's base URL (".../v1"), answering instead of MLX;
     # http(s) only, and a host on this machine (127.0.0.0/8, ::1, localhost) unless
     # `allow_remote_llm` (checked by `llm_server`, before any connection)
-    llm_base_url: str | None = None
+    llm_base_url: str | None = setting(None, valid=_url_problem, words="an http(s) URL with a "
+                                       'host, e.g. "http://127.0.0.1:8080/v1"')  # fmt: skip
     # str | None: the NAME of the environment variable holding that server's API key (the key
     # itself is never written to config.toml, a log or a document)
-    llm_api_key_env: str | None = None
+    llm_api_key_env: str | None = setting(
+        None,
+        valid=_env_name_problem,
+        words='an environment variable\'s name ("OPENAI_API_KEY")',
+        secret=True,
+    )
     # true: a non-loopback `llm_base_url` may be used (a notice says so on every answer)
     allow_remote_llm: bool = False
-    llm_timeout_s: float = 60.0  # > 0: seconds the server may stay silent (connect, each token)
-    embed_model: str = BUNDLED_EMBEDDER
+    # seconds the server may stay silent (connect, each token)
+    llm_timeout_s: float = setting(60.0, at_least=0.1, at_most=3600)
+    embed_model: str = setting(BUNDLED_EMBEDDER, at_least=1)
     rerank_model: str | None = DEFAULT_RERANKER  # None → no rerank
     rerank: bool = True
-    lexical: str = "lancedb"  # lancedb | rank-bm25
-    candidates: int = 50  # per retriever before fusion
+    lexical: str = setting("lancedb", choices=LEXICAL)  # lancedb | rank-bm25
+    candidates: int = setting(50, at_least=1, at_most=1000)  # per retriever before fusion
     # how the hybrid legs are fused: convex (fixed weights) | adaptive (those weights moved per
     # query by how peaked each leg's scores are; opt-in: it lost texting with the typed and
     # event-date legs, docs/retrieval.md) | rrf; casper/search/fusion.py
-    fusion: str = "convex"
-    top_k: int = 8
-    chunk_size: int = CHUNK_SIZE
-    chunk_stride: int = CHUNK_STRIDE
-    chunk_gap_s: float = CHUNK_GAP_S
-    chunk_max_chars: int = CHUNK_MAX_CHARS
-    embed_batch: int = 64
-    # auto | torch | onnx: auto is torch on the Apple GPU, else onnxruntime on the CPU when it
-    # reproduces torch's vectors (docs/performance.md#embedding-backends), else torch on the CPU
-    embed_backend: str = "auto"
-    embed_device: str = "auto"  # auto | cpu | mps: auto is the Apple GPU (mps) when available
-    max_iterations: int = 5  # model calls in the loop (nudged retries count); synthesis is +1
-    max_new_tokens: int = 512
-    temperature: float = 0.0
+    fusion: str = setting("convex", choices=FUSIONS)
+    top_k: int = setting(8, at_least=1, at_most=1000)  # as `search -k`
+    chunk_size: int = setting(CHUNK_SIZE, at_least=1, at_most=100)
+    chunk_stride: int = setting(CHUNK_STRIDE, at_least=1, at_most=100)  # and ≤ chunk_size
+    chunk_gap_s: float = setting(CHUNK_GAP_S, at_least=0)
+    chunk_max_chars: int = setting(CHUNK_MAX_CHARS, at_least=100, at_most=100_000)
+    embed_batch: int = setting(64, at_least=1, at_most=4096)
+    # auto is torch on the Apple GPU, else onnxruntime on the CPU when it reproduces torch's
+    # vectors (docs/performance.md#embedding-backends), else torch on the CPU
+    embed_backend: str = setting("auto", choices=EMBED_BACKENDS)
+    # auto is the Apple GPU (mps) when available; onnx runs on the CPU only
+    embed_device: str = setting("auto", choices=EMBED_DEVICES)
+    # model calls in the loop (nudged retries count); synthesis is +1; as `ask --max-iterations`
+    max_iterations: int = setting(5, at_least=1, at_most=50)
+    max_new_tokens: int = setting(512, at_least=1, at_most=32_768)
+    temperature: float = setting(0.0, at_least=0, at_most=2)
     thinking: bool = False
-    timezone: str | None = None  # None → the machine's local time zone
+    # None → the machine's local time zone
+    timezone: str | None = setting(None, valid=_zone_problem, words="an IANA time zone name "
+                                   'such as "Europe/London"')  # fmt: skip
     # language_COUNTRY: which country's holidays "labour day" or "Mother's Day" mean, and the
     # order of numeric dates in search questions (3/4 = March 4th in en_US, 3 April in en_GB)
-    locale: str = "en_US"
-    history_token_budget: int = 2000  # `casper chat` keeps this much history verbatim
+    locale: str = setting("en_US", valid=_locale_problem, words='language_COUNTRY, e.g. "en_GB"')
+    # `casper chat` keeps this much history verbatim
+    history_token_budget: int = setting(2000, at_least=0, at_most=1_000_000)
     me_names: tuple[str, ...] = ()  # the owner's own names: "Kevin" in a question means "me"
-    service_idle_minutes: int = 20  # `casper serve` exits after this long without a request
+    # `casper serve` exits after this long without a request (0: never)
+    service_idle_minutes: float = setting(20, at_least=0, at_most=60 * 24 * 365)
     auto_index: bool = True  # `casper serve` indexes new messages as they arrive in chat.db
 
     @property
@@ -218,53 +288,206 @@ def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
 
     Returns:
         The frozen Config: defaults < config.toml < environment paths < overrides.
+
+    Raises:
+        ConfigError: config.toml does not read, or a value is not what its setting accepts
+            (naming the file or flag, the key and what is accepted).
     """
+    cfg, problems = checked_config(data_dir, **overrides)
+    if problems:
+        raise problems[0]
+    return cfg
+
+
+def checked_config(
+    data_dir: Path | None = None, **overrides: Any
+) -> tuple[Config, list[ConfigError]]:
+    """The Config with every value that is not accepted left at its default, and what was
+    wrong with each (`casper doctor` shows them all and goes on with the rest)."""
     home = Path(data_dir).expanduser() if data_dir else default_home()
-    values: dict[str, Any] = {}
     toml_path = home / "config.toml"
-    if toml_path.exists():
-        try:
-            values.update(tomllib.loads(read_text(toml_path)))
-        except tomllib.TOMLDecodeError as exc:  # its message names the line and column
-            raise ConfigError(
-                f"cannot read {toml_path}: {exc}", hint=_fix_hint(toml_path)
-            ) from None
-    if os.environ.get("CASPER_CHAT_DB"):
-        values["chat_db"] = os.environ["CASPER_CHAT_DB"]
-    if os.environ.get("CASPER_CONTACTS"):
-        values["contacts"] = os.environ["CASPER_CONTACTS"]
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    known = {f.name for f in dataclasses.fields(Config)}
-    unknown = sorted(set(values) - known)
+    problems: list[ConfigError] = []
+    not_a_folder = _file_in_the_way(home)
+    if not_a_folder is not None:
+        return Config(data_dir=home), [not_a_folder]
+    values: dict[str, Any] = {}
+    where: dict[str, str] = {}
+    try:
+        if toml_path.is_file() or (toml_path.exists() and not toml_path.is_dir()):
+            values.update(_read_toml(toml_path))
+        elif toml_path.exists():
+            raise ConfigError(f"cannot read {toml_path}: it is a directory",
+                              hint=f"move {toml_path} away (settings are a file)")  # fmt: skip
+    except ConfigError as exc:
+        problems.append(exc)
+    where.update(dict.fromkeys(values, str(toml_path)))
+    for key, env in (("chat_db", "CASPER_CHAT_DB"), ("contacts", "CASPER_CONTACTS")):
+        if os.environ.get(env):
+            values[key], where[key] = os.environ[env], f"${env}"
+    given = {k: v for k, v in overrides.items() if v is not None}
+    values.update(given)
+    where.update(dict.fromkeys(given, "the command line"))
+    fields = {f.name: f for f in dataclasses.fields(Config) if f.name != "data_dir"}
+    unknown = sorted(set(values) - set(fields))
     if unknown:
-        raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
-    if isinstance(values.get("me_names"), str | list):
-        names = values["me_names"]
-        values["me_names"] = (names,) if isinstance(names, str) else tuple(names)
-    for key in ("chat_db", "contacts"):
-        if isinstance(values.get(key), str):
-            values[key] = Path(values[key]).expanduser()
-    cfg = Config(data_dir=home, **values)
-    if cfg.fusion not in FUSIONS:
-        raise ConfigError(
-            f"unknown fusion {cfg.fusion!r}", hint=f"set fusion to one of {', '.join(FUSIONS)}"
-        )
-    for key, allowed in (("embed_backend", EMBED_BACKENDS), ("embed_device", EMBED_DEVICES)):
-        if getattr(cfg, key) not in allowed:
-            raise ConfigError(
-                f"unknown {key} {getattr(cfg, key)!r}",
-                hint=f"set {key} to one of {', '.join(allowed)} in {toml_path}",
-            )
-    if cfg.embed_backend == "onnx" and cfg.embed_device == "mps":
+        names = ", ".join(f"{k} (in {where[k]})" for k in unknown)
+        problems.append(ConfigError(f"unknown setting(s): {names}",
+                                    hint="settings are listed in docs/cli.md"))  # fmt: skip
+    types = _field_types()
+    accepted: dict[str, Any] = {}
+    for key in sorted(set(values) & set(fields)):
+        value, problem = _checked(key, values[key], types[key], fields[key])
+        if problem is None:
+            accepted[key] = value
+        else:
+            problems.append(_refused(key, values[key], problem, where[key], fields[key]))
+    stride, size = (accepted.get(k, fields[k].default) for k in ("chunk_stride", "chunk_size"))
+    if stride > size:
+        # windows that step past their own end would leave messages out of every chunk
+        problems.append(ConfigError(
+            f"chunk_stride {stride} must be between 1 and chunk_size {size}",
+            hint=f"set chunk_stride to at most {size} in {toml_path}",
+        ))  # fmt: skip
+        accepted.pop("chunk_stride", None)
+        accepted.pop("chunk_size", None)
+    backend, device = (
+        accepted.get(k, fields[k].default) for k in ("embed_backend", "embed_device")
+    )
+    if backend == "onnx" and device == "mps":
         # onnxruntime runs MiniLM on the CPU here; the GPU is torch's (MPS)
-        raise ConfigError(
+        problems.append(ConfigError(
             "embed_backend onnx runs on the CPU, not on embed_device mps",
             hint=f"set embed_backend to torch (or auto) for the GPU in {toml_path}",
-        )
-    if not 1 <= cfg.chunk_stride <= cfg.chunk_size:
-        # windows that step past their own end would leave messages out of every chunk
-        raise ConfigError(
-            f"chunk_stride {cfg.chunk_stride} must be between 1 and chunk_size {cfg.chunk_size}",
-            hint=f"set chunk_stride to at most {cfg.chunk_size} in {toml_path}",
-        )
-    return cfg
+        ))  # fmt: skip
+        accepted.pop("embed_backend", None)
+        accepted.pop("embed_device", None)
+    return Config(data_dir=home, **accepted), problems
+
+
+def _file_in_the_way(home: Path) -> ConfigError | None:
+    """The data dir, or a folder above it, is a file: nothing can be kept there."""
+    for place in (home, *home.parents):
+        if place.exists() or place.is_symlink():
+            if place.is_dir():
+                return None
+            where = "is a file" if place == home else f"is under {place}, which is a file"
+            return ConfigError(
+                f"the data dir {home} {where}, not a folder",
+                hint="give --home (or $CASPER_HOME) a folder; it is created when missing "
+                "(the default is ~/.casper)",
+            )
+    return None
+
+
+@functools.cache
+def _field_types() -> dict[str, Any]:
+    return typing.get_type_hints(Config)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as exc:  # its message names the line and column
+        raise ConfigError(f"cannot read {path}: {exc}", hint=_fix_hint(path)) from None
+
+
+def _checked(key: str, value: Any, hint: Any, spec: dataclasses.Field) -> tuple[Any, str | None]:
+    """(the value as the field holds it, None) or (None, what the field accepts, in words)."""
+    kinds = [a for a in typing.get_args(hint) if a is not type(None)] if _optional(hint) else [hint]
+    if value is None and _optional(hint):
+        return None, None
+    kind = kinds[0] if len(kinds) == 1 else None
+    accepts: Accepts = spec.metadata.get("accepts", Accepts())
+    words = _words(kind, accepts)
+    converted = _convert(value, kind)
+    if converted is _REFUSED:
+        return None, words
+    if isinstance(converted, int | float) and not isinstance(converted, bool):
+        low, high = accepts.at_least, accepts.at_most
+        if (low is not None and converted < low) or (high is not None and converted > high):
+            return None, words
+    if isinstance(converted, str):
+        if accepts.choices and converted not in accepts.choices:
+            return None, words
+        if accepts.at_least is not None and len(converted) < accepts.at_least:
+            return None, words
+    if accepts.valid is not None and accepts.valid(converted) is not None:
+        return None, words
+    return converted, None
+
+
+_REFUSED = object()
+
+
+def _optional(hint: Any) -> bool:
+    return type(None) in typing.get_args(hint)
+
+
+def _convert(value: Any, kind: Any) -> Any:
+    """`value` as a `kind` (the field's type without None), or _REFUSED. TOML and the command
+    line give str, int, float, bool, lists; a whole number is a float too, never a bool."""
+    if kind is bool:
+        return value if isinstance(value, bool) else _REFUSED
+    if kind is int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else _REFUSED
+    if kind is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return value if ok and math.isfinite(value) else _REFUSED  # an int is a float too
+    if kind is str:
+        return value if isinstance(value, str) and "\x00" not in value else _REFUSED
+    if kind is Path:
+        if isinstance(value, Path):
+            return value
+        if isinstance(value, str) and value.strip() and "\x00" not in value:
+            return Path(value).expanduser()
+        return _REFUSED
+    if typing.get_origin(kind) is tuple:  # tuple[str, ...]: one text or a list of texts
+        items = [value] if isinstance(value, str) else value
+        if isinstance(items, list | tuple) and all(isinstance(i, str) for i in items):
+            return tuple(items)
+        return _REFUSED
+    return value if kind is not None and isinstance(value, kind) else _REFUSED
+
+
+def _words(kind: Any, accepts: Accepts) -> str:
+    """What a setting accepts, in words: `a whole number from 1 to 1000`."""
+    if accepts.choices:
+        return "one of " + ", ".join(f'"{c}"' for c in accepts.choices)
+    if accepts.words:
+        return accepts.words
+    low, high = accepts.at_least, accepts.at_most
+    if kind in (int, float):
+        noun = "a whole number" if kind is int else "a number"
+        if low is not None and high is not None:
+            return f"{noun} from {low:g} to {high:g}"
+        if low is not None:
+            return f"{noun} of at least {low:g}"
+        return noun
+    return {
+        bool: "true or false",
+        str: "a quoted text" + (" (not empty)" if low else ""),
+        Path: "a quoted path",
+    }.get(kind, "a list of quoted texts" if typing.get_origin(kind) is tuple else str(kind))
+
+
+def _toml(value: Any) -> str:
+    """A value as it would be written in config.toml."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def _refused(key: str, value: Any, words: str, where: str, spec: dataclasses.Field) -> ConfigError:
+    secret = spec.metadata.get("accepts", Accepts()).secret
+    shown = "(a value, not shown)" if secret else _toml(value)
+    default = spec.default if spec.default is not dataclasses.MISSING else None
+    fix = (
+        f"set {key} to {words} in {where}, or remove the line to use the default"
+        + (f" ({_toml(default)})" if default not in (None, "", ()) else "")
+        if where.endswith("config.toml")
+        else f"give {key} as {words}"
+    )
+    return ConfigError(f"{where}: {key} = {shown[:80]} is not accepted: {key} takes {words}",
+                       hint=fix)  # fmt: skip

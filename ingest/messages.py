@@ -7,13 +7,21 @@ The readers (new rows, recent edits and unsends, deletions); each row is convert
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ingest.connect import map_sqlite_error, reads_chat_db
 from ingest.dates import unix_to_apple_ns
-from ingest.queries import ROWID, ROWIDS_SQL, changed_sql, deleted_guids_sql, page_sql
+from ingest.queries import (
+    IN_CHUNK,
+    ROWID,
+    ROWIDS_SQL,
+    changed_sql,
+    deleted_guids_sql,
+    page_sql,
+    rowids_page_sql,
+)
 from ingest.reactions import RecentTexts
-from ingest.records import Message, Reaction
+from ingest.records import Message, MessageRow, Reaction, ReactionRow
 from ingest.row_convert import (  # ReadCounters and the loader are re-exported: `ingest` names them
     Page,
     ReadCounters,
@@ -33,6 +41,7 @@ __all__ = [
     "load_recently_deleted_rowids",
     "load_rowids",
     "read_changed",
+    "read_rowids",
     "seed_recent",
 ]
 
@@ -125,6 +134,23 @@ def read_changed(
     conv = RowConverter(conn, caps, ReadCounters())
     rows = sorted(conn.execute(sql, params), key=lambda r: r[ROWID])
     return [Message(*t) for t in convert_page(conv, rows, False)[0]]
+
+
+@reads_chat_db
+def read_rowids(conn: sqlite3.Connection, caps: Capabilities, rowids: Sequence[int]) -> Page:
+    """The rows with these ROWIDs, converted as a full read converts them (a legacy reaction
+    is matched only against the texts among them), as (message tuples, reaction tuples)."""
+    conv = RowConverter(conn, caps, ReadCounters())
+    wanted = sorted(set(rowids))
+    messages: list[MessageRow] = []
+    reactions: list[ReactionRow] = []
+    for i in range(0, len(wanted), IN_CHUNK):
+        part = wanted[i : i + IN_CHUNK]
+        rows = conn.execute(rowids_page_sql(caps, len(part)), part).fetchall()
+        msgs, reacts = convert_page(conv, rows, False)
+        messages += msgs
+        reactions += reacts
+    return messages, reactions
 
 
 @reads_chat_db

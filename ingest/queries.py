@@ -134,6 +134,12 @@ def range_page_sql(caps: Capabilities) -> str:
     )
 
 
+def rowids_page_sql(caps: Capabilities, count: int) -> str:
+    """Message rows with one of `count` ROWIDs, in ROWID order; params: the ROWIDs."""
+    marks = ",".join("?" * count)
+    return f"SELECT {_select_list(caps)}{_from(caps)} WHERE m.ROWID IN ({marks}) ORDER BY m.ROWID"
+
+
 def changed_sql(caps: Capabilities) -> str | None:
     """Rows edited/unsent after a time; params: (min_date, upto_rowid, after, after)."""
     # `m.date >= ?` drives Apple's message_idx_date. The unary `+` and the missing ORDER BY

@@ -24,7 +24,9 @@ pytest_plugins = ["tests.service_helpers", "tests.network_guard"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Fail at once, with the fix, when the shared fixtures are not where the tests look."""
+    """Fail at once, with the fix, when the shared fixtures are not where the tests look; build
+    the CLI's click command once per app instead of at every CliRunner call."""
+    _cache_typer_command()
     # in-process for the whole session too: module- and session-scoped fixtures run outside the
     # per-test monkeypatch below, and a command there must not auto-start a background service
     # (it would load the real models and outlive the test run)
@@ -51,3 +53,15 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("CASPER_CHAT_DB", raising=False)
     monkeypatch.delenv("CASPER_CONTACTS", raising=False)
     return home
+
+
+def _cache_typer_command() -> None:
+    """typer's CliRunner builds the click command from the app on every `invoke` (reading every
+    option's type hints: ~0.1–0.27 CPU-s a call here, more than most commands take), where the
+    real `casper` builds it once per process. The command is the same object each time, so it is
+    built once per app (the test processes of tests/damage.py do the same for their calls)."""
+    import functools
+
+    import typer.testing
+
+    typer.testing._get_command = functools.cache(typer.testing._get_command)  # type: ignore[attr-defined]

@@ -2,6 +2,7 @@
 
     python -m tests.service_server --home H [--fakes embedder,reranker,engine]
         [--embed-delay S] [--build-id X] [--idle-minutes M] [--no-auto-index]
+        [--request-deadline S]
 
 The real server code runs unchanged; only `casper.backends.factory` is swapped for the test
 fakes (a service is its own process, so the tests' monkeypatching can't reach it).
@@ -84,12 +85,15 @@ def main() -> None:
     parser.add_argument("--build-id", default=None)
     parser.add_argument("--idle-minutes", type=float, default=2.0)
     parser.add_argument("--no-auto-index", action="store_true")
+    parser.add_argument("--request-deadline", type=float, default=None)
     opts = parser.parse_args()
     install({f for f in opts.fakes.split(",") if f}, opts.embed_delay)
     from casper.service import protocol, server
 
     if opts.build_id:
         protocol._build = opts.build_id  # pretend to be another version
+    if opts.request_deadline is not None:  # a slow client cut off sooner than in 10 s
+        server.REQUEST_DEADLINE_S = opts.request_deadline
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
     server.serve(opts.home, idle_minutes=opts.idle_minutes, auto_index=not opts.no_auto_index)
 

@@ -58,6 +58,7 @@ PURE = [
 ]
 LEAF = [
     "casper/config.py",
+    "casper/datadir.py",
     "casper/errors.py",
     "casper/protocols.py",
     "casper/records.py",

@@ -6,7 +6,8 @@ A failure in the middle of a search or a run does not say which file it came fro
 (casper.store.health, casper.index.health) do, so they run after a failure, never before one.
 Both transports use it: the CLI's error guard and the service's request handler.
 
-Imports: stdlib, casper.config, casper.errors, casper.store.health, casper.index.health.
+Imports: stdlib, casper.config, casper.datadir, casper.errors, casper.store.health,
+casper.index.health.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shutil
 import sqlite3
 from collections.abc import Iterator
 
+from casper import datadir
 from casper.config import Config
 from casper.errors import CasperError, DataDamaged, DiskFull
 from casper.index import health as index_health
@@ -34,16 +36,41 @@ def explain(cfg: Config, exc: BaseException) -> CasperError | None:
     full = disk_full(cfg, exc)
     if full is not None:
         return full
-    return damaged(cfg)
+    return damaged(cfg) or unwritable(cfg, exc)
 
 
 def damaged(cfg: Config) -> DataDamaged | None:
-    """The first damaged file of the data dir: the store, then the index's parts."""
+    """The first damaged file of the data dir: the store, then the index's parts, then the
+    small files beside them (casper.datadir)."""
     problem = sqlite_problem(cfg.store_path)
     if problem is not None:
         return DataDamaged("the store", cfg.store_path, problem)
     found = index_health.damage(cfg.index_dir)
-    return found[0].error() if found else None
+    if found:
+        return found[0].error()
+    small = datadir.problems(cfg.data_dir)
+    return DataDamaged(small[0].file.what, small[0].path, small[0].problem) if small else None
+
+
+_UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR}
+
+
+def unwritable(cfg: Config, exc: BaseException) -> CasperError | None:
+    """The data dir cannot be written (a folder under /proc, a read-only disk, someone else's
+    folder): an OSError about a path in it, or the data dir itself."""
+    home = str(cfg.data_dir)
+    for e in _chain(exc):
+        name = getattr(e, "filename", None)
+        inside = name is not None and (
+            str(name) == home or str(name).startswith(home.rstrip("/") + "/")
+        )
+        if isinstance(e, OSError) and e.errno in _UNWRITABLE and inside:
+            return CasperError(
+                f"cannot write in the data dir {home}: {e.strerror} ({name})",
+                hint="give --home (or $CASPER_HOME) a folder you can write to; the "
+                "default is ~/.casper",
+            )
+    return None
 
 
 def disk_full(cfg: Config, exc: BaseException) -> DiskFull | None:

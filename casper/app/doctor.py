@@ -17,7 +17,7 @@ import os
 import platform
 import sqlite3
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,7 +25,7 @@ import ingest
 from casper.app.doctor_schema import schema_checks
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
-from casper.errors import DataDamaged
+from casper.errors import ConfigError, DataDamaged
 from casper.store.db import Store
 from casper.store.health import sqlite_problem
 from ingest.errors import IngestError, full_disk_access_hint
@@ -50,24 +50,32 @@ def _check(name: str, status: str, detail: str, hint: str | None = None) -> Chec
 
 
 def run_checks(
-    cfg: Config, service: dict[str, Any] | None = None, login_agent: bool = False
+    cfg: Config,
+    service: dict[str, Any] | None = None,
+    login_agent: bool = False,
+    refused: Sequence[ConfigError] = (),
 ) -> dict[str, Any]:
     """Every check as {name, status ok|warn|fail, detail, hint}, plus raw counts. `service`:
     the running service's status ({"running": False} when none), for the auto-index and service
-    access lines (casper.app.doctor_service); `login_agent`: a LaunchAgent starts it at login."""
+    access lines (casper.app.doctor_service); `login_agent`: a LaunchAgent starts it at login;
+    `refused`: what casper.config.checked_config refused in config.toml (those settings are at
+    their defaults for the other checks)."""
     counts: dict[str, Any] = {}
-    checks = [_python_check(), _chat_db_check(cfg, counts), _contacts_check(cfg)]
+    checks = [_python_check(), *_config_checks(cfg, refused)]
+    checks += [_chat_db_check(cfg, counts), _contacts_check(cfg)]
     with _quiet("ingest"):  # the chat.db and contacts checks say what does not open
         checks += schema_checks(cfg, counts)  # what was skipped to read Apple-only syntax
     if cfg.store_path.exists():
         checks.append(_data_dir_check(cfg))
         checks += _store_checks(cfg, counts)
+        checks += _history_checks(cfg)
         checks.append(_index_check(cfg, counts))
         checks += _index_probe_checks(cfg)
     else:
         checks.append(
             _check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
         )
+    checks += _small_file_checks(cfg)
     checks.append(_engine_check(cfg))
     checks.append(_reranker_check(cfg))
     if service is not None:
@@ -85,6 +93,15 @@ def failed(report: dict[str, Any]) -> bool:
 def _python_check() -> Check:
     detail = f"{platform.python_version()} on {platform.system()} {platform.machine()}"
     return _check("python", "ok", detail)
+
+
+def _config_checks(cfg: Config, refused: Sequence[ConfigError]) -> list[Check]:
+    """config.toml: every value is one its setting accepts (one line per refused value)."""
+    if refused:
+        return [_check("config", "fail", exc.message, exc.hint) for exc in refused]
+    path = cfg.data_dir / "config.toml"
+    detail = f"{path} reads, every value accepted" if path.exists() else "defaults (no file)"
+    return [_check("config", "ok", detail)]
 
 
 def _chat_db_check(cfg: Config, counts: dict[str, Any]) -> Check:
@@ -150,6 +167,10 @@ def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
         return [_check("store", "fail", f"{cfg.store_path} does not read: {exc}", REBUILD_HINT)]
     finally:
         store.close()
+    if not total and not people:
+        # an empty store (an earlier version kept the one a failed first run made): not green
+        empty = f"nothing indexed yet in {cfg.data_dir} (an empty store: no run read into it)"
+        return [_check("store", "warn", empty, "run `casper index` (see the chat.db line)")]
     tz = local_tz(cfg.timezone)
     counts.update(messages=total, undated=undated, people=people, decode_failures=failures)
     rate = 1 - failures / total if total else 1.0
@@ -160,6 +181,75 @@ def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
     counts["coverage"] = {"first": iso(first, tz), "last": iso(last, tz)}
     span = f"{(iso(first, tz) or '?')[:10]} → {(iso(last, tz) or '?')[:10]}"
     return [_check("store", "ok", detail), _check("coverage", "ok", span)]
+
+
+def _history_checks(cfg: Config) -> list[Check]:
+    """Does chat.db still hold the history the store was read from (by ROWID and guid,
+    casper.indexer.identity), and what the last reconciliation of a rewritten one did."""
+    from casper.indexer import identity
+    from casper.indexer.reconcile import last_reconciled
+
+    try:
+        store = Store.open(cfg.store_path)
+    except (sqlite3.Error, OSError):
+        return []  # the store's own check names it
+    try:
+        last = last_reconciled(store)
+        watermark = int(store.meta_float("watermark_rowid"))
+        conn = ingest.open_chat_db(cfg.chat_db, busy_timeout_s=1.0)
+        try:
+            caps = ingest.Capabilities.probe(conn)
+            state = ingest.snapshot_state(conn, caps)
+            doubt = identity.suspect(store, conn, state, watermark)
+            compared = identity.compare(store, conn, caps, watermark) if doubt else None
+        finally:
+            conn.close()
+    except (IngestError, sqlite3.Error, OSError):
+        return []  # chat.db's line (or the store's) says what does not read
+    finally:
+        store.close()
+    checks = []
+    hint = "run `casper index` (a running service does it by itself within seconds)"
+    if compared is not None and compared.rewritten:
+        checks.append(_check(
+            "history", "fail",
+            f"chat.db's history was rewritten since the last index ({compared.rewritten}): "
+            "search may show messages it no longer holds and miss new ones", hint,
+        ))  # fmt: skip
+    elif compared is not None and (compared.vanished or compared.vanished_reactions):
+        gone = len(compared.vanished) + len(compared.vanished_reactions)
+        checks.append(_check("history", "warn", f"{gone} rows deleted from chat.db are still "
+                             "in the index", hint))  # fmt: skip
+    if last is not None:
+        when = iso(last.get("at"), local_tz(cfg.timezone)) or "?"
+        checks.append(_check(
+            "history rewritten", "ok",
+            f"{last.get('reason')}; reconciled {when[:16].replace('T', ' ')}: "
+            f"{last.get('vanished')} messages gone, {last.get('new')} new, "
+            f"{last.get('renumbered')} renumbered, {last.get('kept')} kept; "
+            f"{last.get('vectors_reused', 0)} vectors reused, "
+            f"{last.get('vectors_embedded', 0)} embedded",
+        ))  # fmt: skip
+    return checks
+
+
+def _small_file_checks(cfg: Config) -> list[Check]:
+    """The data dir's small files (notices, records, histories, the service's and the index's
+    lock, pid and log files): one ✗ line for each that cannot be used, nothing when all can."""
+    from casper import datadir
+
+    if not cfg.data_dir.is_dir():
+        return []
+    return [
+        _check(
+            "data files",
+            "fail",
+            f"{p.file.what} is damaged: {p.path} ({p.problem})",
+            "run `casper index --rebuild`: it moves the file aside (kept, renamed "
+            "*.damaged-<time>); a new one is written when needed",
+        )  # fmt: skip
+        for p in datadir.problems(cfg.data_dir)
+    ]
 
 
 def _engine_check(cfg: Config) -> Check:

@@ -9,6 +9,7 @@ Imports: stdlib, ingest, casper.config, casper.store, casper.dates.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -114,6 +115,8 @@ class AutoRun:
     error: str | None = None
     hint: str | None = None
     no_access: bool = False  # chat.db refused: Full Disk Access for the service's interpreter
+    # chat.db's history was rewritten and read again: the run's counts (IngestReport.reconciled)
+    reconciled: dict[str, Any] | None = None
 
 
 def state_path(data_dir: Path) -> Path:
@@ -124,10 +127,14 @@ def save_state(data_dir: Path, record: dict[str, Any]) -> None:
     """Write the service's auto-index record (0600, atomically: a reader sees old or new)."""
     path = state_path(data_dir)
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(record, fh, indent=1)
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(record, fh, indent=1)
+        os.replace(tmp, path)
+    except OSError:  # a folder in its place: the service's status still says it; doctor too
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def load_state(data_dir: Path) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ on every search. Imports: stdlib only. Unreadable or absent state reads as "noth
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -42,12 +43,17 @@ def forget(data_dir: Path, key: str) -> None:
 
 
 def _write(data_dir: Path, data: dict[str, Any]) -> None:
+    """Write-then-rename, so a concurrent reader never sees half a file; 0600 from the start.
+    A file that cannot be replaced (a folder in its place, a read-only data dir) is left as
+    it is: the notice is said again next time, and `casper doctor` names the file."""
     if not data_dir.is_dir():
         return
-    tmp = data_dir / (FILE + ".tmp")
-    # write-then-rename so a concurrent reader never sees half a file; 0600 from the start
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, data_dir / FILE)
+    tmp = data_dir / f"{FILE}.tmp{os.getpid()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+        os.replace(tmp, data_dir / FILE)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()

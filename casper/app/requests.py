@@ -116,7 +116,7 @@ class _Args:
                 f"the {name} is {len(value):,} characters long (at most {limit:,})",
                 hint=f"see `casper {self.cmd} --help`",
             )
-        return value
+        return _readable(name, value)
 
     def required(self, name: str, *, example: str, limit: int = MAX_TEXT_CHARS) -> str:
         """A string that must say something: empty or blank is an error, not a match-all."""
@@ -162,7 +162,22 @@ class _Args:
             raise self._bad(name, "a list of strings")
         if len(value) > most:
             raise BadRequest(f"{name} has {len(value)} entries (at most {most})")
-        return tuple(value)
+        return tuple(_readable(name, v) for v in value)
+
+
+def _readable(name: str, value: str) -> str:
+    """`value` when it is text: bytes that are not UTF-8 (a terminal in another encoding hands
+    them over as lone surrogates) or a NUL are refused, never searched for or sent on."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadRequest(
+            f"the {name} holds bytes that are not UTF-8 text (at character {exc.start + 1})",
+            hint="type it again; if it keeps happening, set the terminal's text encoding to UTF-8",
+        ) from None
+    if "\x00" in value:
+        raise BadRequest(f"the {name} holds a NUL character", hint="type it again without it")
+    return value
 
 
 def _shown(value: Any) -> str:

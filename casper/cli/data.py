@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -132,10 +134,14 @@ def show(
 def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
     """Environment and data health: chat.db access, counts, decode rate, coverage."""
     from casper.app.doctor import failed, run_checks
+    from casper.config import checked_config
     from casper.service import client, launchagent
 
-    cfg = config(home)
-    report = run_checks(cfg, client.status(cfg.data_dir), launchagent.installed(cfg.data_dir))
+    # every value of config.toml checked; one that is refused is shown, the rest still run
+    cfg, refused = checked_config(home)
+    report = run_checks(
+        cfg, client.status(cfg.data_dir), launchagent.installed(cfg.data_dir), refused
+    )
     if json:
         print_json(report)
         if failed(report):
@@ -164,18 +170,22 @@ def demo(
 ) -> None:
     """Build the synthetic demo corpus in its own home, index it, show people and stats, ask."""
     from casper.cli.base import _stderr
+    from casper.store.db import ensure_private_dir
     from ingest.synthetic import DEMO_TIMEZONE, build_demo_corpus
 
     base = config(home)
     demo_home = base.data_dir / "demo"
     source = demo_home / "source"
     err = _stderr()
+    for folder in (base.data_dir, demo_home):  # owner-only, like every data dir
+        ensure_private_dir(folder)
     if not (source / "chat.db").exists():
         err.print(f"building the demo corpus in {source} …")
         corpus = build_demo_corpus(source)
         chat_db, contacts = corpus.chat_db, corpus.contacts
     else:
         chat_db, contacts = source / "chat.db", source / "AddressBook"
+    _owner_only(source)  # a chat history, even a made-up one, is 0700/0600 (also one built before)
     own = config(demo_home)
     # the demo's story happens in its people's zone, not the machine's (unless set in its
     # config.toml); kept there, so every command pasted from below reads the same clock
@@ -212,6 +222,16 @@ def demo(
     )
     cited = answered.get("citations") or []
     _demo_next_steps(cfg, cited[0]["rowid"] if cited else None)
+
+
+def _owner_only(folder: Path) -> None:
+    """Every folder under `folder` 0700 and every file 0600."""
+    os.chmod(folder, 0o700)
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o700)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o600)
 
 
 def _demo_overview(cfg: Config) -> None:

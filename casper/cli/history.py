@@ -20,14 +20,27 @@ class History:
     turns: list[tuple[str, str]] = field(default_factory=list)
     summary: str = ""
 
+    # a saved history that did not read, moved aside (kept for the user) before a new one
+    # is written in its place: (where it went, why)
+    moved_aside: tuple[Path, str] | None = None
+
     @classmethod
     def load(cls, path: Path, budget_tokens: int = 2000) -> History:
+        """The saved history; empty when there is none. One that does not read as a history
+        (a folder in its place, no permission, not JSON) is moved aside first, so this
+        session's turns never overwrite it; `moved_aside` says where."""
         try:
             data = json.loads(path.read_text())
-            turns = [(q, a) for q, a in data.get("turns", [])]
-            return cls(path, budget_tokens, turns, data.get("summary", ""))
-        except (OSError, ValueError):
+            turns = [(str(q), str(a)) for q, a in data.get("turns", [])]
+            summary = data.get("summary", "")
+            return cls(path, budget_tokens, turns, summary if isinstance(summary, str) else "")
+        except FileNotFoundError:
             return cls(path, budget_tokens)
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            fresh = cls(path, budget_tokens)
+            why = exc.strerror if isinstance(exc, OSError) else "not a saved chat history"
+            fresh.moved_aside = _aside(path, str(why))
+            return fresh
 
     def add(self, question: str, answer: str) -> None:
         self.turns.append((question, answer))
@@ -54,8 +67,23 @@ class History:
         hints += [f"Earlier question: {q} — your answer: {a[:300]}" for q, a in self.turns[-3:]]
         return tuple(hints)
 
-    def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump({"turns": self.turns, "summary": self.summary}, f)
+    def save(self) -> bool:
+        """Write the history (0600); False when its file cannot be written (a folder in its
+        place, no permission): the session goes on with the history in memory."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump({"turns": self.turns, "summary": self.summary}, f)
+        except OSError:
+            return False
+        return True
+
+
+def _aside(path: Path, why: str) -> tuple[Path, str] | None:
+    from casper.indexer.salvage import move_aside
+
+    try:
+        return move_aside(path), why
+    except OSError:  # a data dir that cannot be written: the session keeps it in memory
+        return None

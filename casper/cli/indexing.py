@@ -60,15 +60,37 @@ def run_index(
     Progress goes to stderr: none when `quiet`, and with `terminal_only` (`--json`) only when
     stderr is a terminal; the "resuming" and "waiting" lines are said even then. Ctrl-C is
     Interrupted (what was kept is on disk: the store commits as it goes, vectors per batch)."""
+    from casper.indexer.pipeline import probe_source
+    from casper.indexer.salvage import salvage_small_files
+    from casper.store.db import ensure_private_dir
+
+    made = [p for p in (cfg.data_dir, cfg.store_path, cfg.lock_path) if not p.exists()]
+    if cfg.store_path in made:
+        # a first run: nothing is made for a history that cannot be read (no data dir, no
+        # empty store that would look indexed to doctor and the service)
+        probe_source(cfg.chat_db)
+    ensure_private_dir(cfg.data_dir)
+    tz = local_tz(cfg.timezone)
+    if rebuild:  # the index lock among them: a damaged one cannot be taken
+        for moved in salvage_small_files(cfg.data_dir):
+            _say(moved.line())
+    try:
+        return _locked_run(cfg, rebuild, quiet, terminal_only, tz)
+    except BaseException:
+        if cfg.store_path in made:
+            _leave_nothing(cfg, made)
+        raise
+
+
+def _locked_run(
+    cfg: Config, rebuild: bool, quiet: bool, terminal_only: bool, tz: tzinfo
+) -> IndexRunReport:
     from casper.app import runtime
     from casper.cli.progress import stage_bars
     from casper.indexer.lock import exclusive
     from casper.indexer.run import run_index as index_run
     from casper.indexer.salvage import open_store
-    from casper.store.db import ensure_private_dir
 
-    ensure_private_dir(cfg.data_dir)
-    tz = local_tz(cfg.timezone)
     ran = False
     try:
         with exclusive(cfg.lock_path, on_wait=lambda h: _say(waiting_line(h, tz))):
@@ -86,6 +108,35 @@ def run_index(
                     store.close()
     except KeyboardInterrupt:
         raise Interrupted(ran) from None
+
+
+def _leave_nothing(cfg: Config, made: list[Path]) -> None:
+    """After a first run that stored nothing (chat.db failed mid-read, Ctrl-C at once): remove
+    what it made (the empty store, the lock file, the data dir when it is then empty), so the
+    home reads as "nothing indexed yet" again. A store that holds messages stays."""
+    import contextlib
+    import shutil
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{cfg.store_path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            stored = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        stored = 0  # not even its tables: nothing in it
+    if stored:
+        return
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{cfg.store_path}{suffix}").unlink(missing_ok=True)
+    if cfg.lock_path in made:
+        cfg.lock_path.unlink(missing_ok=True)
+    if cfg.index_dir.exists() and not any(cfg.index_dir.glob("*.lance")):
+        shutil.rmtree(cfg.index_dir, ignore_errors=True)
+    if cfg.data_dir in made:
+        with contextlib.suppress(OSError):
+            cfg.data_dir.rmdir()  # only when empty: config.toml (paths kept) stays
 
 
 def waiting_line(other: Holder | None, tz: tzinfo) -> str:
@@ -180,6 +231,17 @@ def embed_rate(doc: dict[str, Any]) -> str:
         return f"{per_s:,.0f} chunks/s"
     device = "GPU (mps)" if where["device"] == "mps" else "CPU"
     return f"{per_s:,.0f} chunks/s, {device} · {where['backend']}"
+
+
+def reconciled_line(done: dict[str, Any]) -> str:
+    """What reading a rewritten history again did, in one line (counts only)."""
+    return (
+        f"chat.db's history was rewritten ({done['reason']}): read again by message guid — "
+        f"{done['vanished']:,} gone, {done['new']:,} new, {done['renumbered']:,} renumbered, "
+        f"{done['kept']:,} unchanged; {done.get('chunks_rewritten', 0):,} chunks written "
+        f"again, {done.get('vectors_reused', 0):,} of their vectors reused, "
+        f"{done.get('vectors_embedded', 0):,} embedded"
+    )
 
 
 def _remember_paths(cfg: Config, chat_db: Path | None, contacts: Path | None) -> None:
@@ -326,4 +388,6 @@ def _summary(doc: dict[str, Any], tz: tzinfo) -> None:
         f"coverage {(cov['first'] or '?')[:10]} → {(cov['last'] or '?')[:10]}",
         soft_wrap=True,
     )
+    if doc.get("reconciled"):
+        err.print(reconciled_line(doc["reconciled"]), soft_wrap=True, markup=False)
     err.print(timed, soft_wrap=True)

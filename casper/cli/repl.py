@@ -11,6 +11,7 @@ casper.cli.render, casper.dates.zones; prompt_toolkit lazily.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -48,10 +49,26 @@ def line_reader(history_file: Path, *, interactive: bool | None = None) -> Calla
         from prompt_toolkit.history import FileHistory
     except ImportError:  # pragma: no cover - a declared dependency; degrade, don't crash
         return input
-    history_file.parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-    os.chmod(history_file, 0o600)  # typed questions are private, like the messages
-    session: Any = PromptSession(history=FileHistory(str(history_file)))
+    from casper import datadir
+
+    if datadir.problem(history_file, datadir.BY_NAME["chat_input_history"]):
+        # a folder in its place, no permission, not UTF-8: kept aside, a new one started
+        from casper.indexer.salvage import move_aside
+
+        with contextlib.suppress(OSError):
+            move_aside(history_file)
+    try:
+        history_file.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.chmod(history_file, 0o600)  # typed questions are private, like the messages
+        with open(history_file, encoding="utf-8") as fh:  # prompt_toolkit reads it as UTF-8
+            fh.read()
+        history: Any = FileHistory(str(history_file))
+    except (OSError, ValueError):  # a folder in its place, no permission, bytes not UTF-8
+        from prompt_toolkit.history import InMemoryHistory
+
+        history = InMemoryHistory()  # `casper doctor` names the file; --rebuild moves it
+    session: Any = PromptSession(history=history)
     return lambda prompt: session.prompt(prompt)
 
 
@@ -85,6 +102,11 @@ def run_repl(
         History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget),
         show_command=command_line(cfg.data_dir, "show"),
     )
+    moved = session.history.moved_aside
+    if moved is not None:
+        err.print(Text(f"notice: the chat history in {cfg.chat_history_path} did not read "
+                       f"({moved[1]}): moved aside to {moved[0].name}; this chat starts a new "
+                       "one", style="yellow"))  # fmt: skip
     read = read or line_reader(input_history_path(cfg))
     names = sorted(names or (), key=len, reverse=True)  # longest first: full names win
     tz = local_tz(cfg.timezone)
@@ -97,6 +119,10 @@ def run_repl(
             sys.stdout.flush()
             break
         except KeyboardInterrupt:  # Ctrl-C drops the line being typed, like a shell
+            continue
+        except UnicodeDecodeError:  # a terminal in another encoding: say so, keep the session
+            err.print(Text("error: ", "red") + Text("that line is not UTF-8 text"))
+            err.print(Text("hint: type it again; set the terminal's encoding to UTF-8", "dim"))
             continue
         if not line:
             continue

@@ -55,7 +55,7 @@ class Session:
     def execute(self, cmd: str, args: dict[str, Any], on_event: Event = print_notice) -> Any:
         """Run one command and return its `--json` document, wherever it runs. A data dir with
         nothing indexed is said here, before a service is started for it."""
-        if not self.cfg.store_path.exists():
+        if not self.cfg.store_path.exists() or (not self._service_up() and not _indexed(self.cfg)):
             from casper.cli.invocation import missing_index
 
             _check_without_data(self.cfg, cmd, args)  # a mistyped date is said first
@@ -78,6 +78,34 @@ class Session:
         else:
             self.runtime.refresh()  # a long `casper chat` follows `casper index` runs
         return handlers.run(self.runtime, cmd, args, emit=on_event)
+
+    def _service_up(self) -> bool:
+        """A service already answers (its socket is there): what it serves was indexed."""
+        if not self.use_service:
+            return False
+        from casper.service import protocol
+
+        return protocol.socket_path(self.cfg.data_dir).exists()
+
+
+def _indexed(cfg: Config) -> bool:
+    """The store holds a history an index run read (a first run that failed before reading
+    anything, in an earlier version, left an empty one): asked before a service is started
+    for it or data is opened here, never on the way to a running service."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{cfg.store_path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute(
+                "SELECT 1 FROM meta WHERE key IN ('source', 'watermark_rowid') "
+                "UNION ALL SELECT 1 FROM messages LIMIT 1"
+            ).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return True  # a store that does not read: the command names the damage
+    return row is not None
 
 
 def execute(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from casper.datadir import unusable
 from casper.errors import DataDamaged
 from casper.index.files import GENERATION, MANIFEST, TABLE, VECTOR_FILE, read_generation
 
@@ -132,6 +133,9 @@ def _generation(index_dir: Path) -> Probe:
 
 
 def _json_problem(path: Path, valid: Callable[[dict[str, Any]], bool]) -> str | None:
+    cannot = unusable(path)
+    if cannot is not None:
+        return cannot
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except OSError as exc:
@@ -157,6 +161,10 @@ def _table(index_dir: Path) -> list[Probe]:
     from casper.index.lance_import import lancedb
 
     table_dir = index_dir / f"{TABLE}.lance"
+    unreadable = _unusable_files(table_dir)
+    if unreadable is not None:  # named by its own path, before LanceDB trips over it
+        path, why = unreadable
+        return [_bad(TABLE_PART, path, "table", "a file of the search index's table", why)]
     published = _published(index_dir)
     try:
         table = lancedb().connect(str(index_dir)).open_table(TABLE)
@@ -197,6 +205,20 @@ def _table(index_dir: Path) -> list[Probe]:
 
 
 _SAMPLE = ["id", "chat_id", "start", "end", "person_ids"]
+# LanceDB's own folders have no suffix; a folder named like one of its files took a file's place
+_FILE_SUFFIXES = (".lance", ".manifest", ".txn", ".json", ".idx", ".arrow")
+
+
+def _unusable_files(table_dir: Path) -> tuple[Path, str] | None:
+    """The first file of the table that cannot be read at all (a folder in its place, no
+    permission), by a walk of stats only."""
+    for path in sorted(table_dir.rglob("*")):
+        if path.is_dir() and path.suffix not in _FILE_SUFFIXES:
+            continue
+        problem = unusable(path)
+        if problem is not None:
+            return path, problem
+    return None
 
 
 def _query_problem(table: Any, column: str, row: dict[str, Any]) -> str | None:
@@ -261,6 +283,9 @@ def _vectors(index_dir: Path, dim: int | None) -> Probe:
 
 
 def _sqlite_problem(path: Path) -> str | None:
+    cannot = unusable(path)
+    if cannot is not None:
+        return cannot
     try:
         if path.stat().st_size == 0:
             return None

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from casper.datadir import unusable
 from casper.index.sign_bits import pack
 from casper.index.vector_file import VectorFile
 from casper.index.vectors import private_files
@@ -65,6 +66,9 @@ def cache_problem(
     for key, path in paths.items():
         if not path.exists():
             return path, "missing beside the other files of its cache"
+        cannot = unusable(path)
+        if cannot is not None:
+            return path, cannot
         try:
             if key == "vectors":
                 vectors = VectorFile(path, dim)

@@ -5,8 +5,8 @@ These are the rare paths that change history (the common run only appends), so t
 report what must be redone: the chats to re-chunk whole and the people whose stats are read
 back from the store.
 
-Imports: ingest, casper.store, casper.stats, casper.indexer.rows, casper.records. Split from
-`casper.indexer.pipeline` (the run's control flow stays there).
+Imports: ingest, casper.store, casper.stats, casper.indexer (rows, identity), casper.records.
+Split from `casper.indexer.pipeline` (the run's control flow stays there).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from datetime import tzinfo
 from typing import TYPE_CHECKING
 
 import ingest
+from casper.indexer.identity import Comparison
 from casper.indexer.rows import Accumulator, to_stored
 from casper.records import ME
 from casper.stats import LocalClock
@@ -51,21 +52,19 @@ def delete_gone(
     store: Store,
     conn: sqlite3.Connection,
     caps: ingest.Capabilities,
-    state: ingest.SourceState,
-    watermark: int,
+    compared: Comparison | None,
     senders: set[str],
 ) -> tuple[set[int], int]:
-    """Remove tombstoned, recently deleted and vanished rows; returns the chats they were
-    in and the new tombstone watermark (their authors are added to `senders`)."""
+    """Remove tombstoned, recently deleted and vanished rows (those `compared` found: rows gone
+    without a trace, and tapbacks); returns the chats they were in and the new tombstone
+    watermark (their authors are added to `senders`)."""
     deleted_guids, deleted_rowid = ingest.load_deleted_guids(
         conn, caps, after_rowid=int(store.meta_float("deleted_rowid"))
     )
     gone_chats = store.delete_messages(deleted_guids, senders)
     recently = sorted(ingest.load_recently_deleted_rowids(conn, caps))
     gone_chats |= store.delete_rowids(recently, senders)
-    expected = int(store.meta_float("source_count")) + (state.max_rowid - watermark)
-    if watermark and state.message_count < expected:
-        # rows vanished without a tombstone: compare rowids once (only on this rare path)
-        missing = sorted(store.rowids() - ingest.load_rowids(conn))
-        gone_chats |= store.delete_rowids(missing, senders)
+    if compared is not None and not compared.rewritten:
+        gone_chats |= store.delete_rowids(compared.vanished, senders)
+        store.delete_messages(compared.vanished_reactions)  # tapbacks: no chat to re-chunk
     return gone_chats, deleted_rowid

@@ -5,7 +5,7 @@ when, what it is), so a run that has to wait can say what it waits for; the line
 the lock is released. A run in the background (the service's auto-index) is waited for until it
 ends, as it ends by itself; any other holder for at most `wait_s`.
 
-Imports: stdlib, casper.errors.
+Imports: stdlib, casper.errors, casper.datadir.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from casper.errors import StoreBusy
+from casper.datadir import unusable
+from casper.errors import DataDamaged, StoreBusy
 
 _UNNAMED_GRACE_S = 0.5
 
@@ -56,7 +57,10 @@ def exclusive(
     """Hold the lock as `what`; wait for another holder (a background one until it ends, any
     other for up to `wait_s`), then refuse with StoreBusy. `on_wait` is told once per holder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except (IsADirectoryError, PermissionError) as exc:  # a folder in its place, chmod 000
+        raise DataDamaged("the index lock", path, unusable(path) or str(exc.strerror)) from exc
     try:
         started = time.monotonic()
         told: Holder | None | bool = False  # False: nobody told yet

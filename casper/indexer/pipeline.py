@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import ingest
 from casper.errors import CasperError
+from casper.indexer import identity, reconcile
 from casper.indexer import parallel as ingest_parallel
 from casper.indexer.changes import apply_changed, delete_gone
 from casper.indexer.check import changed_since_last_run, contacts_signature, nothing_to_do
@@ -78,6 +79,8 @@ class _Source:
     watermark: int  # ROWID read up to by the last run (0: read everything)
     changed: list[Message]  # older rows edited or unsent since the last run
     contacts_sig: str
+    # the store against chat.db by ROWID and guid, when the cheap check had a doubt
+    compared: identity.Comparison | None = None
     # worker processes reading the new rows side by side (a large backlog only), else None
     parallel: ingest_parallel.ParallelReader | None = None
 
@@ -148,9 +151,17 @@ class Indexer:
             # a reset happens inside the ingest transaction below, so until then the previous
             # store stays as it is (a database that fails mid-read must not leave it empty)
             watermark = 0 if rebuild else int(self.store.meta_float("watermark_rowid"))
+            # ROWIDs are not identities: an older copy put back, or the history downloaded
+            # again, is read whole (casper.indexer.identity, casper.indexer.reconcile)
+            doubt = identity.suspect(self.store, conn, state, watermark)
+            compared = identity.compare(self.store, conn, caps, watermark) if doubt else None
+            rewritten = compared.rewritten if compared is not None else None
+            if rewritten:
+                log.warning("chat.db's history was rewritten (%s): reading it again", rewritten)
+                watermark = 0
             changed = changed_since_last_run(self.store, conn, caps, watermark)
             contacts_sig = contacts_signature(self.contacts)
-            unchanged = nothing_to_do(
+            unchanged = not doubt and nothing_to_do(
                 self.store,
                 state,
                 rebuild=rebuild,
@@ -183,23 +194,33 @@ class Indexer:
             ):
                 if rebuild:
                     self._reset(another_history=another)
+                elif rewritten:  # kept aside, to keep the chunks of what did not change
+                    reconcile.snapshot(self.store)
+                    self._reset(another_history=False, keep_contacts=True)
                 if self.store.get_meta("store_id") is None:
                     self.store.set_meta("store_id", uuid.uuid4().hex)  # the index follows it
                 self.store.set_meta("source", source)
-                src = _Source(conn, caps, state, watermark, changed, contacts_sig, reader)
+                src = _Source(conn, caps, state, watermark, changed, contacts_sig, compared,
+                              reader)  # fmt: skip
                 self._ingest(src, report)
+                if rewritten:
+                    self._settle(rewritten, report)
                 committing = time.perf_counter(), time.process_time()
             record_stage(report, "commit+cleanup", *committing)  # staging files removed too
         finally:
             conn.close()
 
-    def _reset(self, *, another_history: bool) -> None:
+    def _reset(self, *, another_history: bool, keep_contacts: bool = False) -> None:
         """Empty the store (inside the caller's transaction) to read everything again. For
         another history it gets a new `store_id`, which tells the search index to drop every
         chunk of the old one; a rebuild of the same chat.db keeps it (and a pending-rebuild
-        mark), so the index it has keeps serving until the rebuilt one is published."""
+        mark), so the index it has keeps serving until the rebuilt one is published. A
+        rewritten history keeps the AddressBook's signature too: unchanged names re-chunk
+        nothing."""
         same = ("store_id", REBUILD_PENDING, PUBLISHED_THROUGH)  # the published index still holds
         keep = (REBUILD_PENDING,) if another_history else same
+        if keep_contacts:
+            keep = (*keep, "contacts_sig")
         for table in ("messages", "reactions", "contact_stats", "chats", "dirty_chats"):
             self.store.conn.execute(f"DELETE FROM {table}")
         marks = ", ".join("?" * len(keep))
@@ -216,7 +237,9 @@ class Indexer:
             self.store.refresh_local(LocalClock(self.tz))
         counters = ingest.ReadCounters()
         acc = Accumulator(
-            max_rowid=src.watermark,
+            # rows gone from the top of chat.db were deleted (casper.indexer.identity): their
+            # ROWIDs may be given to the next messages, which must then count as new
+            max_rowid=min(src.watermark, src.state.max_rowid),
             max_date=self.store.meta_float("last_date"),
             # edits/unsends are found by their own time, newer than any we have seen
             max_edit=self.store.meta_float("edited_after"),
@@ -232,11 +255,13 @@ class Indexer:
         count_before = self.store.message_count()
         gone_senders: set[str] = set()
         gone_chats, deleted_rowid = delete_gone(
-            self.store, src.conn, src.caps, src.state, src.watermark, gone_senders
+            self.store, src.conn, src.caps, src.compared, gone_senders
         )
         dirty_full |= gone_chats
         report.deleted = count_before - self.store.message_count()
 
+        if src.compared is not None and src.compared.rewritten:
+            acc.dirty = set()  # what changed is settled against the snapshot (see _settle)
         self.store.mark_dirty(acc.dirty - dirty_full)
         everything = set(c.id for c in chats) if people_changed else set()
         self.store.mark_dirty(dirty_full | everything, full=True)
@@ -257,6 +282,16 @@ class Indexer:
         report.events = counters.events
         report.recently_deleted_skipped = counters.recently_deleted_skipped
         self._save_watermarks(src, acc, deleted_rowid, counters)
+
+    def _settle(self, reason: str, report: IngestReport) -> None:
+        """After a rewritten history was read again: mark only the chats that differ from the
+        snapshot, and report by guid what vanished, what is new and what was kept."""
+        settled = reconcile.settle(self.store, reason)
+        self.store.mark_dirty(settled.chats, full=True)
+        report.reconciled = settled.to_dict()
+        report.messages_new = settled.new
+        report.deleted = settled.vanished
+        log.info("history reconciled: %s", report.reconciled)
 
     def _people_and_chats(self, src: _Source) -> tuple[Directory, list[ChatInfo], bool]:
         """People (one per AddressBook card) and labelled chats, saved; True if names changed."""
@@ -309,7 +344,15 @@ class Indexer:
         for key, value in (
             ("watermark_rowid", acc.max_rowid),
             ("source_count", src.state.message_count),
-            ("deleted_rowid", max(deleted_rowid, int(self.store.meta_float("deleted_rowid")))),
+            # never above chat.db's own: an older copy put back numbers its next tombstones
+            # from there
+            (
+                "deleted_rowid",
+                min(
+                    max(deleted_rowid, int(self.store.meta_float("deleted_rowid"))),
+                    src.state.max_deleted_rowid,
+                ),
+            ),  # fmt: skip
             ("recoverable_count", src.state.recoverable_count),
             ("contacts_sig", src.contacts_sig),
             ("local_tz", zone_id(self.tz)),
@@ -321,6 +364,7 @@ class Indexer:
             ),
         ):
             self.store.set_meta(key, value)
+        identity.save_anchors(self.store)
 
     def _read_rows(
         self,

@@ -9,6 +9,7 @@ import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 # "embed @ CPU · onnxruntime": a progress stage and where it runs (casper.cli.progress shows the
 # part after it beside the stage's label)
@@ -37,6 +38,10 @@ class IngestReport:
     coverage: dict[str, float | None] = field(default_factory=lambda: {"first": None, "last": None})
     elapsed_s: float = 0.0
     noop: bool = False
+    # chat.db's history was rewritten and read again (casper.indexer.reconcile): why, and by
+    # guid what vanished, what is new, what was renumbered or kept; the run adds the chunks it
+    # wrote again and how many of their vectors were found by content (None: not rewritten)
+    reconciled: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)  # wall seconds per stage
     cpu_s: dict[str, float] = field(default_factory=dict)  # process CPU seconds per stage
 

@@ -25,6 +25,7 @@ from casper.indexer import chunk_update
 from casper.indexer.chunk_update import VectorFill
 from casper.indexer.chunking import ChunkOptions
 from casper.indexer.pipeline import REBUILD_PENDING, Indexer, Progress
+from casper.indexer.reconcile import remember_reconciled
 from casper.indexer.report import IngestReport, detailed, stage
 from casper.indexer.salvage import salvage_index
 from casper.protocols import Embedder
@@ -165,6 +166,15 @@ def run_index(
         report.chunks_total, report.chunks_new = update.chunks_total, update.embedded
         written = update.embedded
     fill, built = _fill_vectors(place, index, built, embedder, written, progress, announce, report)
+    if report.reconciled is not None:
+        # the chunks written again (moved ROWIDs, changed neighbours) and how many of them
+        # found their vector by content instead of being embedded
+        embedded = fill.embedded if fill is not None else 0
+        report.reconciled.update(
+            chunks_rewritten=written, vectors_reused=max(written - embedded, 0),
+            vectors_embedded=embedded,
+        )  # fmt: skip
+        remember_reconciled(store, report.reconciled)  # for `casper doctor`
     if not report.noop or fill is not None and fill.embedded:
         # the whole run, vectors included: what a person waited for (timings break it down)
         report.elapsed_s = round(time.perf_counter() - started, 3)

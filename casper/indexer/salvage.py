@@ -6,7 +6,7 @@ the chunk's content, so the rebuilt table finds them again); a damaged manifest 
 index folder with it, as nothing then says which model wrote those vectors. config.toml is the
 user's own file and never moves (casper.config names its line instead).
 
-Imports: stdlib, casper.store (db, health), casper.index.health.
+Imports: stdlib, casper.datadir, casper.store (db, health), casper.index.health.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from casper import datadir
 from casper.index import health
 from casper.index.files import GENERATION, TABLE, VECTOR_FILE
 from casper.store.db import Store
@@ -34,12 +35,14 @@ class MovedAside:
     path: Path
     aside: Path
     problem: str
+    rebuilt: bool = True  # from chat.db; else (a small file) written anew when next needed
 
     def line(self) -> str:
         """The one line a run says about it."""
+        then = "rebuilding it from chat.db" if self.rebuilt else "a new one is written when needed"
         return (
             f"{self.what} was damaged ({self.problem}): moved {self.path.name} aside to "
-            f"{self.aside.name}; rebuilding it from chat.db"
+            f"{self.aside.name}; {then}"
         )
 
 
@@ -54,6 +57,16 @@ def open_store(path: Path, *, rebuild: bool, announce: Announce = _quiet) -> Sto
         for moved in salvage_store(path):
             announce(moved.line())
     return Store.open(path)
+
+
+def salvage_small_files(data_dir: Path) -> list[MovedAside]:
+    """Move aside each small file of the data dir that cannot be used (casper.datadir): the
+    notices, the auto-index record, the chat histories, the service's log, pid and lock files
+    and the index lock. Before the index lock is taken: a damaged one cannot be."""
+    return [
+        MovedAside(p.file.what, p.path, move_aside(p.path), p.problem, rebuilt=False)
+        for p in datadir.problems(data_dir)
+    ]
 
 
 def salvage_store(path: Path) -> list[MovedAside]:

@@ -152,6 +152,8 @@ class AutoIndexer:
         outcome, done, fresh = self._attempt(cfg)
         run = AutoRun(wall, _since(started), **done)
         self._record(run, fresh)
+        if run.reconciled is not None:  # counts and the reason only, never text
+            log.warning("auto-index: chat.db's history was rewritten: %s", run.reconciled)
         if run.outcome == "indexed":
             log.info("auto-index: %d new messages, %d deleted in %.2f s",
                      run.messages_new, run.deleted, run.duration_s)  # fmt: skip
@@ -162,7 +164,7 @@ class AutoIndexer:
 
     def _attempt(self, cfg: Config) -> tuple[str, dict[str, Any], Freshness | None]:
         """Run the index; (the Watcher's outcome, what to record, how current it is now)."""
-        if not cfg.store_path.exists():
+        if not cfg.store_path.exists() or self._never_indexed(cfg):
             # nothing indexed yet: the first index is the user's to start (it can take long)
             hint = "run `casper index` once; the service keeps it current from then on"
             return (
@@ -187,8 +189,25 @@ class AutoIndexer:
             return "failed", {"outcome": "failed", **failed}, None
         ingest = report.ingest
         done = {"outcome": "up to date" if ingest.noop else "indexed",
-                "messages_new": ingest.messages_new, "deleted": ingest.deleted}  # fmt: skip
+                "messages_new": ingest.messages_new, "deleted": ingest.deleted,
+                "reconciled": ingest.reconciled}  # fmt: skip
         return "ok", done, fresh
+
+    @staticmethod
+    def _never_indexed(cfg: Config) -> bool:
+        """An empty store no run ever read a history into (no chat.db on this machine, and
+        an earlier version kept the store its failed first run made): not retried."""
+        from casper.app import runtime
+
+        try:
+            store = runtime.open_store(cfg)
+        except Exception:  # noqa: BLE001 - the run itself says what is wrong with the store
+            return False
+        try:
+            read = store.get_meta("source") or store.get_meta("watermark_rowid")
+            return read is None and not store.has_messages()
+        finally:
+            store.close()
 
     def _index(self, cfg: Config) -> tuple[IndexRunReport, Freshness | None]:
         """The index use-case under the index lock (not waiting: a manual run has it)."""

@@ -66,7 +66,10 @@ def running(data_dir: Path) -> bool:
     path = protocol.lock_path(data_dir)
     if not path.exists():
         return False
-    fd = os.open(path, os.O_RDONLY)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # no permission to read it: no service could take it either
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -79,7 +82,7 @@ def running(data_dir: Path) -> bool:
 def service_pid(data_dir: Path) -> int | None:
     try:
         return int(protocol.pid_path(data_dir).read_text().split()[0])
-    except (FileNotFoundError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError):  # gone, a folder, unreadable, not a pid
         return None
 
 
@@ -93,8 +96,15 @@ def service_env() -> dict[str, str]:
 
 def spawn(data_dir: Path) -> subprocess.Popen[bytes]:
     """Start `python -m casper serve` detached: own session, no terminal, log in the data dir."""
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    log = os.open(protocol.log_path(data_dir), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    path = protocol.log_path(data_dir)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as exc:  # a folder in its place, no permission: the command runs here
+        raise ServiceUnavailable(
+            f"the casper service cannot start: {path} cannot be written ({exc.strerror}; "
+            "`casper index --rebuild` moves it aside)"
+        ) from exc
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "casper", "serve", "--home", str(data_dir)],

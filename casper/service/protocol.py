@@ -91,12 +91,23 @@ def private_socket_dir(path: Path) -> None:
 
 # ---- framing ------------------------------------------------------------------------------
 def encode(obj: Any) -> bytes:
-    """One frame: compact JSON (newlines inside strings are escaped) and a newline."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    """One frame: compact JSON (newlines inside strings are escaped) and a newline. A string
+    that is not UTF-8 text (a lone surrogate) is sent escaped, never dropped with the frame."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
 
 def decode(line: bytes) -> Any:
-    return json.loads(line.decode())
+    """One frame; ValueError for bytes that are not UTF-8 or not JSON, or JSON nested past the
+    interpreter's recursion limit (json raises RecursionError there, which no caller expects
+    from a request line)."""
+    try:
+        return json.loads(line.decode())
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 # ---- peer credentials -----------------------------------------------------------------------

@@ -26,7 +26,8 @@ from casper.app.damage import explain
 from casper.app.requests import COMMANDS, Request, parse
 from casper.app.runtime import Runtime
 from casper.config import Config, load_config
-from casper.errors import BadRequest, CasperError
+from casper.datadir import unusable
+from casper.errors import BadRequest, CasperError, DataDamaged
 from casper.service import protocol
 from casper.service.autoindex import AutoIndexer
 from casper.service.handover import INDEX, serve_index
@@ -36,6 +37,7 @@ log = logging.getLogger("casper.service")
 
 
 DRAIN_S = 30.0  # a stopping service lets its requests run this long
+REQUEST_DEADLINE_S = 10.0  # a client has this long to send its whole request line
 DIR_CHECK_S = 5.0  # how often a service checks that its data dir is still there
 # idle this long after a request, the service gives freed memory back (casper.service.memory):
 # after the burst of a chat, not between its turns
@@ -228,11 +230,17 @@ class Handler(socketserver.StreamRequestHandler):
             log.warning("refused a connection from uid %s", uid)
             self.send({"event": "error", "message": "permission denied", "kind": "Forbidden"})
             return
-        self.connection.settimeout(10.0)
         try:
-            line = self.rfile.readline(protocol.MAX_REQUEST + 1)
+            line = _read_request(self.connection, protocol.MAX_REQUEST, REQUEST_DEADLINE_S)
+        except (TimeoutError, OSError):
+            # one deadline for the whole line: a client sending a byte every few seconds
+            # is cut off like a silent one, never holding a thread for as long as it likes
+            log.warning("dropped a client whose request did not arrive in %.0f s",
+                        REQUEST_DEADLINE_S)  # fmt: skip
+            return
+        try:
             req = protocol.decode(line)
-        except (OSError, ValueError):
+        except ValueError:  # not UTF-8, not JSON, nested too deeply, longer than allowed
             req = None
         envelope = _envelope(req)
         if isinstance(envelope, BadRequest):  # answered, and the service keeps serving
@@ -338,6 +346,23 @@ class Handler(socketserver.StreamRequestHandler):
 SERVICE_COMMANDS = ("ping", "status", "stop", INDEX)  # INDEX: casper.service.handover
 
 
+def _read_request(sock: Any, limit: int, deadline_s: float) -> bytes:
+    """The request line (without its newline; more than `limit` bytes is cut there, which no
+    JSON survives), read against one deadline. TimeoutError when it passes first."""
+    end = time.monotonic() + deadline_s
+    buf = bytearray()
+    while b"\n" not in buf and len(buf) <= limit:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("request line not received in time")
+        sock.settimeout(left)
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return bytes(buf.split(b"\n", 1)[0][: limit + 1])
+
+
 def _envelope(req: Any) -> tuple[str, dict[str, Any], str] | BadRequest:
     """(cmd, args, version) of a request line, or why it is not one. A request the service
     can't read is answered BadRequest; only a well-formed one of another version stops it."""
@@ -400,7 +425,11 @@ def _take_lock(home: Path) -> int:
     """The per-data-dir lock, held for the process's life; AlreadyRunning if someone has it.
     A service that is stopping (it met a client of another version, or was asked to) is waited
     for while it finishes its requests: the hand-over to the new version then just works."""
-    fd = os.open(protocol.lock_path(home), os.O_RDWR | os.O_CREAT, 0o600)
+    path = protocol.lock_path(home)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:  # a folder in its place, no permission
+        raise DataDamaged("the service lock", path, unusable(path) or str(exc.strerror)) from exc
     tries = 0
     deadline = time.monotonic() + DRAIN_S + 5.0
     while time.monotonic() < deadline:
@@ -441,7 +470,7 @@ def serve(home: Path, *, idle_minutes: float | None = None, auto_index: bool = T
     home = Path(os.path.abspath(home.expanduser()))
     ensure_private_dir(home)
     lock_fd = _take_lock(home)
-    svc_dir, bound = _dir_id(home), None
+    svc_dir, bound, wrote_pid = _dir_id(home), None, False
     sock = protocol.socket_path(home)
     pid_file = protocol.pid_path(home)
     try:
@@ -452,9 +481,14 @@ def serve(home: Path, *, idle_minutes: float | None = None, auto_index: bool = T
         bound = _dir_id(sock)
         server.service = svc
         svc.server = server
-        fd = os.open(pid_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            fd = os.open(pid_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        except OSError as exc:  # a folder in its place, no permission
+            cannot = unusable(pid_file) or str(exc.strerror)
+            raise DataDamaged("the service's pid file", pid_file, cannot) from exc
         with os.fdopen(fd, "w") as fh:
             fh.write(f"{os.getpid()} {protocol.build_id()} {sock}\n")
+        wrote_pid = True
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 signal.signal(sig, lambda *_: svc.stop("signal"))
@@ -477,7 +511,7 @@ def serve(home: Path, *, idle_minutes: float | None = None, auto_index: bool = T
         # may already listen at the same socket path
         if bound is not None and _dir_id(sock) == bound:
             sock.unlink(missing_ok=True)
-        if _dir_id(home) == svc_dir:
+        if wrote_pid and _dir_id(home) == svc_dir:  # not a file it could not write: doctor names it
             pid_file.unlink(missing_ok=True)
         os.close(lock_fd)  # releases the flock last: a new service may now start
     log.info("casper service stopped")

@@ -2,13 +2,15 @@
 `casper index --rebuild` (which moves a damaged store aside) and for errors that must name the
 damaged file.
 
-Imports: sqlite3 (stdlib).
+Imports: sqlite3 (stdlib), casper.datadir.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+
+from casper.datadir import unusable
 
 # SQLite's own words for a damaged file: random bytes ("file is not a database") and a file cut
 # short or overwritten in part ("database disk image is malformed"); extended codes start so too
@@ -30,6 +32,9 @@ def sqlite_problem(path: Path) -> str | None:
     rebuild starts, in `casper doctor`, and after an error, never on the path of a search.
     A file another process holds locked is not judged (None)."""
     path = Path(path)
+    cannot = unusable(path)  # a folder in its place, no permission: named like bad bytes
+    if cannot is not None:
+        return cannot
     try:
         if path.stat().st_size == 0:
             return None

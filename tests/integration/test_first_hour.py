@@ -73,6 +73,16 @@ def test_the_demo_ends_with_commands_that_work_as_printed(base: Path, fakes: Non
     check_golden("demo_end_80", masked(end, base=base))
 
 
+def test_what_the_demo_makes_is_owner_only(base: Path) -> None:
+    """The demo's home, its source folder (chat.db, AddressBook) and every file in them are
+    0700/0600, like the data dir: a made-up chat history is still a chat history."""
+    demo = base / "demo"
+    for path in [base, demo, *sorted(demo.rglob("*"))]:
+        mode = path.stat().st_mode & 0o777
+        assert mode == (0o700 if path.is_dir() else 0o600), f"{path}: {mode:o}"
+    assert (demo / "source" / "chat.db").exists()
+
+
 def test_the_demo_home_reads_the_demo_history_from_then_on(base: Path, fakes: None) -> None:
     """`--home …/demo index` or `doctor`, pasted later, never reach for the real Messages."""
     doctor = casper("--home", str(base / "demo"), "doctor", "--json")

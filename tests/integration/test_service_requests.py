@@ -51,6 +51,13 @@ def _search(**args: Any) -> bytes:
     return _req("search", {"query": "wifi password", **args})
 
 
+def _search_raw(query_json: str) -> bytes:
+    """A search whose query is given as raw JSON (escapes a JSON encoder would not write)."""
+    return (
+        f'{{"version": "{VERSION}", "cmd": "search", "args": {{"query": {query_json}}}}}\n'.encode()
+    )
+
+
 MALFORMED = {
     "not json": b"hello\n",
     "not an object": b"[1, 2]\n",
@@ -80,6 +87,17 @@ MALFORMED = {
     "show after huge": _req("show", {"ref": "1", "after": 10**9}),
     "ask iterations huge": _req("ask", {"question": "hi", "max_iterations": 10**6}),
     "ask history a string": _req("ask", {"question": "hi", "history": "x"}),
+    "nested 100,000 deep": b'{"cmd": "search", "args": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
+    "nested objects": b'{"x": ' * 50_000 + b"1" + b"}" * 50_000 + b"\n",
+    "bytes not UTF-8": b'{"version": "' + VERSION.encode() + b'", "cmd": "search", '
+    b'"args": {"query": "caf\xe9 \xff"}}\n',
+    "query not UTF-8 text": _search_raw('"caf\\udce9"'),
+    "person not UTF-8 text": _search_raw('"x", "person": "\\ud800"'),
+    "query with a NUL": _search_raw('"wifi\\u0000password"'),
+    "ask history not UTF-8 text": (
+        f'{{"version": "{VERSION}", "cmd": "ask", "args": {{"question": "hi", '
+        '"history": ["\\udcff"]}}\n'
+    ).encode(),
 }
 
 
@@ -98,6 +116,38 @@ def test_malformed_requests_are_bad_requests_and_the_service_keeps_serving(
     assert proc.poll() is None and status(home)["pid"] == proc.pid
     answered = _raw(home, _search(k=3))
     assert answered["event"] == "result" and 0 < len(answered["result"]["hits"]) <= 3
+
+
+def test_a_client_that_drips_its_request_is_cut_off_at_one_deadline(
+    home: Path,
+    services,  # noqa: ANN001
+) -> None:
+    """One byte every 0.5 s never lets a per-read timeout (2 s here) expire; the request's
+    single deadline does, and the service answers others meanwhile and after."""
+    proc = services.start(home, "--request-deadline", "2")
+    sock = client.connect(home)
+    assert sock is not None
+    started = time.monotonic()
+    closed_after = None
+    try:
+        for byte in _search(k=3)[:-1]:  # never the newline
+            try:
+                sock.sendall(bytes([byte]))
+                sock.settimeout(0.5)
+                if sock.recv(1) == b"":
+                    closed_after = time.monotonic() - started
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                closed_after = time.monotonic() - started
+                break
+            assert time.monotonic() - started < 20, "never cut off"
+    finally:
+        sock.close()
+    assert closed_after is not None and 1.5 < closed_after < 5, closed_after
+    answered = _raw(home, _search(k=3))
+    assert answered["event"] == "result" and proc.poll() is None
 
 
 def test_a_service_whose_data_dir_is_deleted_exits(home: Path, services) -> None:  # noqa: ANN001

@@ -28,8 +28,11 @@ INDEX_STOPWORDS = frozenset(_INDEX_STOP.split())
 _FILLER_WORDS = (
     "did do does had has have how i me my our she he her him his them we were what when where "
     "which who why you your about than i'm i've it's say said says tell told mention "
-    "mentioned regarding between"  # the last two: how a chat follow-up carries a topic or
-)  # dates (casper.agent.followup)
+    "mentioned regarding between "  # these two: how a chat follow-up carries a topic or dates
+    # (casper.agent.followup); then how a question asks about a conversation ("when did Sam and
+    # I plan Thanksgiving?"): the messages hold the event, rarely the verb
+    "plan planned talk talked discuss discussed chat chatted text texted"
+)
 _FILLER = frozenset(_FILLER_WORDS.split())
 _SUFFIXES = ("ing", "ed", "es", "s")
 

@@ -353,3 +353,5 @@ def test_ask_says_when_none_of_the_messages_it_found_holds_the_words(
     assert "notice: none of the messages found contains 'license'" in shown.stderr
     found = as_json("ask", "did Priya say the dentist moved?", "--no-llm", "--home", home)
     assert found["words_not_in_hits"] == []  # 'say' is how the question asks, not a topic
+    planned = as_json("ask", "when did Sam and I plan Thanksgiving?", "--no-llm", "--home", home)
+    assert planned["words_not_in_hits"] == []  # 'plan' too: the messages hold the plan itself

@@ -64,8 +64,8 @@ def not_cached(kind: str, model: str) -> ModelUnavailable | None:
         pass
     return ModelUnavailable(
         f"cannot load {kind} {model}: it is not in the local model cache",
-        hint=f"{model} is not in the local model cache (Casper never downloads while "
-        "answering); run `casper pull` once while online, or point the setting at a local copy",
+        hint="Casper never downloads while answering: run `casper pull` once while online, "
+        "or point the setting at a local copy",
     )
 
 

@@ -37,7 +37,6 @@ class Asked:
     tool_calls: list[dict[str, Any]]
     guards: list[str]
     model: str | None
-    tokens: dict[str, int]
     elapsed_s: float  # wall time of the whole answer; the CLI adds the model load (load_s)
     usage: Usage = Usage()
     grounding: str = "cited"  # cited | stats | abstained | exempt (see agent.core)
@@ -52,7 +51,11 @@ class Asked:
             "tool_calls": self.tool_calls,
             "guards": self.guards,
             "model": self.model,
-            "tokens": self.tokens,
+            # the contract's `tokens` (../shared/design/CLI.md): the usage's counts
+            "tokens": {
+                "prompt": self.usage.prompt_tokens,
+                "completion": self.usage.completion_tokens,
+            },
             "elapsed_s": self.elapsed_s,
             "load_s": self.load_s,
             "usage": self.usage.to_dict(),
@@ -186,7 +189,6 @@ def answer_question(
             [],
             ["model_unavailable"],
             None,
-            {"prompt": 0, "completion": 0},
             round(time.perf_counter() - started, 3),
             grounding="cited" if guids else ("stats" if figures else "abstained"),
         )
@@ -210,7 +212,6 @@ def answer_question(
         tool_calls=[{"name": n, "arguments": dict(a), "ok": ok} for n, a, ok in result.tool_calls],
         guards=list(result.guards),
         model=getattr(engine, "name", None),
-        tokens={"prompt": result.prompt_tokens, "completion": result.completion_tokens},
         elapsed_s=round(time.perf_counter() - started, 3),
         usage=result.usage,
         grounding=result.grounding,

@@ -94,10 +94,11 @@ def _say_notices(rt: Runtime, result: SearchResult, emit: Emit) -> None:
 def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, Any]:
     from casper.app.coverage import coverage_days, nothing_then
     from casper.app.documents import hit_json
-    from casper.dates.ranges import date_range, span_days
+    from casper.dates.ranges import days_to_utc, span_days
 
     tz = zone(rt)
-    start, end = date_range(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
+    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # read once, before opening
+    start, end = days_to_utc(*days, tz)
     store = rt.store()
     person_id = store.resolve_person(req.person).id if req.person else None
     chat_id = None
@@ -129,7 +130,6 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
     if understood.rewritten:
         emit({"event": "read_as", "text": understood.summary()})
     covered = coverage_days(*store.coverage(), tz)
-    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)
     if understood.date_range and days == (None, None):
         # the question's own dates: said when none of the hits is from them
         starts = [h.start for h in result.hits]
@@ -199,29 +199,18 @@ def contacts(rt: Runtime, emit: Emit = _ignore) -> list[dict[str, Any]]:
 
 def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> dict[str, Any]:
     from casper.app.documents import stats_json
-    from casper.dates.ranges import date_range
+    from casper.dates.ranges import days_to_utc, span_days
     from casper.store.stats_query import person_stats
 
     tz = zone(rt)
-    start, end = date_range(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
+    first, last = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
+    start, end = days_to_utc(first, last, tz)
     store = rt.store()
     who = store.resolve_person(req.person)
     doc = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
-    doc["range"] = _days(start, end, tz)  # what "last March" resolved to
+    # what "last March" resolved to: the first and the last local day (inclusive), or None
+    doc["range"] = {"since": first and first.isoformat(), "until": last and last.isoformat()}
     return doc
-
-
-def _days(start: float | None, end: float | None, tz: Any) -> dict[str, str | None]:
-    """{"since": first local day or None, "until": last local day (inclusive) or None}."""
-    from datetime import datetime, timedelta
-
-    first = datetime.fromtimestamp(start, tz).date().isoformat() if start is not None else None
-    last = (
-        (datetime.fromtimestamp(end, tz) - timedelta(days=1)).date().isoformat()
-        if end is not None
-        else None
-    )
-    return {"since": first, "until": last}
 
 
 def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> dict[str, Any]:

@@ -78,16 +78,15 @@ def ask_once(
         "no_llm": no_llm,
         "history": list(history),
     }
-    # the checks the service makes too, before anything starts; the question goes stripped
-    question = parse_as(AskRequest, "ask", args).question
-    args["question"] = question
+    request = parse_as(AskRequest, "ask", args)  # checked once, before anything starts
+    question = request.question  # stripped
     if not no_llm:
         checked_server(cfg, base_url)
     session = session or Session(cfg)
     # its clock starts before anything loads
     view = AskView(quiet=json, footer=not (json or quiet))
     with view.doing("searching your messages" if no_llm else "thinking"):
-        data = session.execute("ask", args, on_event=view)
+        data = session.answer(request, on_event=view)
     if json:
         print_json(data)
         return data

@@ -112,7 +112,8 @@ def show(
     from casper.cli.transport import execute
 
     args = {"ref": ref, "before": before, "after": after}
-    data = execute("show", args, config(home), no_service=no_service)
+    cfg = config(home)
+    data = execute("show", args, cfg, no_service=no_service)
     if json:
         print_json(data)
         return
@@ -122,7 +123,7 @@ def show(
 
     out = console()
     out.print(Text(data["chat"]["name"] or "Unknown chat", style="bold"))
-    tz = local_tz(config(home).timezone)  # the zone the document's timestamps were written in
+    tz = local_tz(cfg.timezone)  # the zone the document's timestamps were written in
     view = conversation_view(
         messages_from_doc(data["context"]), {}, tz, target=data["message"]["rowid"]
     )

@@ -40,7 +40,7 @@ def search(
     """Retrieval only, no LLM: hybrid BM25 + vector, fused; reranked by the cross-encoder when
     it is cached (`casper pull`), and said when it is not."""
     from casper.app.requests import parse
-    from casper.cli.transport import execute, print_notice
+    from casper.cli.transport import Session, print_notice
 
     args = {
         "query": query,
@@ -54,7 +54,7 @@ def search(
         "rerank": not no_rerank,
         "literal": literal,
     }
-    parse("search", args)  # the checks the service makes too, before anything starts
+    request = parse("search", args)  # checked once, before anything starts
 
     def on_event(event: dict) -> None:
         if event.get("event") == "read_as":
@@ -68,7 +68,8 @@ def search(
             return  # the line under the hits says it, every time
         print_notice(event)
 
-    doc = execute("search", args, config(home), no_service=no_service, on_event=on_event)
+    cfg = config(home)
+    doc = Session(cfg, no_service=no_service).answer(request, on_event)
     if json:
         from casper.cli.base import print_json
 
@@ -77,7 +78,6 @@ def search(
     from casper.cli.render import console, hits_from_doc, hits_view
 
     out = console()
-    cfg = config(home)
     absent = _absent_line(doc)
     if absent:
         print_notice({"event": "notice", "text": absent})

@@ -32,7 +32,7 @@ from ingest.synthetic.demo import DemoCorpus
 from ingest.synthetic.writer import ChatDbWriter
 from tests.helpers import index_home, private_copy, use_fake_search_models
 
-FOUND_WITHIN_S = 10.0  # the lexical leg's p95 target (performance.md, Freshness); the fake embedder is as fast
+FOUND_WITHIN_S = 10.0  # the lexical leg's p95 target (performance.md); the fake embedder is as fast
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The service keeps the index current by itself (issue 21): a message written to chat.db the way
+"""The service keeps the index current by itself: a message written to chat.db the way
 Messages writes it (WAL mode, ingest.synthetic's writer) is found by `casper search` within
 seconds, an edit and an unsend show up the same way, a burst is one run, `--no-auto-index` turns
 it off, a failing run backs off and is reported (status, doctor) instead of crashing, and a
@@ -39,7 +39,7 @@ from ingest.synthetic.demo import DemoCorpus
 from ingest.synthetic.writer import ChatDbWriter
 from tests.helpers import index_home, private_copy, use_fake_search_models
 
-FOUND_WITHIN_S = 10.0  # the issue's p95 for the lexical leg; the fake embedder is as fast
+FOUND_WITHIN_S = 10.0  # the lexical leg's p95 target (performance.md); the fake embedder is as fast
 
 
 @pytest.fixture

@@ -1,0 +1,23 @@
+"""`casper contacts`: the people in the index, with their handles and message counts."""
+
+from __future__ import annotations
+
+from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
+
+
+@app.command()
+@guarded
+def contacts(
+    home: Home = None, json: Json = False, no_service: NoService = False, verbose: Verbose = False
+) -> None:
+    """People with handles and message counts."""
+    from casper.cli.transport import execute
+
+    rows = execute("contacts", {}, config(home), no_service=no_service)
+    if json:
+        print_json(rows)
+        return
+    from casper.cli.render import console, contacts_table
+
+    out = console()
+    out.print(contacts_table(rows, out.width))

@@ -15,13 +15,12 @@ import sqlite3
 import time
 from typing import Any
 
+from casper.app.documents import Check
 from casper.app.freshness import Freshness, access_hint, duration_text, load_state, measure
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
 from casper.store.db import Store
 from ingest.errors import IngestError
-
-Check = dict[str, Any]
 
 
 def _check(name: str, status: str, detail: str, hint: str | None = None) -> Check:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
+
+if TYPE_CHECKING:
+    from casper.app.documents import ContactJson
 
 
 @app.command()
@@ -13,7 +18,7 @@ def contacts(
     """People with handles and message counts."""
     from casper.cli.transport import execute
 
-    rows = execute("contacts", {}, config(home), no_service=no_service)
+    rows: list[ContactJson] = execute("contacts", {}, config(home), no_service=no_service)
     if json:
         print_json(rows)
         return

@@ -33,7 +33,8 @@ def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> N
     for check in report["checks"]:
         mark = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}[check["status"]]
         c.print(f"{mark} {escape(check['name'])}: {escape(str(check['detail']))}")
-        if check.get("hint"):
-            c.print(f"   [dim]hint: {escape(check['hint'])}[/]")
+        hint = check.get("hint")
+        if hint:
+            c.print(f"   [dim]hint: {escape(hint)}[/]")
     if failed(report):
         raise typer.Exit(1)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
 from casper.dates.zones import local_tz
+
+if TYPE_CHECKING:
+    from casper.app.documents import ShowDoc
 
 
 @app.command()
@@ -25,7 +28,7 @@ def show(
     from casper.cli.transport import execute
 
     args = {"ref": ref, "before": before, "after": after}
-    data = execute("show", args, config(home), no_service=no_service)
+    data: ShowDoc = execute("show", args, config(home), no_service=no_service)
     if json:
         print_json(data)
         return

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
+
+if TYPE_CHECKING:
+    from casper.app.documents import Days, StatsDoc
 
 
 @app.command()
@@ -26,21 +29,21 @@ def stats(
     from casper.cli.transport import execute
 
     args = {"person": person, "since": since, "until": until}
-    data = execute("stats", args, config(home), no_service=no_service)
+    data: StatsDoc = execute("stats", args, config(home), no_service=no_service)
     if json:
         print_json(data)
         return
     _print_stats(data, _range_label(data["range"]))
 
 
-def _range_label(days: dict) -> str:
+def _range_label(days: Days) -> str:
     """The days a --since/--until range resolved to, so "last March" can be checked."""
     if days["since"] is None and days["until"] is None:
         return "all time"
     return f"{days['since'] or 'start'} → {days['until'] or 'today'}"
 
 
-def _print_stats(data: dict, range_label: str = "all time") -> None:
+def _print_stats(data: StatsDoc, range_label: str = "all time") -> None:
     from rich.text import Text
 
     from casper.cli.render import console, month_bars

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from casper.agent import core, prompts
 from casper.protocols import ChatMessage, Engine, Reply, ToolCall, ToolResult, ToolSpec
@@ -42,6 +42,18 @@ class ToolRunner(Protocol):
 Event = dict[str, Any]
 
 
+class UsageJson(TypedDict):
+    """`usage` in `ask --json`."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    tokens_per_s: float
+    first_token_s: float
+    model_s: float
+    tools_s: float
+    iterations: int
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Per-answer cost, from the engine's own counters plus the shell's clock."""
@@ -54,7 +66,7 @@ class Usage:
     tools_s: float = 0.0  # wall time inside tools, prefetch included
     iterations: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> UsageJson:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,

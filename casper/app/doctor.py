@@ -23,8 +23,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import ingest
-from casper.app.doctor_check import Check, check
+from casper.app.doctor_check import check
 from casper.app.doctor_schema import schema_checks
+from casper.app.documents import Check, DoctorCounts, DoctorReport
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
 from casper.errors import ConfigError, DataDamaged
@@ -51,13 +52,13 @@ def run_checks(
     service: dict[str, Any] | None = None,
     login_agent: bool = False,
     refused: Sequence[ConfigError] = (),
-) -> dict[str, Any]:
+) -> DoctorReport:
     """Every check as {name, status ok|warn|fail, detail, hint}, plus raw counts. `service`:
     the running service's status ({"running": False} when none), for the auto-index and service
     access lines (casper.app.doctor_service); `login_agent`: a LaunchAgent starts it at login;
     `refused`: what casper.config.checked_config refused in config.toml (those settings are at
     their defaults for the other checks)."""
-    counts: dict[str, Any] = {}
+    counts: DoctorCounts = {}
     checks = [_python_check(), *_config_checks(cfg, refused)]
     checks += [_chat_db_check(cfg, counts), _contacts_check(cfg)]
     with _quiet("ingest"):  # the chat.db and contacts checks say what does not open
@@ -82,7 +83,7 @@ def run_checks(
     return {"checks": checks, "counts": counts}
 
 
-def failed(report: dict[str, Any]) -> bool:
+def failed(report: DoctorReport) -> bool:
     """True when a check failed (`casper doctor` then exits 1, with --json too)."""
     return any(check["status"] == "fail" for check in report["checks"])
 
@@ -101,7 +102,7 @@ def _config_checks(cfg: Config, refused: Sequence[ConfigError]) -> list[Check]:
     return [check("config", "ok", detail)]
 
 
-def _chat_db_check(cfg: Config, counts: dict[str, Any]) -> Check:
+def _chat_db_check(cfg: Config, counts: DoctorCounts) -> Check:
     try:
         conn = ingest.open_chat_db(cfg.chat_db)
         caps = ingest.Capabilities.probe(conn)
@@ -144,7 +145,7 @@ def _data_dir_check(cfg: Config) -> Check:
                   hint)  # fmt: skip
 
 
-def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
+def _store_checks(cfg: Config, counts: DoctorCounts) -> list[Check]:
     """The store passes quick_check, then its counts and coverage."""
     problem = sqlite_problem(cfg.store_path)
     if problem is not None:
@@ -169,7 +170,8 @@ def _store_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
         empty = f"nothing indexed yet in {cfg.data_dir} (an empty store: no run read into it)"
         return [check("store", "warn", empty, "run `casper index` (see the chat.db line)")]
     tz = local_tz(cfg.timezone)
-    counts.update(messages=total, undated=undated, people=people, decode_failures=failures)
+    counts.update({"messages": total, "undated": undated, "people": people,
+                   "decode_failures": failures})  # fmt: skip
     rate = 1 - failures / total if total else 1.0
     detail = (
         f"{total:,} messages" + (f" ({undated:,} without a date)" if undated else "")
@@ -294,7 +296,7 @@ def _reranker_check(cfg: Config) -> Check:
     return check("reranker", "ok", f"{cfg.rerank_model} (found locally)")
 
 
-def _index_check(cfg: Config, counts: dict[str, Any]) -> Check:
+def _index_check(cfg: Config, counts: DoctorCounts) -> Check:
     """Present, and how much of it is searchable semantically (vectors_done / vectors_total)."""
     if not cfg.index_dir.exists():
         return check("search index", "warn", "missing", "run `casper index`")
@@ -315,7 +317,7 @@ def _index_check(cfg: Config, counts: dict[str, Any]) -> Check:
             "run `casper index --rebuild`",
         )  # fmt: skip
     done, total = status
-    counts.update(vectors_done=done, vectors_total=total)
+    counts.update({"vectors_done": done, "vectors_total": total})
     if done < total:
         share = int(100 * done / total)
         return check(

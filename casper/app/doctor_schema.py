@@ -9,9 +9,9 @@ Imports: stdlib, ingest (connect, contacts, apple_schema), casper.config, casper
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from casper.app.doctor_check import Check, check
+from casper.app.documents import DoctorCounts
 from casper.config import Config
 from ingest.apple_schema import Skipped, skipped_entries
 from ingest.connect import open_chat_db, open_contacts_db
@@ -19,7 +19,7 @@ from ingest.contacts import source_files
 from ingest.errors import IngestError
 
 
-def schema_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
+def schema_checks(cfg: Config, counts: DoctorCounts) -> list[Check]:
     """One "chat.db schema" and one "AddressBook schema" line when entries were skipped; the
     entries go to counts["skipped_schema"] ({file: [{kind, name, reason}]}) for --json."""
     found: dict[Path, tuple[Skipped, ...]] = {}

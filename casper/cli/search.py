@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, config, default_of, guarded
 from casper.search.modes import Lexical, Mode
+
+if TYPE_CHECKING:
+    from casper.app.documents import SearchDoc
 
 
 @app.command()
@@ -69,7 +72,7 @@ def search(
         print_notice(event)
 
     cfg = config(home)
-    doc = Session(cfg, no_service=no_service).answer(request, on_event)
+    doc: SearchDoc = Session(cfg, no_service=no_service).answer(request, on_event)
     if json:
         from casper.cli.base import print_json
 
@@ -96,7 +99,7 @@ def search(
         _stderr().print(line, style="dim", markup=False, soft_wrap=True)
 
 
-def _absent_line(doc: dict) -> str | None:
+def _absent_line(doc: SearchDoc) -> str | None:
     """`no message contains 'birthday'; …`: a word that occurs nowhere is said, so hits that
     match the rest of the search (or only its meaning) are not taken for matches of it."""
     absent = doc.get("words_not_found") or []
@@ -109,7 +112,7 @@ def _absent_line(doc: dict) -> str | None:
     return f"no message contains {said}: the hits below match the other words or the meaning"
 
 
-def _nothing_line(doc: dict) -> str:
+def _nothing_line(doc: SearchDoc) -> str:
     """`no matching messages`, with the days --since/--until meant and what the history covers
     when they were given: an empty answer never hides a range outside the history."""
     from datetime import date

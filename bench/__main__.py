@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     apple_schema.main([])  # a minute: chat.db files with Apple-only schema entries
     ingest.main([])
-    ingest.main(["--messages", "1000000"])  # issue 11's size; reads the cached scale chat.db
+    ingest.main(["--messages", "1000000"])  # the 1M scale target; reads the cached chat.db
     retrieval.main([])
     models.main()
     embedding.main(["--first-index", "1"])  # each backend's device and rate on chunk texts

@@ -4,7 +4,7 @@ Builds a demo history of ~9k messages (index vectors from a hashing embedder: a 
 loads the embedder, so the model doesn't matter here), then times fresh `casper` processes. The
 first one also tries the reranker once (and remembers that it is missing); the rest are the
 steady cold path a user sees. Run `python -m bench.cold_path [--runs 7]`; writes
-bench/results/cold_path.{json,md}. Target (issue 8): <= 2.5 s.
+bench/results/cold_path.{json,md}. Target: <= 2.5 s wall for a cold in-process search.
 """
 
 from __future__ import annotations

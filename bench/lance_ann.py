@@ -1,7 +1,8 @@
 """Casper's vector side against LanceDB's own vector search, on the same MiniLM-shaped vectors.
 
-Issue 18 item 9: the float16 side store, sign-bit shortlist and pread rescoring (casper/store/
-vectors.py) stand where the design names LanceDB's vector index; this puts numbers on that.
+The float16 side store, sign-bit shortlist and pread rescoring (casper/index/vecstore.py,
+sign_bits.py, vector_file.py) stand where the design names LanceDB's vector index; this puts
+numbers on that.
 For each size, on bench/synth.py's SYNTH vectors (clustered, MiniLM-shaped, 384-d) and the same
 queries, against the exact float32 top-10 (unfiltered and within each filter) as ground truth:
 

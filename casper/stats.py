@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
-from typing import TypeGuard
+from typing import Any, TypedDict, TypeGuard
 
 from casper.records import ME
 
@@ -204,6 +204,22 @@ def conversations(timeline: Sequence[Line]) -> list[list[Line]]:
     return convs
 
 
+class PersonStats(TypedDict):
+    """One person's figures, in CLI.md's `stats` shape (`first`/`last`: UTC seconds here, local
+    ISO timestamps in the `stats --json` document)."""
+
+    sent: int
+    received: int
+    first: float | None
+    last: float | None
+    active_days: int
+    median_reply_s: dict[str, float | None]  # "me", "them": seconds
+    initiations: dict[str, int]  # "me", "them": conversations started
+    top_emoji: list[list[Any]]  # [emoji, count], the five most used
+    busiest_hours: list[list[int]]  # [local hour, messages], the five busiest
+    by_month: dict[str, int]  # "2024-03": messages
+
+
 def reply_times(timeline: Sequence[Line]) -> dict[str, list[float]]:
     """Seconds from one side's last message to the other side's next one, keyed by replier."""
     out: dict[str, list[float]] = {"me": [], "them": []}
@@ -219,7 +235,7 @@ def reply_times(timeline: Sequence[Line]) -> dict[str, list[float]]:
 
 def compute_stats(
     person_id: str, one_to_one: Sequence[Line], authored: Sequence[Line], tz: tzinfo
-) -> dict[str, object]:
+) -> PersonStats:
     """Stats for one person.
 
     `one_to_one`: every countable message in the 1:1 chats with the person (both sides).
@@ -237,7 +253,7 @@ def compute_stats(
 
 def stats_from_rows(
     one_to_one: Sequence[StatRow], authored: Sequence[StatRow], clock: LocalClock
-) -> dict[str, object]:
+) -> PersonStats:
     """`compute_stats` on StatRows, `one_to_one` in (ts, rowid) order (as the store gives it)."""
     state = StatsState()
     state.add(one_to_one, authored, clock)
@@ -352,7 +368,7 @@ class StatsState:
         if prev_ts is not None:
             self.tail = (prev_ts, prev_me)
 
-    def result(self) -> dict[str, object]:
+    def result(self) -> PersonStats:
         """The stats, in CLI.md's shape."""
         return {
             "sent": self.sent,

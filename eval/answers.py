@@ -46,7 +46,7 @@ def _check_year_ranking(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict
 
     start, end = _year_bounds(int(spec["year"]))
     metric = str(spec.get("metric", "sent"))
-    counts = {
+    counts: dict[str, Any] = {  # `metric` names a figure of PersonStats
         p.name: person_stats(store, p.id, tz, start, end).get(metric, 0) for p in store.people()
     }
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -284,7 +284,7 @@ def evaluate_corpora(
                 tz: ZoneInfo = tz,
                 now: datetime | None = now,
                 limits: Limits = limits,
-            ) -> dict[str, Any]:
+            ) -> Mapping[str, Any]:
                 return answer_question(
                     question,
                     store=store,

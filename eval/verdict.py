@@ -1,6 +1,6 @@
 """PURE: the default search against `--literal` and each single leg, per category, at each k.
 
-The target the search is held to (issue 19): on every set, in both question styles and in every
+The target the search is held to: on every set, in both question styles and in every
 category, the default (hybrid, query understanding on) should be at or above `--literal` hybrid
 and at or above the best single leg — bm25 and vector, read and literal — within half a point
 of message recall, at k = 5, 10 and 25. `compare` finds the cells where it is not; `merge`

@@ -19,8 +19,9 @@ MODEL_CACHE = (
 )
 
 # fixtures of the service tests (an indexed demo home, services that always stop); import-time
-# network probes run before sockets are blocked (see tests/network_guard.py)
-pytest_plugins = ["tests.service_helpers", "tests.network_guard"]
+# network probes run before sockets are blocked (see tests/network_guard.py); pytester for the
+# tests of the test helpers themselves
+pytest_plugins = ["tests.service_helpers", "tests.network_guard", "pytester"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,4 +1,4 @@
-"""Helpers of the first-hour tests (issue 22): the demo with fake models, golden text, masks.
+"""Helpers of the first-hour tests: the demo with fake models, golden text, masks.
 
 The piped tests are tests/integration/test_first_hour.py, the terminal ones (tmux)
 tests/slow/test_first_hour_terminal.py; both compare with the same kind of golden files.

@@ -1,4 +1,4 @@
-"""The docs hold together (issue 18 item 8): README.md stays a five-minute read, every relative
+"""The docs hold together: README.md stays a five-minute read, every relative
 link in README.md and docs/*.md reaches an existing file (and heading, for `#anchors`), and every
 docs file is reachable from the README and links back to it. Reads files only; no casper import."""
 

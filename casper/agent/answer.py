@@ -10,13 +10,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from casper.agent import core, prompts
 from casper.agent.enrich import Enrichment, enrich, to_hints
 from casper.agent.fact_route import fact_answer
-from casper.agent.loop import Event, Usage, run_agent
+from casper.agent.loop import Event, Usage, UsageJson, run_agent
 from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
 from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
@@ -27,24 +27,62 @@ from casper.store.db import Store
 from casper.store.stats_query import top_people
 
 
+class Citation(TypedDict):
+    """A cited message of `ask --json`."""
+
+    guid: str
+    rowid: int
+    ts: str | None
+    sender: str
+    text: str
+
+
+class ToolCallJson(TypedDict):
+    name: str
+    arguments: dict[str, Any]
+    ok: bool
+
+
+class Tokens(TypedDict):
+    prompt: int
+    completion: int
+
+
+class Answer(TypedDict):
+    """`ask --json` as the agent makes it (Asked.to_dict; casper.app.documents.AskDoc adds
+    what the request ran)."""
+
+    answer: str
+    citations: list[Citation]
+    iterations: int
+    tool_calls: list[ToolCallJson]
+    guards: list[str]
+    model: str | None
+    tokens: Tokens
+    elapsed_s: float
+    load_s: float
+    usage: UsageJson
+    grounding: str
+    invalid_citations: int
+
+
 @dataclass(frozen=True, slots=True)
 class Asked:
     """Everything `casper ask` prints."""
 
     answer: str
-    citations: list[dict[str, Any]]
+    citations: list[Citation]
     iterations: int
-    tool_calls: list[dict[str, Any]]
+    tool_calls: list[ToolCallJson]
     guards: list[str]
     model: str | None
-    tokens: dict[str, int]
     elapsed_s: float  # wall time of the whole answer; the CLI adds the model load (load_s)
     usage: Usage = Usage()
     grounding: str = "cited"  # cited | stats | abstained | exempt (see agent.core)
     invalid_citations: int = 0
     load_s: float = 0.0  # loading the model, when this answer had to
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Answer:
         return {
             "answer": self.answer,
             "citations": self.citations,
@@ -52,7 +90,11 @@ class Asked:
             "tool_calls": self.tool_calls,
             "guards": self.guards,
             "model": self.model,
-            "tokens": self.tokens,
+            # the contract's `tokens` (../shared/design/CLI.md): the usage's counts
+            "tokens": {
+                "prompt": self.usage.prompt_tokens,
+                "completion": self.usage.completion_tokens,
+            },
             "elapsed_s": self.elapsed_s,
             "load_s": self.load_s,
             "usage": self.usage.to_dict(),
@@ -102,9 +144,9 @@ def build_hints(
     return found, tuple(hints)
 
 
-def citations_for(store: Store, guids: Sequence[str], tz: ZoneInfo) -> list[dict[str, Any]]:
+def citations_for(store: Store, guids: Sequence[str], tz: ZoneInfo) -> list[Citation]:
     names = store.names()
-    out = []
+    out: list[Citation] = []
     for guid in guids:
         m = store.message(guid)
         if m is not None:
@@ -186,7 +228,6 @@ def answer_question(
             [],
             ["model_unavailable"],
             None,
-            {"prompt": 0, "completion": 0},
             round(time.perf_counter() - started, 3),
             grounding="cited" if guids else ("stats" if figures else "abstained"),
         )
@@ -210,7 +251,6 @@ def answer_question(
         tool_calls=[{"name": n, "arguments": dict(a), "ok": ok} for n, a, ok in result.tool_calls],
         guards=list(result.guards),
         model=getattr(engine, "name", None),
-        tokens={"prompt": result.prompt_tokens, "completion": result.completion_tokens},
         elapsed_s=round(time.perf_counter() - started, 3),
         usage=result.usage,
         grounding=result.grounding,

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from casper.agent import core, prompts
 from casper.protocols import ChatMessage, Engine, Reply, ToolCall, ToolResult, ToolSpec
@@ -42,6 +42,18 @@ class ToolRunner(Protocol):
 Event = dict[str, Any]
 
 
+class UsageJson(TypedDict):
+    """`usage` in `ask --json`."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    tokens_per_s: float
+    first_token_s: float
+    model_s: float
+    tools_s: float
+    iterations: int
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Per-answer cost, from the engine's own counters plus the shell's clock."""
@@ -54,7 +66,7 @@ class Usage:
     tools_s: float = 0.0  # wall time inside tools, prefetch included
     iterations: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> UsageJson:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -66,6 +78,40 @@ class Usage:
         }
 
 
+class Meter:
+    """What one answer spends, added up as it runs: the engine's token counters and timings,
+    and the wall time inside the model and inside the tools (`usage` reads it out)."""
+
+    def __init__(self) -> None:
+        self.prompt_tokens = self.completion_tokens = 0
+        self.model_s = self.tools_s = self.generation_s = 0.0
+        self.first_token_s: float | None = None  # the first model call's prompt time
+
+    def reply(self, reply: Reply, wall_s: float) -> None:
+        """One model call: its reply (the engine's counters) and the wall time it took."""
+        self.model_s += wall_s
+        self.generation_s += reply.generation_s
+        if self.first_token_s is None:
+            self.first_token_s = reply.prompt_s
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+
+    def tool(self, wall_s: float) -> None:
+        self.tools_s += wall_s
+
+    def usage(self, iterations: int) -> Usage:
+        gen = self.generation_s
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            tokens_per_s=self.completion_tokens / gen if gen > 0 else 0.0,
+            first_token_s=self.first_token_s or 0.0,
+            model_s=self.model_s,
+            tools_s=self.tools_s,
+            iterations=iterations,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class AgentResult:
     """What `casper ask` reports: the answer, its cited guids and a trace of the run."""
@@ -75,8 +121,6 @@ class AgentResult:
     iterations: int
     tool_calls: tuple[tuple[str, Mapping[str, Any], bool], ...]  # (name, arguments, ok)
     guards: tuple[str, ...]
-    prompt_tokens: int
-    completion_tokens: int
     reason: core.Reason
     messages: tuple[ChatMessage, ...] = ()  # the final transcript, for `casper chat` and eval
     grounding: core.Grounding = "cited"
@@ -127,11 +171,10 @@ def run_agent(
         The answer with citations, iteration count, tool trace, guards and usage.
     """
     trace: list[tuple[str, Mapping[str, Any], bool]] = []
-    clock = {"model": 0.0, "tools": 0.0, "prompt": 0.0, "generation": 0.0}
-    tokens = [0, 0]
+    meter = Meter()
     evidence = None
     if prefetch is not None:
-        evidence = _run_tool(toolbox, prefetch, on_event, clock, prefetch=True)
+        evidence = _run_tool(toolbox, prefetch, on_event, meter, prefetch=True)
     state, action = core.start(
         question,
         system or _default_system(),
@@ -144,16 +187,11 @@ def run_agent(
     )
     if evidence is not None:
         state = replace(state, seen=state.seen | {core.call_key(evidence.call)})
-    firsts: list[float] = []
 
     def ask(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> Reply:
         started = time.perf_counter()
         reply = engine.chat(messages, tools, on_token=lambda text: on_event(_token(text)))
-        clock["model"] += time.perf_counter() - started
-        clock["generation"] += reply.generation_s
-        firsts.append(reply.prompt_s)
-        tokens[0] += reply.prompt_tokens
-        tokens[1] += reply.completion_tokens
+        meter.reply(reply, time.perf_counter() - started)
         return reply
 
     # Backstop only: every core path finishes within max_iterations loop calls + 1 synthesis.
@@ -168,34 +206,22 @@ def run_agent(
                 on_event({"event": "step", "iteration": state.iterations + 1, "final": True})
                 state, action = core.after_synthesis(state, ask(state.messages, ()))
             case core.RunTools(calls=calls):
-                results = [_run_tool(toolbox, call, on_event, clock) for call in calls]
+                results = [_run_tool(toolbox, call, on_event, meter) for call in calls]
                 trace += [(r.call.name, r.call.arguments, r.ok) for r in results]
                 state, action = core.after_tools(state, results, limits)
             case core.Done():
                 log.debug("agent done: %s after %d iterations", action.reason, state.iterations)
-                gen = clock["generation"]
-                usage = Usage(
-                    prompt_tokens=tokens[0],
-                    completion_tokens=tokens[1],
-                    tokens_per_s=tokens[1] / gen if gen > 0 else 0.0,
-                    first_token_s=firsts[0] if firsts else 0.0,
-                    model_s=clock["model"],
-                    tools_s=clock["tools"],
-                    iterations=state.iterations,
-                )
                 return AgentResult(
                     answer=action.answer,
                     citations=action.cited_guids,
                     iterations=state.iterations,
                     tool_calls=tuple(trace),
                     guards=action.guards,
-                    prompt_tokens=tokens[0],
-                    completion_tokens=tokens[1],
                     reason=action.reason,
                     messages=state.messages,
                     grounding=action.grounding,
                     invalid_citations=action.invalid_citations,
-                    usage=usage,
+                    usage=meter.usage(state.iterations),
                 )
     raise AssertionError("agent core did not terminate")
 
@@ -208,7 +234,7 @@ def _run_tool(
     toolbox: ToolRunner,
     call: ToolCall,
     on_event: Callable[[Event], None],
-    clock: dict[str, float],
+    meter: Meter,
     prefetch: bool = False,
 ) -> ToolResult:
     start: Event = {"event": "tool", "name": call.name, "arguments": dict(call.arguments)}
@@ -216,7 +242,7 @@ def _run_tool(
     started = time.perf_counter()
     result = toolbox.call(call)
     elapsed = time.perf_counter() - started
-    clock["tools"] += elapsed
+    meter.tool(elapsed)
     on_event(
         {
             "event": "tool_done",

@@ -1,18 +1,18 @@
 """`casper chats`: every chat with its id, members and message counts (for `--chat ID`).
 
-Imports: casper.store, casper.dates.zones.
+Imports: casper.store, casper.dates.zones, casper.app.documents.
 """
 
 from __future__ import annotations
 
 from datetime import tzinfo
-from typing import Any
 
+from casper.app.documents import ChatJson
 from casper.dates.zones import iso
 from casper.store.db import Store
 
 
-def list_chats(store: Store, tz: tzinfo) -> list[dict[str, Any]]:
+def list_chats(store: Store, tz: tzinfo) -> list[ChatJson]:
     """Chats, most recently active first; `messages` counts texts (system events excluded)."""
     counts = {
         chat_id: (n, first, last)
@@ -22,7 +22,7 @@ def list_chats(store: Store, tz: tzinfo) -> list[dict[str, Any]]:
         )
     }
     names = store.names()
-    rows = []
+    rows: list[ChatJson] = []
     for chat in store.chats():
         n, first, last = counts.get(chat.id, (0, None, None))
         if chat.id == 0 and not n:

@@ -3,24 +3,23 @@ cannot parse (triggers in Apple-only syntax, since macOS Sequoia): what was skip
 and that nothing was written. No line when nothing was skipped, or when the file does not open
 (the chat.db and contacts checks say why).
 
-Imports: stdlib, ingest (connect, contacts, apple_schema), casper.config.
+Imports: stdlib, ingest (connect, contacts, apple_schema), casper.config, casper.app.doctor_check.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from casper.app.doctor_check import Check, check
+from casper.app.documents import DoctorCounts
 from casper.config import Config
 from ingest.apple_schema import Skipped, skipped_entries
 from ingest.connect import open_chat_db, open_contacts_db
 from ingest.contacts import source_files
 from ingest.errors import IngestError
 
-Check = dict[str, Any]
 
-
-def schema_checks(cfg: Config, counts: dict[str, Any]) -> list[Check]:
+def schema_checks(cfg: Config, counts: DoctorCounts) -> list[Check]:
     """One "chat.db schema" and one "AddressBook schema" line when entries were skipped; the
     entries go to counts["skipped_schema"] ({file: [{kind, name, reason}]}) for --json."""
     found: dict[Path, tuple[Skipped, ...]] = {}
@@ -72,7 +71,7 @@ def _line(name: str, skipped: tuple[Skipped, ...], prefix: str = "") -> Check:
         f"{prefix}{' and '.join(parts)} skipped ({names}); every table read; "
         "read-only, nothing written"
     )
-    return {"name": name, "status": "ok", "detail": detail, "hint": None}
+    return check(name, "ok", detail)
 
 
 def _count(n: int, noun: str) -> str:

@@ -6,7 +6,8 @@ The CLI passes what it learned from the running service (`casper serve --status`
 {"running": False}) and whether a LaunchAgent is installed; a service that is not running is
 judged from the data and its last record (`auto_index.json`).
 
-Imports: stdlib, ingest (errors), casper.config, casper.store, casper.dates, casper.app.freshness.
+Imports: stdlib, ingest (errors), casper.config, casper.store, casper.dates, casper.app (freshness,
+doctor_check).
 """
 
 from __future__ import annotations
@@ -15,17 +16,12 @@ import sqlite3
 import time
 from typing import Any
 
+from casper.app.doctor_check import Check, check
 from casper.app.freshness import Freshness, access_hint, duration_text, load_state, measure
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
 from casper.store.db import Store
 from ingest.errors import IngestError
-
-Check = dict[str, Any]
-
-
-def _check(name: str, status: str, detail: str, hint: str | None = None) -> Check:
-    return {"name": name, "status": status, "detail": detail, "hint": hint}
 
 
 def service_checks(cfg: Config, service: dict[str, Any], login_agent: bool) -> list[Check]:
@@ -67,19 +63,19 @@ def auto_index_check(
             how += " (`casper serve --install` starts one at login)" if _mac() else ""
         status = "warn" if fresh is not None and fresh.behind else "ok"
         hint = "run `casper index`" if status == "warn" else None
-        return _check("auto-index", status, f"{how}; {where}{last}", hint)
+        return check("auto-index", status, f"{how}; {where}{last}", hint)
     if not live.get("enabled"):
         status = "warn" if fresh is not None and fresh.behind else "ok"
         detail = f"off in the running service ({live.get('off_reason')}); {where}"
         hint = "run `casper index`" if status == "warn" else None
-        return _check("auto-index", status, detail, hint)
+        return check("auto-index", status, detail, hint)
     if live.get("failures"):
         run = live.get("last_run") or {}
         retry = live.get("retry_in_s")
         when = f", next try in {duration_text(retry)}" if retry is not None else ""
         detail = f"failing ({live['failures']} in a row{when}): {run.get('error')}; {where}{last}"
-        return _check("auto-index", "warn", detail, run.get("hint"))
-    return _check("auto-index", "ok", f"on (service pid {service['pid']}); {where}{last}")
+        return check("auto-index", "warn", detail, run.get("hint"))
+    return check("auto-index", "ok", f"on (service pid {service['pid']}); {where}{last}")
 
 
 def service_access_check(
@@ -95,20 +91,20 @@ def service_access_check(
     run = (record or {}).get("last_run") or {}
     exe = (record or {}).get("executable")
     if run.get("no_access"):
-        return _check(
+        return check(
             "service access", "fail",
             f"the service ({exe or 'its interpreter'}) cannot read chat.db: {run.get('error')}",
             access_hint(exe),
         )  # fmt: skip
     if live is None:
-        return _check(
+        return check(
             "service access", "warn", "a LaunchAgent is installed but the service is not running",
             "log out and in, or run `casper serve --install` again; its log is service.log in "
             "the data dir",
         )  # fmt: skip
     if run.get("outcome") in ("indexed", "up to date"):
-        return _check("service access", "ok", f"the service reads chat.db ({exe})")
-    return _check(
+        return check("service access", "ok", f"the service reads chat.db ({exe})")
+    return check(
         "service access", "ok" if not run else "warn",
         f"the service ({exe}) has not read chat.db yet"
         + (f": {run.get('error')}" if run.get("error") else ""),
@@ -160,19 +156,19 @@ def server_check(cfg: Config) -> Check:
     try:
         url, local = llm_server(cfg.llm_base_url or "", allow_remote=cfg.allow_remote_llm)
     except CasperError as exc:
-        return _check(name, "fail", exc.message, exc.hint)
+        return check(name, "fail", exc.message, exc.hint)
     model = "its only model" if cfg.llm_model == DEFAULT_LLM else cfg.llm_model
     where = f"{model} from the OpenAI-compatible server at {url}"
     try:
         engine = make_engine(replace(cfg, llm_timeout_s=min(cfg.llm_timeout_s, SERVER_PROBE_S)))
-        check = getattr(engine, "check", None)
-        said = check() if check is not None else "built"
+        probe = getattr(engine, "check", None)
+        said = probe() if probe is not None else "built"
     except CasperError as exc:
         hint = exc.hint or "answers come from search alone until it answers"
-        return _check(name, "warn", f"{where}: {exc.message}", hint)
+        return check(name, "warn", f"{where}: {exc.message}", hint)
     if local:
-        return _check(name, "ok", f"{where}: {said}")
-    return _check(
+        return check(name, "ok", f"{where}: {said}")
+    return check(
         name, "warn",
         f"{where}: {said}; it is NOT this machine: questions and the messages found for them "
         "leave it (allow_remote_llm = true)",

@@ -1,22 +1,303 @@
-"""The `--json` shapes from CLI.md, built from the store's records (terminal views of these
-documents are in casper.cli.views).
+"""The `--json` documents from CLI.md: their types, and builders from the store's records.
 
-Imports: stdlib, casper.protocols, casper.records, casper.dates.zones, casper.search.words.
+Each command's document is a TypedDict here, so mypy holds the handlers that build them and the
+terminal views in casper.cli that read them (which import these types for checking only) to the
+same keys; tests/integration/test_json_types.py holds each command's printed `--json` to its
+type. `NotRequired`: a key only some documents have. The blocks made below the app layer are
+typed where they are made (`PersonStats` in casper.stats, `UnderstoodJson` in
+casper.search.query, `Citation`, `Answer` and `UsageJson` in casper.agent) and imported here for
+checking only, so importing this module stays cheap.
+
+Imports: stdlib, casper.protocols, casper.records, casper.dates.zones, casper.search.words; for
+types only, casper.stats, casper.search.query, casper.agent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from casper.dates.zones import iso
 from casper.protocols import Hit
 from casper.records import Person, StoredMessage
 
+if TYPE_CHECKING:
+    from casper.agent.answer import Citation, Tokens, ToolCallJson
+    from casper.agent.loop import UsageJson
+    from casper.search.query import UnderstoodJson
+    from casper.stats import PersonStats
 
-def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> dict[str, Any]:
-    data: dict[str, Any] = {
+
+class Span(TypedDict):
+    """First and last: ISO timestamps (or days), None when there is nothing."""
+
+    first: str | None
+    last: str | None
+
+
+class Covered(TypedDict):
+    """The first and last local day (ISO) the history covers."""
+
+    first: str
+    last: str
+
+
+class Attachment(TypedDict):
+    name: str
+    mime: str | None
+
+
+class MessageJson(TypedDict):
+    """A message of `show --json` (`message` and `context`)."""
+
+    rowid: int
+    guid: str
+    ts: str | None
+    sender: str  # a display name, or "me"
+    text: str
+    chat_id: int
+    kind: str  # text | attachment | system
+    edited: NotRequired[bool]
+    reply_to: NotRequired[str]
+    reactions: NotRequired[list[list[str]]]  # [sender, label]
+    attachments: NotRequired[list[Attachment]]
+    event: NotRequired[str]
+
+
+class ShownChat(TypedDict):
+    id: int
+    name: str | None
+
+
+class ReactionAsked(TypedDict):
+    """`show` given a tapback's id: the reaction that was asked for, shown as its message."""
+
+    ref: str
+    guid: str
+    reaction: str
+    sender: str
+    to: int
+
+
+class ShowDoc(TypedDict):
+    message: MessageJson
+    context: list[MessageJson]
+    chat: ShownChat
+    reaction: NotRequired[ReactionAsked]
+
+
+class HitMessage(TypedDict):
+    rowid: int
+    guid: str
+    ts: str | None
+    sender: str
+    text: str
+
+
+class HitJson(TypedDict):
+    chunk_id: str
+    chat: str
+    score: float
+    start: str | None
+    end: str | None
+    participants: list[str]
+    messages: list[HitMessage]
+    matched_words: list[str]
+
+
+class SearchFilters(TypedDict):
+    person: str | None
+    chat: int | None
+    since: str | None
+    until: str | None
+    mode: str
+    lexical: str
+    rerank: bool
+    days: NotRequired[list[str | None]]  # what --since/--until were read as: [first, last]
+
+
+class Reranked(TypedDict):
+    """What ran, not what was asked: `why_not_reranked` when no rerank ran."""
+
+    reranked: bool
+    why_not_reranked: NotRequired[str]
+
+
+class SearchDoc(Reranked):
+    query: str
+    filters: SearchFilters
+    coverage: Covered | None  # None: nothing indexed
+    understood: UnderstoodJson
+    words: list[str]
+    words_not_found: list[str]
+    hits: list[HitJson]
+    indexed_through: str | None
+
+
+class AskDoc(Reranked):
+    """`ask --json`: the agent's answer (casper.agent.answer.Answer, the same keys) and what
+    the request ran."""
+
+    answer: str
+    citations: list[Citation]
+    iterations: int
+    tool_calls: list[ToolCallJson]
+    guards: list[str]
+    model: str | None
+    tokens: Tokens
+    elapsed_s: float
+    load_s: float
+    usage: UsageJson
+    grounding: str
+    invalid_citations: int
+    words_not_found: list[str]
+    words_not_in_hits: list[str]
+    llm_server: str | None
+    indexed_through: str | None
+
+
+class ContactJson(TypedDict):
+    id: str
+    name: str
+    handles: list[str]
+    names: dict[str, str]  # the card's names by kind (first, last, nickname, …)
+    sent: int
+    received: int
+    first: str | None
+    last: str | None
+
+
+class ChatJson(TypedDict):
+    id: int
+    name: str
+    is_group: bool
+    members: list[str]
+    messages: int
+    first: str | None
+    last: str | None
+
+
+class PersonJson(TypedDict):
+    id: str
+    name: str
+    handles: list[str]
+
+
+class Days(TypedDict):
+    """The local days a --since/--until range resolved to (None: open)."""
+
+    since: str | None
+    until: str | None
+
+
+class StatsDoc(TypedDict):
+    person: PersonJson
+    sent: int
+    received: int
+    first: str | None
+    last: str | None
+    active_days: int
+    median_reply_s: dict[str, float | None]  # "me", "them"
+    initiations: dict[str, int]  # "me", "them"
+    top_emoji: list[list[Any]]  # [emoji, count]
+    busiest_hours: list[list[int]]  # [hour, count]
+    by_month: dict[str, int]  # "2024-03": count
+    range: Days
+
+
+class Reconciled(TypedDict):
+    """`index --json` after chat.db's history was rewritten (casper.indexer.reconcile)."""
+
+    reason: str
+    vanished: int
+    new: int
+    renumbered: int
+    changed: int
+    kept: int
+    chats_rechunked: int
+    chunks_rewritten: NotRequired[int]
+    vectors_reused: NotRequired[int]
+    vectors_embedded: NotRequired[int]
+
+
+class Ingested(TypedDict):
+    """casper.indexer.report.IngestReport as JSON."""
+
+    messages_total: int
+    messages_new: int
+    chunks_total: int
+    chunks_new: int
+    decode_failures: int
+    reactions: int
+    events: int
+    deleted: int
+    undated: int
+    recently_deleted_skipped: int
+    coverage: Span
+    elapsed_s: float
+    noop: bool
+    reconciled: Reconciled | None
+    timings: dict[str, float]
+    cpu_s: dict[str, float]
+
+
+class EmbedderJson(TypedDict):
+    backend: str
+    device: str
+    threads: int | None
+    notice: str | None
+
+
+class RanIn(TypedDict):
+    pid: int
+
+
+class IndexDoc(Ingested):
+    vectors_done: int
+    vectors_total: int
+    vectors_new: int
+    embed_chunks_per_s: float | None
+    embedder: EmbedderJson | None
+    ran_in: NotRequired[RanIn]  # the run was handed to the casper service
+
+
+class Check(TypedDict):
+    """One line of `casper doctor`."""
+
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    hint: str | None
+
+
+class SkippedEntry(TypedDict):
+    kind: str
+    name: str
+    reason: str
+
+
+class DoctorCounts(TypedDict, total=False):
+    """What the checks counted on the way (only what they could read)."""
+
+    chat_db_rows: int
+    coverage: Span
+    decode_failures: int
+    messages: int
+    people: int
+    undated: int
+    vectors_done: int
+    vectors_total: int
+    skipped_schema: dict[str, list[SkippedEntry]]  # per file
+
+
+class DoctorReport(TypedDict):
+    checks: list[Check]
+    counts: DoctorCounts
+
+
+def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> MessageJson:
+    data: MessageJson = {
         "rowid": m.rowid,
         "guid": m.guid,
         "ts": iso(m.ts, tz),
@@ -38,16 +319,23 @@ def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> dict
     return data
 
 
-def stats_json(person: Person, stats: Mapping[str, Any], tz: tzinfo) -> dict[str, Any]:
-    person_json = {"id": person.id, "name": person.name, "handles": list(person.handles)}
-    out: dict[str, Any] = {"person": person_json}
-    out.update(stats)
-    out["first"] = iso(stats.get("first"), tz)
-    out["last"] = iso(stats.get("last"), tz)
-    return out
+def stats_json(person: Person, stats: PersonStats, days: Days, tz: tzinfo) -> StatsDoc:
+    """`stats --json`: the person, their figures (times as local ISO) and the days they cover."""
+    person_json: PersonJson = {
+        "id": person.id,
+        "name": person.name,
+        "handles": list(person.handles),
+    }
+    return {
+        "person": person_json,
+        **stats,
+        "first": iso(stats["first"], tz),
+        "last": iso(stats["last"], tz),
+        "range": days,
+    }
 
 
-def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> dict[str, Any]:
+def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> HitJson:
     """One hit; `matched_words`: which of the searched `words` its messages contain."""
     from casper.search.words import matched
 
@@ -72,24 +360,30 @@ def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> dict[str, Any]:
     }
 
 
-def index_json(run: Any, tz: tzinfo) -> dict[str, Any]:
+def index_json(run: Any, tz: tzinfo) -> IndexDoc:
     """`index --json` from an IndexRunReport (casper.indexer.run): the ingest report, the
     coverage as timestamps, the vectors (`vectors_new`: embedded by this run) and where and how
     fast the embedder ran."""
     from casper.indexer.run import placement_of
 
     report = run.ingest
-    data: dict[str, Any] = report.to_dict()
-    data["coverage"] = {k: iso(v, tz) for k, v in report.coverage.items()}
+    # the dataclass's fields as they are (asdict): a field added there and not to `Ingested`
+    # fails the `--json` type test instead of passing unseen
+    ingested = cast("Ingested", report.to_dict())
     fill = run.vectors
-    data["vectors_done"], data["vectors_total"] = (fill.done, fill.total) if fill else (0, 0)
     embedded = fill.embedded if fill else 0
-    data["vectors_new"] = embedded
     spent = report.timings.get("embed", 0.0)
-    data["embed_chunks_per_s"] = round(embedded / spent, 1) if embedded and spent > 0 else None
     placement = placement_of(run.embedder)
-    data["embedder"] = None if placement is None else {
-        "backend": placement.backend, "device": placement.device,
-        "threads": placement.threads, "notice": placement.notice,
+    return {
+        **ingested,
+        "coverage": {"first": iso(report.coverage["first"], tz),
+                     "last": iso(report.coverage["last"], tz)},
+        "vectors_done": fill.done if fill else 0,
+        "vectors_total": fill.total if fill else 0,
+        "vectors_new": embedded,
+        "embed_chunks_per_s": round(embedded / spent, 1) if embedded and spent > 0 else None,
+        "embedder": None if placement is None else {
+            "backend": placement.backend, "device": placement.device,
+            "threads": placement.threads, "notice": placement.notice,
+        },
     }  # fmt: skip
-    return data

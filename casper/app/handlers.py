@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from casper.app.requests import (
     AskRequest,
@@ -33,12 +33,25 @@ from casper.errors import CasperError
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
 
+    from casper.agent.answer import Asked
+    from casper.app.documents import (
+        AskDoc,
+        ContactJson,
+        Days,
+        ReactionAsked,
+        Reranked,
+        SearchDoc,
+        SearchFilters,
+        ShowDoc,
+        StatsDoc,
+    )
     from casper.protocols import Hit
     from casper.search.retriever import SearchResult
     from casper.store.db import Store
 
 Emit = Callable[[dict[str, Any]], None]
-Document = dict[str, Any] | list[dict[str, Any]]  # what `--json` prints
+# what `--json` prints (casper.app.documents; a tool call's is casper.app.tool_calls')
+Document: TypeAlias = "SearchDoc | list[ContactJson] | StatsDoc | ShowDoc | AskDoc | dict[str, Any]"
 
 
 def _ignore(_event: dict[str, Any]) -> None:
@@ -91,13 +104,14 @@ def _say_notices(rt: Runtime, result: SearchResult, emit: Emit) -> None:
             emit({"event": "notice", "text": notice.text})
 
 
-def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, Any]:
+def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> SearchDoc:
     from casper.app.coverage import coverage_days, nothing_then
     from casper.app.documents import hit_json
-    from casper.dates.ranges import date_range, span_days
+    from casper.dates.ranges import days_to_utc, span_days
 
     tz = zone(rt)
-    start, end = date_range(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
+    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # read once, before opening
+    start, end = days_to_utc(*days, tz)
     store = rt.store()
     person_id = store.resolve_person(req.person).id if req.person else None
     chat_id = None
@@ -129,14 +143,13 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
     if understood.rewritten:
         emit({"event": "read_as", "text": understood.summary()})
     covered = coverage_days(*store.coverage(), tz)
-    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)
     if understood.date_range and days == (None, None):
         # the question's own dates: said when none of the hits is from them
         starts = [h.start for h in result.hits]
         said = nothing_then(understood.date_range, starts, covered, tz)
         if said:
             emit({"event": "notice", "text": said})
-    filters: dict[str, Any] = {
+    filters: SearchFilters = {
         "person": person_id,
         "chat": chat_id,
         "since": req.since,
@@ -153,13 +166,15 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> dict[str, A
         "coverage": covered and {"first": covered[0], "last": covered[1]},
         "understood": understood.to_json(),
         **ran_json(rt, req.rerank, result.reranked),
-        **words_json(result.words, result.words_not_found),
+        # the words hits are measured by (`matched_words` per hit) and those in no message
+        "words": list(result.words),
+        "words_not_found": list(result.words_not_found),
         "hits": [hit_json(h, tz, result.words) for h in result.hits],
         "indexed_through": iso(through, tz),
     }
 
 
-def ran_json(rt: Runtime, asked: bool, reranked: bool) -> dict[str, Any]:
+def ran_json(rt: Runtime, asked: bool, reranked: bool) -> Reranked:
     """`reranked` (what ran, not what was asked) and, when false, why not."""
     if reranked:
         return {"reranked": True}
@@ -168,15 +183,10 @@ def ran_json(rt: Runtime, asked: bool, reranked: bool) -> dict[str, Any]:
     return {"reranked": False, "why_not_reranked": not_reranked_because(rt.cfg, asked)}
 
 
-def words_json(words: Sequence[str], absent: Sequence[str]) -> dict[str, Any]:
-    """The words hits are measured by (`matched_words` per hit) and those in no message."""
-    return {"words": list(words), "words_not_found": list(absent)}
-
-
-def contacts(rt: Runtime, emit: Emit = _ignore) -> list[dict[str, Any]]:
+def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
     tz = zone(rt)
     store = rt.store()
-    rows = []
+    rows: list[ContactJson] = []
     for p in store.people():
         s = store.stats(p.id) or {}
         rows.append(
@@ -197,41 +207,30 @@ def contacts(rt: Runtime, emit: Emit = _ignore) -> list[dict[str, Any]]:
     return rows
 
 
-def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> dict[str, Any]:
+def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
     from casper.app.documents import stats_json
-    from casper.dates.ranges import date_range
+    from casper.dates.ranges import days_to_utc, span_days
     from casper.store.stats_query import person_stats
 
     tz = zone(rt)
-    start, end = date_range(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
+    first, last = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
+    start, end = days_to_utc(first, last, tz)
     store = rt.store()
     who = store.resolve_person(req.person)
-    doc = stats_json(who, person_stats(store, who.id, tz, start, end), tz)
-    doc["range"] = _days(start, end, tz)  # what "last March" resolved to
-    return doc
+    # with the days the range resolved to: what "last March" meant (inclusive local days)
+    days: Days = {"since": first.isoformat() if first else None,
+                  "until": last.isoformat() if last else None}  # fmt: skip
+    return stats_json(who, person_stats(store, who.id, tz, start, end), days, tz)
 
 
-def _days(start: float | None, end: float | None, tz: Any) -> dict[str, str | None]:
-    """{"since": first local day or None, "until": last local day (inclusive) or None}."""
-    from datetime import datetime, timedelta
-
-    first = datetime.fromtimestamp(start, tz).date().isoformat() if start is not None else None
-    last = (
-        (datetime.fromtimestamp(end, tz) - timedelta(days=1)).date().isoformat()
-        if end is not None
-        else None
-    )
-    return {"since": first, "until": last}
-
-
-def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> dict[str, Any]:
+def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> ShowDoc:
     from casper.app.documents import message_json
 
     tz = zone(rt)
     store = rt.store()
     msg = store.message(req.ref)
     names = store.names()
-    asked: dict[str, Any] | None = None
+    asked: ReactionAsked | None = None
     if msg is None:  # a tapback's row? Then the message it reacts to, and say so
         found = _reaction_at(rt, store, req.ref)
         if found is not None:
@@ -250,7 +249,7 @@ def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> dict[str, Any]:
         )
     ctx = store.context(msg, req.before, req.after)
     chat = store.chat(msg.chat_id)
-    doc = {
+    doc: ShowDoc = {
         "message": message_json(msg, names, tz),
         "context": [message_json(m, names, tz) for m in ctx],
         "chat": {"id": msg.chat_id, "name": chat.name if chat else None},
@@ -287,7 +286,7 @@ def _reaction_at(rt: Runtime, store: Store, ref: str) -> tuple[str, str, str, st
     return (*reaction, guid) if reaction is not None and guid else None
 
 
-def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
+def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
     """One question through the agent (or retrieval alone); the model loads once per Runtime.
 
     With a model server (`base_url`, or the setting `llm_base_url`) its host is checked before
@@ -347,7 +346,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> dict[str, Any]:
             engine_loaded(rt.cfg, name)
     load_s = time.perf_counter() - loading  # ~0 when this Runtime already holds the model
 
-    def answer(engine: Any) -> Any:
+    def answer(engine: Any) -> Asked:
         return answer_question(
             req.question,
             store=store,

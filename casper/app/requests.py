@@ -3,10 +3,12 @@ the CLI in this process or from the service socket) → one typed request, or a 
 CasperError) with a hint. Every rule about what a user may ask lives here: the handlers trust
 what they get, and the Retriever checks only for programming errors.
 
-The CLI parses here too before it sends a request anywhere, so a mistyped value never starts the
-service; typer has already turned `--mode`/`--lexical` into one of their choices (same names:
-casper.search.modes). A request that came over the socket and is malformed in any way (a wrong
-type, an unknown or missing argument, a value out of range) gets the same BadRequest.
+Each process parses a request once: the CLI before it sends it anywhere (so a mistyped value
+never starts the service; typer has already turned `--mode`/`--lexical` into one of their
+choices, same names: casper.search.modes), then answers the typed request in-process or sends
+`wire(request)` to the service, which parses what arrives on its socket (any local process may
+write there). A request that came over the socket and is malformed in any way (a wrong type, an
+unknown or missing argument, a value out of range) gets the same BadRequest.
 
 Imports: stdlib, casper.errors, casper.search.modes (stdlib only).
 """
@@ -276,6 +278,14 @@ def parse(cmd: Any, args: Any) -> Request:
         )
     kind, read = _PARSERS[cmd]
     return read(_Args(cmd, args, tuple(f.name for f in fields(kind))))
+
+
+def wire(request: Request) -> tuple[str, dict[str, Any]]:
+    """The command name and arguments `parse` reads back into `request` (what the socket
+    carries): every field, tuples as lists."""
+    cmd = next(name for name, (kind, _) in _PARSERS.items() if isinstance(request, kind))
+    args = {f.name: getattr(request, f.name) for f in fields(request)}
+    return cmd, {k: list(v) if isinstance(v, tuple) else v for k, v in args.items()}
 
 
 def parse_as(kind: type[R], cmd: str, args: Mapping[str, Any]) -> R:

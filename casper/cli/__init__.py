@@ -1,5 +1,6 @@
-"""The command line: the typer app and its commands, terminal rendering, the live `ask` view,
-the `casper chat` REPL and its history.
+"""The command line: one module per command (or family: `ask` holds ask and chat), named for it,
+with the typer app and shared options in `base`, terminal rendering, the live `ask` view, the
+`casper chat` REPL and its history.
 
 May import: everything in casper (the work through casper.app and casper.service), eval (only
 inside `casper eval`). Heavy libraries (lancedb, torch, mlx) only inside commands, so
@@ -8,9 +9,13 @@ inside `casper eval`). Heavy libraries (lancedb, torch, mlx) only inside command
 
 from __future__ import annotations
 
-from casper.cli import ask, browse, data, evaluate, indexing, mcp, models, retrieval, serve  # noqa: F401
-from casper.cli.base import app
-from casper.cli.help_text import teach
+# Importing a command module registers its commands; `casper --help` lists them in this order.
+# isort: off
+from casper.cli import ask, chats, indexing, contacts, stats, show, doctor, demo  # noqa: F401
+from casper.cli import evaluate, mcp, pull, search, serve  # noqa: F401
+
+# isort: on
+from casper.cli.base import app, teach
 
 teach(app)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,7 @@ from casper.cli.base import (
 from casper.config import Config
 
 if TYPE_CHECKING:
+    from casper.app.documents import AskDoc
     from casper.cli.transport import Session
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
@@ -59,7 +60,7 @@ def ask_once(
     base_url: str | None = None,
     max_iterations: int | None = None,
     session: Session | None = None,
-) -> dict[str, Any]:
+) -> AskDoc:
     """Answer one question and print it (answer, then citations); returns the JSON shape.
 
     The work runs in the service or in-process (casper.cli.transport); this only renders
@@ -78,16 +79,15 @@ def ask_once(
         "no_llm": no_llm,
         "history": list(history),
     }
-    # the checks the service makes too, before anything starts; the question goes stripped
-    question = parse_as(AskRequest, "ask", args).question
-    args["question"] = question
+    request = parse_as(AskRequest, "ask", args)  # checked once, before anything starts
+    question = request.question  # stripped
     if not no_llm:
         checked_server(cfg, base_url)
     session = session or Session(cfg)
     # its clock starts before anything loads
     view = AskView(quiet=json, footer=not (json or quiet))
     with view.doing("searching your messages" if no_llm else "thinking"):
-        data = session.execute("ask", args, on_event=view)
+        data: AskDoc = session.answer(request, on_event=view)
     if json:
         print_json(data)
         return data
@@ -105,7 +105,7 @@ def ask_once(
     return data
 
 
-def words_line(doc: dict[str, Any]) -> str | None:
+def words_line(doc: AskDoc) -> str | None:
     """`no message contains 'birthday'` / `none of the messages found contains 'license'`:
     the question's words the answer's messages do not hold, so they are not taken as its."""
     nowhere, elsewhere = doc.get("words_not_found") or [], doc.get("words_not_in_hits") or []

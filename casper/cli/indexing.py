@@ -32,6 +32,7 @@ from casper.config import Config
 from casper.dates.zones import local_tz
 
 if TYPE_CHECKING:
+    from casper.app.documents import IndexDoc, Reconciled
     from casper.indexer.lock import Holder
     from casper.indexer.run import IndexRunReport
 
@@ -220,7 +221,7 @@ def time_line(timings: dict[str, float], total: float, embedding: str = "") -> s
     return f"in {_duration(total)}" + (": " + " · ".join(parts) if parts else "")
 
 
-def embed_rate(doc: dict[str, Any]) -> str:
+def embed_rate(doc: IndexDoc) -> str:
     """`412 chunks/s, CPU · onnxruntime` for a run that embedded chunks ("" otherwise), from
     its `index --json` document."""
     per_s = doc.get("embed_chunks_per_s")
@@ -233,7 +234,7 @@ def embed_rate(doc: dict[str, Any]) -> str:
     return f"{per_s:,.0f} chunks/s, {device} · {where['backend']}"
 
 
-def reconciled_line(done: dict[str, Any]) -> str:
+def reconciled_line(done: Reconciled) -> str:
     """What reading a rewritten history again did, in one line (counts only)."""
     return (
         f"chat.db's history was rewritten ({done['reason']}): read again by message guid — "
@@ -318,7 +319,7 @@ def index(
     _summary(doc, tz)
 
 
-def _in_service(cfg: Config, json: bool, no_service: bool) -> dict[str, Any] | None:
+def _in_service(cfg: Config, json: bool, no_service: bool) -> IndexDoc | None:
     """The run, done by the service for this data dir when one runs (its embedder is loaded:
     no model load here); None when none runs or it can't be used (then this process runs it).
     Its progress arrives as events and is shown as for a run here."""
@@ -343,7 +344,7 @@ def _in_service(cfg: Config, json: bool, no_service: bool) -> dict[str, Any] | N
 
     try:
         with stage_bars(True, plain=not json) as bars:
-            doc: dict[str, Any] = client.call(
+            doc: IndexDoc = client.call(
                 cfg.data_dir, "index", {}, on_event=on_event, autostart=False
             )
             return doc
@@ -358,7 +359,7 @@ def _in_service(cfg: Config, json: bool, no_service: bool) -> dict[str, Any] | N
         raise typer.Exit(130) from None
 
 
-def _summary(doc: dict[str, Any], tz: tzinfo) -> None:
+def _summary(doc: IndexDoc, tz: tzinfo) -> None:
     """What the run did, in two lines (stderr), from its `index --json` document."""
     err = _stderr()
     ran_in = doc.get("ran_in")
@@ -388,6 +389,7 @@ def _summary(doc: dict[str, Any], tz: tzinfo) -> None:
         f"coverage {(cov['first'] or '?')[:10]} → {(cov['last'] or '?')[:10]}",
         soft_wrap=True,
     )
-    if doc.get("reconciled"):
-        err.print(reconciled_line(doc["reconciled"]), soft_wrap=True, markup=False)
+    reconciled = doc.get("reconciled")
+    if reconciled:
+        err.print(reconciled_line(reconciled), soft_wrap=True, markup=False)
     err.print(timed, soft_wrap=True)

@@ -15,7 +15,10 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from casper.app.documents import AskDoc
 
 STREAM_LINES = 6  # the tail of the streamed text kept visible while the model writes
 
@@ -32,7 +35,7 @@ def fmt_args(arguments: Mapping[str, Any], limit: int = 120) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def usage_footer(doc: Mapping[str, Any], wall_s: float | None = None) -> str:
+def usage_footer(doc: AskDoc, wall_s: float | None = None) -> str:
     """`7.9 s · 2 model calls · 1 tool call · 1,180 prompt + 96 completion tokens · 12.3 tok/s
     · model` from the `ask --json` document (its `usage` block when the engine reported one).
 
@@ -212,7 +215,7 @@ class AskView:
             self.live.stop()
             self.live = None
 
-    def finish(self, doc: Mapping[str, Any]) -> None:
+    def finish(self, doc: AskDoc) -> None:
         """The run is over: clear the live area and print the usage footer (stderr)."""
         from rich.text import Text
 

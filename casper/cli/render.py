@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from casper.dates.zones import iso
 
 if TYPE_CHECKING:  # numpy behind it: the thin client renders without it
+    from casper.app.documents import ChatJson, ContactJson, HitJson, MessageJson
     from casper.protocols import Hit
 
 TERM_STYLE = "bold red"  # ripgrep's match colour
@@ -183,7 +184,7 @@ def citations_view(
     return grid
 
 
-def contacts_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:
+def contacts_table(rows: Sequence[ContactJson], width: int = 80) -> Any:
     """People: the id column never shrinks (hints ask people to pass it); one handle a line;
     below 72 columns the `last` date gives its room to names and handles."""
     from rich.table import Table
@@ -200,8 +201,8 @@ def contacts_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:
     if wide:
         table.add_column("last", no_wrap=True)
     for r in rows:
-        cells = [r["id"], Text(r["name"]), Text("\n".join(r["handles"])), str(r["sent"]),
-                 str(r["received"])]  # fmt: skip
+        cells: list[str | Text] = [r["id"], Text(r["name"]), Text("\n".join(r["handles"])),
+                                   str(r["sent"]), str(r["received"])]  # fmt: skip
         table.add_row(*cells, *([(r["last"] or "")[:10]] if wide else []))
     return table
 
@@ -231,7 +232,7 @@ def people_stats_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> An
     return table
 
 
-def chats_table(rows: Sequence[Mapping[str, Any]]) -> Any:
+def chats_table(rows: Sequence[ChatJson]) -> Any:
     """Chats for `casper chats`: the id column never shrinks (`--chat ID` takes it)."""
     from rich.table import Table
     from rich.text import Text
@@ -333,7 +334,7 @@ def _epoch(ts: str | None) -> float | None:
     return datetime.fromisoformat(ts).timestamp() if ts else None
 
 
-def hits_from_doc(hits: Sequence[Mapping[str, Any]]) -> list[Any]:
+def hits_from_doc(hits: Sequence[HitJson]) -> list[Any]:
     """`search --json` hits → objects with the attributes `hits_view` reads."""
     from types import SimpleNamespace as NS
 
@@ -353,7 +354,7 @@ def hits_from_doc(hits: Sequence[Mapping[str, Any]]) -> list[Any]:
     ]
 
 
-def messages_from_doc(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+def messages_from_doc(messages: Sequence[MessageJson]) -> list[Any]:
     """`show --json` messages → objects with the attributes `conversation_view` reads."""
     from types import SimpleNamespace as NS
 

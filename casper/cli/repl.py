@@ -18,11 +18,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casper.agent.followup import Turn, rewrite, turn_of
 from casper.config import Config
 from casper.errors import CasperError
+
+if TYPE_CHECKING:
+    from casper.app.documents import AskDoc
 
 PROMPT = "you> "
 COMMANDS = {
@@ -31,7 +34,7 @@ COMMANDS = {
     "/clear": "forget the conversation so far (history and sources)",
     "/quit": "leave (also /exit, Ctrl-D)",
 }
-Ask = Callable[[str, tuple[str, ...]], dict[str, Any]]
+Ask = Callable[[str, tuple[str, ...]], "AskDoc"]  # ask_once: prints, returns the document
 
 
 def input_history_path(cfg: Config) -> Path:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from casper.config import Config
 
 if TYPE_CHECKING:
+    from casper.app.requests import Request
     from casper.app.runtime import Runtime
 
 Event = Callable[[dict[str, Any]], None]
@@ -53,18 +54,25 @@ class Session:
         self.runtime: Runtime | None = None
 
     def execute(self, cmd: str, args: dict[str, Any], on_event: Event = print_notice) -> Any:
-        """Run one command and return its `--json` document, wherever it runs. A data dir with
-        nothing indexed is said here, before a service is started for it."""
+        """Check one command's arguments (casper.app.requests), then `answer` it."""
+        from casper.app.requests import parse
+
+        return self.answer(parse(cmd, args), on_event)
+
+    def answer(self, request: Request, on_event: Event = print_notice) -> Any:
+        """Run one checked request and return its `--json` document, wherever it runs. A data
+        dir with nothing indexed is said here, before a service is started for it."""
         if not self.cfg.store_path.exists() or (not self._service_up() and not _indexed(self.cfg)):
             from casper.cli.invocation import missing_index
 
-            _check_without_data(self.cfg, cmd, args)  # a mistyped date is said first
+            _check_dates(self.cfg, request)  # a mistyped date is said first
             raise missing_index(self.cfg)
         if self.use_service:
+            from casper.app.requests import wire
             from casper.service import client
 
             try:
-                return client.call(self.cfg.data_dir, cmd, args, on_event=on_event)
+                return client.call(self.cfg.data_dir, *wire(request), on_event=on_event)
             except client.ServiceUnavailable as exc:
                 _say(f"{exc}; running in this process")
             except client.ServiceLost as exc:
@@ -77,7 +85,7 @@ class Session:
             self.runtime = Runtime(self.cfg)
         else:
             self.runtime.refresh()  # a long `casper chat` follows `casper index` runs
-        return handlers.run(self.runtime, cmd, args, emit=on_event)
+        return handlers.answer(self.runtime, request, emit=on_event)
 
     def _service_up(self) -> bool:
         """A service already answers (its socket is there): what it serves was indexed."""
@@ -120,13 +128,11 @@ def execute(
     return Session(cfg, no_service=no_service).execute(cmd, args, on_event)
 
 
-def _check_without_data(cfg: Config, cmd: str, args: dict[str, Any]) -> None:
-    """The checks a handler makes before it opens the data: the request and its dates."""
-    from casper.app.requests import parse
+def _check_dates(cfg: Config, request: Request) -> None:
+    """The check a handler makes before it opens the data: the request's dates."""
     from casper.dates.ranges import date_range
     from casper.dates.zones import local_tz
 
-    request = parse(cmd, args)
     since, until = getattr(request, "since", None), getattr(request, "until", None)
     if since or until:
         date_range(since, until, local_tz(cfg.timezone), locale=cfg.locale)

@@ -82,9 +82,15 @@ def span_days(
     *,
     locale: str = "en_US",
 ) -> tuple[date | None, date | None]:
-    """The first day `since` names and the last day `until` names (None where not given)."""
+    """The first day `since` names and the last day `until` names (None where not given); a
+    range that ends before it starts is an error."""
     first = parse_span(since, tz, now, locale=locale)[0] if since else None
     last = parse_span(until, tz, now, locale=locale)[1] if until else None
+    if first is not None and last is not None and first > last:
+        raise CasperError(
+            f"--since {_shown(since, first)} is after --until {_shown(until, last)}",
+            hint="swap the two dates, or drop one of them",
+        )
     return first, last
 
 
@@ -96,16 +102,9 @@ def date_range(
     *,
     locale: str = "en_US",
 ) -> tuple[float | None, float | None]:
-    """`--since`/`--until` as UTC seconds (the first day of what --since names, the last of
-    what --until names); a range that ends before it starts is an
-    error."""
-    first, last = span_days(since, until, tz, now, locale=locale)
-    if first is not None and last is not None and first > last:
-        raise CasperError(
-            f"--since {_shown(since, first)} is after --until {_shown(until, last)}",
-            hint="swap the two dates, or drop one of them",
-        )
-    return days_to_utc(first, last, tz)
+    """`--since`/`--until` as UTC seconds: the start of the first day of what --since names,
+    the end of the last day of what --until names (`span_days`, then `days_to_utc`)."""
+    return days_to_utc(*span_days(since, until, tz, now, locale=locale), tz)
 
 
 def _shown(text: str | None, day: date) -> str:

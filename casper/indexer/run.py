@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -134,19 +134,20 @@ def run_index(
     rebuild = rebuild or store.get_meta(REBUILD_PENDING) is not None
     if rebuild:
         store.set_meta(REBUILD_PENDING, time.time())  # committed at once, before the ingest
-    report = Indexer(store, source.chat_db, source.contacts, source.tz,
+    ingest = Indexer(store, source.chat_db, source.contacts, source.tz,
                      on_progress=progress).run(rebuild=rebuild, indexing=True)  # fmt: skip
     built: Embedder | None = None
     index: ChunkIndex | None = None
     written = 0  # chunks the lexical step wrote for embedding
+    noop = ingest.noop
     if place.outdated():  # built by an earlier version: its table is rebuilt, vectors kept
         announce("rebuilding the search index for this version of Casper (vectors are kept)")
-        report.noop = False
-    if report.noop:
+        noop = False
+    if noop:
         # a run with nothing new reports this without opening the index
-        report.chunks_total = int(store.meta_float("chunks_total"))
+        chunks_total, chunks_new = int(store.meta_float("chunks_total")), ingest.chunks_new
     else:
-        with stage(report, "index"):
+        with stage(ingest, "index"):
             built = embedder(progress)
             index = _open_for_writing(place, built, rebuild, announce)
             dirty = store.dirty_chats()
@@ -163,22 +164,25 @@ def run_index(
                 store.set_meta("chunks_total", update.chunks_total)
                 store.note_published()
             store.delete_meta(REBUILD_PENDING)  # the vectors resume by themselves
-        report.chunks_total, report.chunks_new = update.chunks_total, update.embedded
+        chunks_total, chunks_new = update.chunks_total, update.embedded
         written = update.embedded
-    fill, built = _fill_vectors(place, index, built, embedder, written, progress, announce, report)
-    if report.reconciled is not None:
+    fill, built = _fill_vectors(place, index, built, embedder, written, progress, announce, ingest)
+    reconciled = ingest.reconciled
+    if reconciled is not None:
         # the chunks written again (moved ROWIDs, changed neighbours) and how many of them
         # found their vector by content instead of being embedded
         embedded = fill.embedded if fill is not None else 0
-        report.reconciled.update(
-            chunks_rewritten=written, vectors_reused=max(written - embedded, 0),
-            vectors_embedded=embedded,
-        )  # fmt: skip
-        remember_reconciled(store, report.reconciled)  # for `casper doctor`
-    if not report.noop or fill is not None and fill.embedded:
+        reconciled = {**reconciled, "chunks_rewritten": written,
+                      "vectors_reused": max(written - embedded, 0),
+                      "vectors_embedded": embedded}  # fmt: skip
+        remember_reconciled(store, reconciled)  # for `casper doctor`
+    elapsed_s, cpu_s = ingest.elapsed_s, ingest.cpu_s
+    if not noop or fill is not None and fill.embedded:
         # the whole run, vectors included: what a person waited for (timings break it down)
-        report.elapsed_s = round(time.perf_counter() - started, 3)
-        report.cpu_s["total"] = round(time.process_time() - cpu, 3)
+        elapsed_s = round(time.perf_counter() - started, 3)
+        cpu_s = {**cpu_s, "total": round(time.process_time() - cpu, 3)}
+    report = replace(ingest, noop=noop, chunks_total=chunks_total, chunks_new=chunks_new,
+                     reconciled=reconciled, elapsed_s=elapsed_s, cpu_s=cpu_s)  # fmt: skip
     return IndexRunReport(report, fill, built, place.generation())
 
 

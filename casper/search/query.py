@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import NotRequired, TypedDict
 from zoneinfo import ZoneInfo
 
 from casper.dates.mentions import question_terms, range_terms
@@ -98,6 +98,41 @@ class PersonMention:
     said: str  # the words as written
 
 
+# the `understood` block of `search --json` (Understood.to_json); "from" is a keyword, hence
+# the functional form
+ReadDates = TypedDict(
+    "ReadDates",
+    {"phrase": str | None, "from": str, "to": str, "order": str | None, "use": str},
+)
+
+
+class PersonRead(TypedDict):
+    id: str
+    name: str
+    said: str
+
+
+class AmbiguousName(TypedDict):
+    said: str
+    people: int
+
+
+class UnderstoodJson(TypedDict):
+    literal: bool
+    lexical_query: str
+    semantic_query: NotRequired[str]
+    typed_query: NotRequired[str]
+    typed_weak: NotRequired[list[str]]
+    dates: NotRequired[ReadDates]
+    date_terms: NotRequired[list[str]]
+    people: NotRequired[list[PersonRead]]
+    people_use: NotRequired[str]
+    ambiguous: NotRequired[list[AmbiguousName]]
+    me: NotRequired[list[str]]
+    dropped: NotRequired[list[str]]
+    feedback_words: NotRequired[list[str]]
+
+
 @dataclass(frozen=True, slots=True)
 class Understood:
     """The question as read: the queries for each leg and the scopes it implies."""
@@ -161,9 +196,9 @@ class Understood:
             parts.append(f"+ {' '.join(self.expansion)} from the best hits")
         return " · ".join(parts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> UnderstoodJson:
         """The `understood` block of `search --json`."""
-        doc: dict[str, Any] = {"literal": self.literal, "lexical_query": self.lexical}
+        doc: UnderstoodJson = {"literal": self.literal, "lexical_query": self.lexical}
         if self.semantic != self.text:
             doc["semantic_query"] = self.semantic
         if self.typed and (self.typed != self.lexical or self.weak):

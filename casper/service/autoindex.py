@@ -129,22 +129,28 @@ class AutoIndexer:
     def _loop(self) -> None:
         wait = 0.0
         while not self.stopping.wait(wait):
-            cfg = self.host.rt.cfg  # config.toml may have changed: the service rebuilt it
-            now = self.clock()
-            with self.lock:
-                self.off_reason = None if cfg.auto_index else "auto_index = false"
-                if cfg.auto_index:
-                    self.watcher.observe(file_stamp(cfg.chat_db), now)
-                due = cfg.auto_index and self.watcher.due(now)
-                if due:
-                    self.watcher.started(now)
+            wait = self.look()
+
+    def look(self) -> float:
+        """One look at chat.db: tell the Watcher what the files look like, run the index when
+        it is due; the seconds until the next look. The thread calls it in a loop; a test may
+        call it alone, with the clock it passed in."""
+        cfg = self.host.rt.cfg  # config.toml may have changed: the service rebuilt it
+        now = self.clock()
+        with self.lock:
+            self.off_reason = None if cfg.auto_index else "auto_index = false"
+            if cfg.auto_index:
+                self.watcher.observe(file_stamp(cfg.chat_db), now)
+            due = cfg.auto_index and self.watcher.due(now)
             if due:
-                outcome = self._run(cfg)
-                with self.lock:
-                    self.watcher.finished(self.clock(), outcome)
-                self._save()
+                self.watcher.started(now)
+        if due:
+            outcome = self._run(cfg)
             with self.lock:
-                wait = self.watcher.next_poll(self.clock())
+                self.watcher.finished(self.clock(), outcome)
+            self._save()
+        with self.lock:
+            return self.watcher.next_poll(self.clock())
 
     def _run(self, cfg: Config) -> str:
         """One run, recorded; the Watcher's outcome ("ok", "skipped", "idle", "failed")."""

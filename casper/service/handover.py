@@ -16,10 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from casper.errors import BadRequest, CasperError
 from casper.service.autoindex import AutoIndexer
+
+if TYPE_CHECKING:
+    from casper.app.documents import IndexDoc
 
 
 class Handler(Protocol):
@@ -41,7 +44,7 @@ def serve_index(handler: Handler, svc: Any, args: dict[str, Any]) -> None:
     handler.answer(svc, INDEX, lambda: index_for_client(svc, handler.send))
 
 
-def index_for_client(svc: Any, emit: Any) -> dict[str, Any]:
+def index_for_client(svc: Any, emit: Any) -> IndexDoc:
     """The run (AutoIndexer.index_now; a service started with --no-auto-index runs it all the
     same), reported through `emit`; the `index --json` document, plus `ran_in`."""
     from casper.app.documents import index_json

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from casper.records import ME
@@ -162,7 +162,9 @@ class StatsQueries:
             last = rows[-1][0]
 
     # ---- stats and dirty chats -----------------------------------------------------------
-    def set_stats(self, person_id: str, data: dict[str, Any], state: str | None = None) -> None:
+    def set_stats(
+        self, person_id: str, data: Mapping[str, object], state: str | None = None
+    ) -> None:
         """A person's stats, and optionally what they are made of (StatsState JSON)."""
         self.conn.execute(
             "INSERT OR REPLACE INTO contact_stats(person_id, data, state) VALUES (?, ?, ?)",

@@ -6,12 +6,13 @@ Imports: casper.store, casper.stats.
 from __future__ import annotations
 
 from datetime import tzinfo
-from typing import Any
+from typing import cast
 
 from casper.records import ME
 from casper.stats import (
     Line,
     LocalClock,
+    PersonStats,
     attribute_to_people,
     compute_stats,
     stats_from_rows,
@@ -23,12 +24,12 @@ from casper.store.db import Store
 
 def person_stats(
     store: Store, person_id: str, tz: tzinfo, start: float | None = None, end: float | None = None
-) -> dict[str, Any]:
+) -> PersonStats:
     """All-time figures come precomputed; a range is computed from the store, same definitions."""
     if start is None and end is None:
         cached = store.stats(person_id)
-        if cached is not None:
-            return cached
+        if cached is not None:  # the JSON of a StatsState.result() (casper.indexer.stats_update)
+            return cast("PersonStats", cached)
     chats = store.one_to_one_chat_ids(person_id)
     indexed_for = store.get_meta("local_tz")
     if indexed_for is None:  # not (re)indexed by this version: per-message fields may be unset

@@ -99,7 +99,7 @@ def test_direct_answer() -> None:
         (),
         (),
     )
-    assert (result.prompt_tokens, result.completion_tokens) == (7, 3)
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (7, 3)
     assert engine.calls[0].tools == ()  # small talk: no tool descriptions in the prompt
     assert [m.role for m in engine.calls[0].messages] == ["system", "user"]
     assert events == [

@@ -35,7 +35,7 @@ from ingest.synthetic.tahoe import (
     add_newer_schema,
     add_trigger,
 )
-from tests.paths import CHATDB_FIXTURES
+from tests.paths import CHATDB_FIXTURES, shared_fixture
 from tests.tahoe import digests, multipage_chat_db, stock_error, tahoe_copy
 
 SEQUOIA = "imessage-exporter/db/test.db"
@@ -46,9 +46,7 @@ def _fixture(name: str, tmp_path: Path) -> Path:
     """A writable copy of a real fixture, or of the tiny demo corpus's chat.db ("demo")."""
     if name == "demo":
         return build_tiny_corpus(tmp_path / "demo").chat_db
-    src = CHATDB_FIXTURES / name
-    if not src.exists():
-        pytest.skip(f"fixture {src} not present")
+    src = shared_fixture(CHATDB_FIXTURES / name)
     dest = tmp_path / "plain" / Path(name).name
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(src, dest)

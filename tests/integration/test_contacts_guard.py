@@ -1,4 +1,4 @@
-"""A missing AddressBook never wipes names (issue 12 item 6), and the paths given to `index`
+"""A missing AddressBook never wipes names, and the paths given to `index`
 are remembered in config.toml for later runs and `doctor`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The dated commands the docs show, run as a user would (issue 12 item 7), on the demo corpus
+"""The dated commands the docs show, run as a user would, on the demo corpus
 (messages from March 2022 to October 2024) with the fake embedder."""
 
 from __future__ import annotations

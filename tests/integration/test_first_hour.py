@@ -1,7 +1,7 @@
-"""The first hour with Casper (issue 22), off a terminal: what a newcomer pipes, pastes and reads.
+"""The first hour with Casper, off a terminal: what a newcomer pipes, pastes and reads.
 
-Each item of the issue has a test here with the output piped (CliRunner: stdout and stderr are
-not terminals); tests/slow/test_first_hour_terminal.py runs the same items in a real terminal.
+Each thing a newcomer meets has a test here with the output piped (CliRunner: stdout and stderr are
+not terminals); tests/slow/test_first_hour_terminal.py runs the same checks in a real terminal.
 Golden text lives in tests/golden/ (`CASPER_UPDATE_GOLDEN=1` rewrites it; review the diff).
 """
 

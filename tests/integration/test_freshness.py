@@ -1,4 +1,4 @@
-"""Freshness is visible (issue 21): `search --json` and `ask --json` carry `indexed_through`, the
+"""Freshness is visible: `search --json` and `ask --json` carry `indexed_through`, the
 newest message the index has; a question about today while chat.db holds messages the index
 does not have yet says so. In-process, on the demo corpus with the fake models."""
 

@@ -1,4 +1,4 @@
-"""Readers and the writer agree (issue 8 item 4): a process that opened the index moves to the
+"""Readers and the writer agree: a process that opened the index moves to the
 generation a `casper index` in another process published — atomically, without errors.
 
 Real LanceDB and SQLite, two processes: this test process is the long-lived reader (as the

@@ -1,4 +1,4 @@
-"""The handlers both transports share keep each request's state to that request (issue 18): the
+"""The handlers both transports share keep each request's state to that request: the
 reranker a request asked for (or not) is its own, notices said once per process are decided from
 what each search returned, and arguments are checked once, before any handler runs.
 

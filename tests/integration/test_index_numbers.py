@@ -1,4 +1,4 @@
-"""`index --json`, `doctor` and `stats` agree on what they count (issue 12, items 3 and 8).
+"""`index --json`, `doctor` and `stats` agree on what they count.
 
 The CLI through typer's CliRunner with the fake embedder; real SQLite and LanceDB in tmp dirs.
 """

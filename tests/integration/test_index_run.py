@@ -1,6 +1,6 @@
 """`casper index` as one use-case (casper.indexer.run.run_index): it gets the store, the source,
 the index's place and an embedder supply, and returns what it did; and the one generation it
-publishes, which every long-lived reader follows (issue 18).
+publishes, which every long-lived reader follows.
 
 Real store, LanceDB and side file; the hash embedder stands in for the model.
 """

@@ -502,7 +502,7 @@ def test_a_generation_that_never_settles_ends_in_an_error_not_a_recursion(
 def test_a_damaged_text_index_is_named_not_searched_around(
     index: ChunkIndex, store: Store, embedder: HashEmbedder
 ) -> None:
-    """The other legs alone would answer less without saying so (issue 20): the search names
+    """The other legs alone would answer less without saying so: the search names
     the damaged index and the fix."""
     text_fts = next(ix.index_uuid for ix in index.table.list_indices() if ix.name == "text_idx")
     folder = index.dir / f"{TABLE}.lance" / "_indices" / text_fts

@@ -16,7 +16,7 @@ from ingest.queries import ROWID, page_sql
 from ingest.row_convert import ReadCounters, RowConverter, convert_page
 from ingest.synthetic import build_demo_corpus
 from ingest.synthetic.bulk import build_bulk_chat_db
-from tests.paths import CHATDB_FIXTURES
+from tests.paths import CHATDB_FIXTURES, shared_fixture
 
 
 def _both_ways(path: Path) -> None:
@@ -45,10 +45,7 @@ def _both_ways(path: Path) -> None:
     "fixture", ["imessagedb/chat.db", "imessage-exporter/db/test.db"], ids=lambda f: f
 )
 def test_real_databases(fixture: str) -> None:
-    path = CHATDB_FIXTURES / fixture
-    if not path.exists():
-        pytest.skip(f"fixture {path} not present")
-    _both_ways(path)
+    _both_ways(shared_fixture(CHATDB_FIXTURES / fixture))
 
 
 def test_synthetic_databases(tmp_path: Path) -> None:

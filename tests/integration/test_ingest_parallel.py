@@ -29,7 +29,7 @@ from casper.store.db import Store
 from ingest.synthetic import build_demo_corpus
 from ingest.synthetic.bulk import append_messages, build_bulk_chat_db
 from tests.integration.test_ingest_ranges import _legacy_db
-from tests.paths import CHATDB_FIXTURES
+from tests.paths import CHATDB_FIXTURES, shared_fixture
 
 BERLIN = ZoneInfo("Europe/Berlin")  # DST: local days of 23 and 25 hours
 SERIAL = Options(workers=1)
@@ -104,10 +104,7 @@ def _bulk_home(tmp_path: Path, messages: int, *, people: int) -> tuple[Path, Pat
     "fixture", ["imessagedb/chat.db", "imessage-exporter/db/test.db"], ids=lambda f: f
 )
 def test_real_databases_from_two_macos_versions(fixture: str, tmp_path: Path) -> None:
-    path = CHATDB_FIXTURES / fixture
-    if not path.exists():
-        pytest.skip(f"fixture {path} not present")
-    _both_ways(path, tmp_path)
+    _both_ways(shared_fixture(CHATDB_FIXTURES / fixture), tmp_path)
 
 
 def test_demo_corpus_with_edits_unsends_tapbacks_and_legacy_reactions(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""`kill -9` of `casper index` at the moments a user can hit (issue 20): a killed rebuild never
+"""`kill -9` of `casper index` at the moments a user can hit: a killed rebuild never
 leaves a refusal (the next search serves the last good index, the next plain `casper index`
 finishes the rebuild), and paths given on a first run are kept from its start, so a plain
 `casper index` after a kill reads the same chat.db. Each run is a child process killed by

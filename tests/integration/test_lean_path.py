@@ -1,4 +1,4 @@
-"""The in-process cold path stays lean (issue 8 item 3, issue 12 item 10).
+"""The in-process cold path stays lean: no model library imported for a lexical search.
 
 `casper search --mode bm25` runs in a fresh interpreter (CASPER_SERVICE=0) against a real index
 built with the fake embedder; the child reports which heavy libraries it imported. A reranker

@@ -1,4 +1,4 @@
-"""The newcomer's path (issue 22): every command of the README's "Using it" block, run as
+"""The newcomer's path: every command of the README's "Using it" block, run as
 printed on the demo's data dir (after `casper demo`), exits 0. The README block is read from
 the file, so the README cannot drift from what works.
 

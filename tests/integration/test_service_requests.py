@@ -1,4 +1,4 @@
-"""The service against clients that get things wrong (issue 20): malformed requests are answered
+"""The service against clients that get things wrong: malformed requests are answered
 BadRequest and the service keeps serving; a service whose data dir is deleted exits; a
 read-only command on a home that holds nothing starts no service and creates nothing; a
 service stopping for a client of another version hands over to the new one, which waits for

@@ -1,4 +1,4 @@
-"""Switching the source chat.db never mixes two histories (issue 12 item 1).
+"""Switching the source chat.db never mixes two histories.
 
 Two different chat.dbs indexed into one home: the store resets and the chunk index drops every
 chunk of the first history; a database that fails mid-read leaves the previous store intact.

@@ -1,4 +1,4 @@
-"""Index runs under the machine's fallback zone (issue 12 item 2): the demo history spans
+"""Index runs under the machine's fallback zone: the demo history spans
 several daylight-saving changes; the stats match those of the named zone and a later run has
 nothing to redo."""
 

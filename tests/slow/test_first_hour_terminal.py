@@ -1,6 +1,6 @@
-"""The first hour (issue 22) on a real terminal: tmux at 80 columns, the screen read back.
+"""The first hour on a real terminal: tmux at 80 columns, the screen read back.
 
-The piped side of the same items is tests/integration/test_first_hour.py; both compare with
+The piped side of the same checks is tests/integration/test_first_hour.py; both compare with
 golden files in tests/golden/ (`*_tty.txt` here).
 """
 

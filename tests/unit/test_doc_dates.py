@@ -1,4 +1,4 @@
-"""Every date the docs show works (issue 12 item 7): README.md and ../shared/design/CLI.md
+"""Every date the docs show works: README.md and ../shared/design/CLI.md
 examples of `--since`/`--until` and of the "Dates ..." sentence, read from the files."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Emoji stats count whole emoji (issue 12 item 4): grapheme clusters with the Unicode emoji
+"""Emoji stats count whole emoji: grapheme clusters with the Unicode emoji
 data, skin tones folded to the base emoji, text-style symbols left out."""
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ def test_holidays_follow_the_locale(question: str, locale: str, start: str, end:
         ("last January", "2026-01-01", "2026-01-31"),  # "last" is relative to today
         ("in the summer", "2024-06-01", "2024-08-31"),  # a season too: the latest one indexed
         ("last summer", "2026-06-01", "2026-08-31"),
-        # a holiday at a time word, no year: the latest one the history covers (issue 22)
+        # a holiday at a time word, no year: the latest one the history covers
         ("what did we do around Thanksgiving?", "2023-11-20", "2023-11-26"),
         ("who was there over christmas", "2023-12-22", "2023-12-28"),
         ("around last Thanksgiving", "2025-11-24", "2025-11-30"),

@@ -13,7 +13,7 @@ import pytest
 
 from casper.errors import CasperError
 from eval import locomo
-from tests.paths import SHARED
+from tests.paths import SHARED, shared_fixture
 
 REAL = SHARED / "fixtures" / "locomo" / "locomo10.json"
 
@@ -191,9 +191,8 @@ def test_load_errors_have_hints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert len(locomo.load_locomo(good, conversations=1)) == 1
 
 
-@pytest.mark.skipif(not REAL.is_file(), reason="shared LoCoMo fixture not present")
 def test_real_file_counts_and_errata() -> None:
-    convs = locomo.load_locomo(REAL)
+    convs = locomo.load_locomo(shared_fixture(REAL))
     info = locomo.summary(convs)
     assert info["conversations"] == 10 and info["turns"] == 5882 and info["questions"] == 1986
     assert sorted(info["dropped_evidence_ids"]) == sorted(["D10:19", "D", "D:11:26", "D4:36"])
@@ -219,12 +218,11 @@ def test_real_file_counts_and_errata() -> None:
         assert stamps == sorted(stamps)
 
 
-@pytest.mark.skipif(not REAL.is_file(), reason="shared LoCoMo fixture not present")
 def test_real_conversation_ingests(tmp_path: Path) -> None:
     from casper.indexer.pipeline import Indexer
     from casper.store.db import Store
 
-    conv = locomo.load_locomo(REAL, conversations=1)[0]
+    conv = locomo.load_locomo(shared_fixture(REAL), conversations=1)[0]
     chat_db, contacts = locomo.prepare_corpus(conv, tmp_path)
     store = Store.open(tmp_path / "store" / "casper.sqlite")
     report = Indexer(store, chat_db, contacts, ZoneInfo(locomo.LOCOMO_TZ)).run()

@@ -13,7 +13,9 @@ from casper.app.requests import (
     SearchRequest,
     ShowRequest,
     StatsRequest,
+    ToolRequest,
     parse,
+    wire,
 )
 from casper.errors import CasperError
 from casper.search.modes import LEXICAL, MODES, Lexical, Mode
@@ -35,6 +37,27 @@ def test_well_formed_requests_become_typed_ones_with_defaults() -> None:
     assert parse("show", {"ref": "12"}) == ShowRequest("12", before=5, after=5)
     asked = parse("ask", {"question": "  when?  ", "history": ["earlier"], "max_iterations": 2})
     assert asked == AskRequest("when?", max_iterations=2, history=("earlier",))
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        SearchRequest("dinner", person="Sam", since="last March", k=3, mode="bm25", rerank=False),
+        ContactsRequest(),
+        StatsRequest("Sam", until="2024-05-01"),
+        ShowRequest("12", before=0, after=40),
+        AskRequest("when?", max_iterations=2, no_llm=True, history=("earlier", "turns")),
+        ToolRequest("search_messages", {"query": "wifi", "k": 3}),
+    ],
+    ids=lambda r: type(r).__name__,
+)
+def test_a_checked_request_goes_over_the_socket_as_itself(request_: Any) -> None:
+    """The CLI checks a request once and sends `wire(request)`; the service reads the same
+    request back from it, and the arguments are plain JSON."""
+    import json
+
+    cmd, args = wire(request_)
+    assert parse(cmd, json.loads(json.dumps(args))) == request_
 
 
 @pytest.mark.parametrize(

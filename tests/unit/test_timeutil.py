@@ -1,4 +1,4 @@
-"""One time zone for every command (issue 12 item 2): always a named ZoneInfo, never a fixed
+"""One time zone for every command: always a named ZoneInfo, never a fixed
 offset, so nothing precomputed for the zone goes stale at a daylight-saving change."""
 
 from __future__ import annotations

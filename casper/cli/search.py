@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, config, default_of, guarded
 from casper.search.modes import Lexical, Mode
+
+if TYPE_CHECKING:
+    from casper.app.documents import SearchDoc
 
 
 @app.command()
@@ -40,7 +43,7 @@ def search(
     """Retrieval only, no LLM: hybrid BM25 + vector, fused; reranked by the cross-encoder when
     it is cached (`casper pull`), and said when it is not."""
     from casper.app.requests import parse
-    from casper.cli.transport import execute, print_notice
+    from casper.cli.transport import Session, print_notice
 
     args = {
         "query": query,
@@ -54,7 +57,7 @@ def search(
         "rerank": not no_rerank,
         "literal": literal,
     }
-    parse("search", args)  # the checks the service makes too, before anything starts
+    request = parse("search", args)  # checked once, before anything starts
 
     def on_event(event: dict) -> None:
         if event.get("event") == "read_as":
@@ -68,7 +71,8 @@ def search(
             return  # the line under the hits says it, every time
         print_notice(event)
 
-    doc = execute("search", args, config(home), no_service=no_service, on_event=on_event)
+    cfg = config(home)
+    doc: SearchDoc = Session(cfg, no_service=no_service).answer(request, on_event)
     if json:
         from casper.cli.base import print_json
 
@@ -77,7 +81,6 @@ def search(
     from casper.cli.render import console, hits_from_doc, hits_view
 
     out = console()
-    cfg = config(home)
     absent = _absent_line(doc)
     if absent:
         print_notice({"event": "notice", "text": absent})
@@ -96,7 +99,7 @@ def search(
         _stderr().print(line, style="dim", markup=False, soft_wrap=True)
 
 
-def _absent_line(doc: dict) -> str | None:
+def _absent_line(doc: SearchDoc) -> str | None:
     """`no message contains 'birthday'; …`: a word that occurs nowhere is said, so hits that
     match the rest of the search (or only its meaning) are not taken for matches of it."""
     absent = doc.get("words_not_found") or []
@@ -109,7 +112,7 @@ def _absent_line(doc: dict) -> str | None:
     return f"no message contains {said}: the hits below match the other words or the meaning"
 
 
-def _nothing_line(doc: dict) -> str:
+def _nothing_line(doc: SearchDoc) -> str:
     """`no matching messages`, with the days --since/--until meant and what the history covers
     when they were given: an empty answer never hides a range outside the history."""
     from datetime import date

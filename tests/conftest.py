@@ -32,6 +32,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # per-test monkeypatch below, and a command there must not auto-start a background service
     # (it would load the real models and outlive the test run)
     os.environ["CASPER_SERVICE"] = "0"
+    # offline before any Hugging Face import, as `casper` itself does (cli.base.go_offline):
+    # their constants read the environment once, at import, and a library imported while the
+    # tests are collected would otherwise look the hub up (pytest-socket blocks it, and warns)
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
     if not CHATDB_FIXTURES.is_dir():
         raise pytest.UsageError(
             f"test fixtures not found at {CHATDB_FIXTURES.parent.parent}: clone next to the "

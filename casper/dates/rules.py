@@ -23,6 +23,10 @@ HOLIDAY_SPAN = 3  # days either side of a holiday: plans and follow-ups sit arou
 
 _MONTHS = tuple(m.lower() for m in calendar.month_name[1:])
 _MONTH_RE = "|".join(_MONTHS)
+# "29 Dec 2023", "Jan 5": abbreviations count next to a day number only (a bare "mar" or "jan"
+# is a word or a name); without them the year alone was read ("2023": the whole year)
+_DAY_MONTH_RE = "|".join([*_MONTHS, "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sept",
+                          "sep", "oct", "nov", "dec"])  # fmt: skip
 WEEKDAYS = tuple(d.lower() for d in calendar.day_name)
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -44,8 +48,8 @@ _NAME_LIKE_MONTHS = (4, 5, 6, 8)  # april, may, june, august: also names or word
 _SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 
 _SPECIFIC = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_RE})(?:,?\s+\d{{4}})?\b"
-    rf"|\b(?:{_MONTH_RE})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}}\b)?"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_DAY_MONTH_RE})(?:,?\s+\d{{4}})?\b"
+    rf"|\b(?:{_DAY_MONTH_RE})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}}\b)?"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b",
     re.I,
 )

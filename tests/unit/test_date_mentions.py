@@ -144,3 +144,29 @@ def test_a_duration_in_a_question_is_no_date(question: str) -> None:
 
     now = datetime(2026, 3, 1, 12, tzinfo=ZoneInfo("UTC"))
     assert find_dates(question, now, ZoneInfo("UTC")) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "day"),
+    [
+        ("What did Elise buy on 29 Dec 2023?", date(2023, 12, 29)),
+        ("what happened on Dec 29, 2023", date(2023, 12, 29)),
+        ("plans for 5 Jan 2024?", date(2024, 1, 5)),
+        ("anything on 14 sept 2023", date(2023, 9, 14)),
+        ("what did we do on 5 January 2024", date(2024, 1, 5)),
+    ],
+)
+def test_a_day_with_an_abbreviated_month_is_that_day_not_its_year(question: str, day: date) -> None:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    found = find_dates(question, datetime(2024, 6, 1, 12), ZoneInfo("UTC"))
+    assert found is not None and found[0] == (day, day), found
+
+
+def test_a_month_abbreviation_alone_is_a_word() -> None:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    # "mar" and "jan" next to no day number stay words (a name, a verb)
+    assert find_dates("did jan mar the photos?", datetime(2024, 6, 1, 12), ZoneInfo("UTC")) is None

@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
+from casper.backends.batching import ProgressFn, embed_longest_first
 from casper.backends.loading import (
     hub_offline,
     load_failure,
@@ -47,7 +48,6 @@ FAMILY_PREFIXES: tuple[tuple[str, str, str], ...] = (
     ("nomic-embed", "search_query: ", "search_document: "),
 )
 
-ProgressFn = Callable[[int, int], None]
 log = logging.getLogger(__name__)
 
 
@@ -148,19 +148,14 @@ class SentenceTransformerEmbedder:
         self, texts: Sequence[str], on_progress: ProgressFn | None = None
     ) -> NDArray[np.float32]:
         """Embed passages as an (n, dim) float32 array; `on_progress(done, total)` per slice."""
-        total = len(texts)
-        out = np.empty((total, self.dim), dtype=np.float32)
-        # Sort longest-first across the whole input (encode only sorts within one call), then
-        # encode one model batch per call: the batches (and padding) are those encode would
-        # form itself, and progress advances every batch instead of jumping by hundreds.
-        order = sorted(range(total), key=lambda i: -len(texts[i]))
-        step = self.batch_size
-        for start in range(0, total, step):
-            idx = order[start : start + step]
-            out[idx] = self._encode([self.document_prefix + texts[i] for i in idx])
-            if on_progress is not None:
-                on_progress(min(start + step, total), total)
-        return out
+        return embed_longest_first(
+            texts,
+            self._encode,
+            dim=self.dim,
+            batch_size=self.batch_size,
+            prefix=self.document_prefix,
+            on_progress=on_progress,
+        )
 
     def _to_gpu(self) -> None:
         """Move the model to the Apple GPU when its vectors there match the CPU's."""

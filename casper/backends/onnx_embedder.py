@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from casper.backends.batching import ProgressFn, embed_longest_first
 from casper.backends.placement import Placement
 from casper.errors import CasperError
 
@@ -41,7 +42,6 @@ META_FILE = "meta.json"
 FAILED_SUFFIX = ".failed.json"
 POOLINGS = ("mean", "cls")
 
-ProgressFn = Callable[[int, int], None]
 # writes a checked copy of a model into a folder, or raises OnnxUnusable (onnx_export.py)
 Export = Callable[[str, Path], None]
 log = logging.getLogger(__name__)
@@ -186,16 +186,14 @@ class OnnxEmbedder:
         self, texts: Sequence[str], on_progress: ProgressFn | None = None
     ) -> NDArray[np.float32]:
         """Embed passages as an (n, dim) float32 array; `on_progress(done, total)` per batch."""
-        total = len(texts)
-        out = np.empty((total, self.dim), dtype=np.float32)
-        order = sorted(range(total), key=lambda i: -len(texts[i]))  # less padding per batch
-        step = self.batch_size
-        for start in range(0, total, step):
-            idx = order[start : start + step]
-            out[idx] = self._encode([self.document_prefix + texts[i] for i in idx])
-            if on_progress is not None:
-                on_progress(min(start + step, total), total)
-        return out
+        return embed_longest_first(
+            texts,
+            self._encode,
+            dim=self.dim,
+            batch_size=self.batch_size,
+            prefix=self.document_prefix,
+            on_progress=on_progress,
+        )
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         """Embed one query (with the model's query prefix) as a (dim,) float32 vector."""

@@ -7,7 +7,8 @@ reproduced torch's vectors (placement.MIN_COSINE on placement.PROBE_TEXTS, recor
 meta.json) and its model file still has the sha256 recorded then; a missing or damaged copy is
 made again, a failed export is remembered beside it so every run does not retry it.
 
-Imports: casper.backends (loading, placement; embedder lazily), casper.errors, casper.config;
+Imports: casper.backends (loading, placement; embedder lazily), casper.errors, casper.config,
+casper.telemetry (lazily);
 onnxruntime and tokenizers lazily. The export is passed in (the factory gives onnx_export's).
 """
 
@@ -128,8 +129,9 @@ class OnnxEmbedder:
     placement.MIN_COSINE) as the torch embedder of the model it was exported from."""
 
     def __init__(self, folder: Path, batch_size: int = 64, threads: int | None = None) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        ort = import_onnxruntime()
 
         meta = read_meta(folder)
         self.name: str = meta["name"]
@@ -218,6 +220,19 @@ class OnnxEmbedder:
             vectors = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def import_onnxruntime() -> Any:
+    """onnxruntime with its telemetry off: the switch is read when its library loads (every
+    command sets it first, casper.telemetry; this covers Casper used as a library), and the
+    events API stops what a process that imported it earlier would still record."""
+    from casper.telemetry import switch_off
+
+    switch_off()
+    import onnxruntime as ort
+
+    ort.disable_telemetry_events()
+    return ort
 
 
 def model_identity(model: str) -> tuple[str, str]:

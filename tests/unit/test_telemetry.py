@@ -1,0 +1,54 @@
+"""casper.telemetry: the libraries' records switched off before they load (the end-to-end check
+is tests/integration/test_egress.py; this one is the onnxruntime case alone, in a second)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from casper.telemetry import SWITCHED_OFF, switch_off, telemetry_state
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _import_onnxruntime(tmp_path: Path, code: str) -> set[str]:
+    """Run `code` then `import onnxruntime` with a fresh HOME and TMPDIR; what it left there."""
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir(parents=True)
+    tmp.mkdir()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "TMPDIR": str(tmp),
+           "PYTHONPATH": str(REPO)}  # fmt: skip
+    subprocess.run([sys.executable, "-c", f"{code}\nimport onnxruntime"], env=env, check=True,
+                   timeout=120)  # fmt: skip
+    return {str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()}
+
+
+def test_onnxruntime_keeps_no_record_once_switched_off(tmp_path: Path) -> None:
+    left = _import_onnxruntime(tmp_path / "off", "from casper.telemetry import switch_off\n"
+                               "switch_off()")  # fmt: skip
+    assert left == set()
+    # without the switch the same import records the machine (what casper used to leave)
+    left = _import_onnxruntime(tmp_path / "on", "")
+    assert "home/.cache/Microsoft/DeveloperTools/.onnxruntime/deviceid" in left
+    assert "tmp/.ses" in left
+
+
+def test_switches_win_over_the_environment_and_caches_stay_where_the_user_put_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORT_DISABLE_TELEMETRY", "0")
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "mine"))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    for name in SWITCHED_OFF:
+        monkeypatch.delenv(name, raising=False)
+    assert not any(telemetry_state().values())
+    switch_off(tmp_path / "cache")
+    assert all(telemetry_state().values())
+    assert os.environ["ORT_DISABLE_TELEMETRY"] == "1"
+    assert os.environ["MPLCONFIGDIR"] == str(tmp_path / "mine")
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "cache" / "torchinductor")
+    assert (tmp_path / "cache").stat().st_mode & 0o777 == 0o700

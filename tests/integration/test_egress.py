@@ -222,3 +222,6 @@ def test_the_whole_product_writes_only_its_folders_and_talks_only_to_loopback(
     assert found["hits"], found
     assert posts >= 1 and json.loads(asked.stdout)["answer"]  # ask went to the server
     assert seen["tools"] == 5 and "thanksgiving" in seen["search"].lower()
+    # the onnxruntime copy's sha256, recorded in the data dir (casper.backends.onnx_cache)
+    ledger = box.demo / "onnx_copies.json"
+    assert ledger.stat().st_mode & 0o777 == 0o600 and "model.onnx" in ledger.read_text()

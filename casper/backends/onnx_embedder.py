@@ -99,9 +99,12 @@ def prepare(
         reason = _read_json(failed).get("reason", "an earlier export failed")
         raise OnnxUnusable(f"{reason} (to try again, delete {failed})")
     if folder.exists() or folder.is_symlink():
-        problem = found.problem or check_folder(folder, onnx_cache.recorded(ledger, folder))
+        recorded = onnx_cache.recorded(ledger, folder)
+        files = {} if found.problem else onnx_cache.digests(folder, COPY_FILES)
+        problem = found.problem or _problem(folder, files, recorded)
         if problem is None:
-            onnx_cache.record(ledger, folder, onnx_cache.digests(folder, COPY_FILES))
+            if recorded != files:  # first use from this data dir
+                onnx_cache.record(ledger, folder, files)
             return Prepared(folder, _joined(notices))
         _discard(folder)
         notices.append(
@@ -128,13 +131,17 @@ def check_folder(folder: Path, recorded: dict[str, str] | None = None) -> str | 
     """What is wrong with an export folder (None when it is complete and unchanged: its model
     has the sha256 its meta.json says and, given `recorded`, every file the sha256 a data dir
     recorded when it first used the copy)."""
+    return _problem(folder, onnx_cache.digests(folder, COPY_FILES), recorded)
+
+
+def _problem(folder: Path, files: dict[str, str], recorded: dict[str, str] | None) -> str | None:
+    """check_folder, given the sha256 of the copy's files (each hashed once per load)."""
     meta = read_meta(folder)
     if meta.get("format") != FORMAT:
         return "no readable meta.json of this format"
     for file in (MODEL_FILE, TOKENIZER_FILE):
         if not (folder / file).is_file():
             return f"{file} missing"
-    files = onnx_cache.digests(folder, COPY_FILES)
     if files.get(MODEL_FILE) != meta.get("model_sha256"):
         return f"{MODEL_FILE} changed since it was checked"
     return onnx_cache.mismatch(recorded, files)

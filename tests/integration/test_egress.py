@@ -58,6 +58,9 @@ class Sandbox:
 
     @property
     def cache(self) -> Path:
+        """Casper's cache where it is by default (casper.telemetry.cache_dir)."""
+        if sys.platform == "darwin":
+            return self.home / "Library" / "Caches" / "casper"
         return self.home / ".cache" / "casper"
 
     @property

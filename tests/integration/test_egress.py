@@ -212,7 +212,7 @@ def test_the_whole_product_writes_only_its_folders_and_talks_only_to_loopback(
         gold = box.demo / "source" / "gold.jsonl"
         casper(box, *home, "eval", "--dataset", str(gold), "--mode", "bm25", "--mode", "vector",
                "--unit", "8x4", "-k", "5", "--no-rerank")  # fmt: skip
-        casper(box, *home, "doctor", "--json")
+        doctor = json.loads(casper(box, *home, "doctor", "--json").stdout)
         posts = len(server.posts())
     records = audit(box)
     files, sockets = stray_files(box, before, records), stray_sockets(records, server.port)
@@ -225,6 +225,8 @@ def test_the_whole_product_writes_only_its_folders_and_talks_only_to_loopback(
     assert found["hits"], found
     assert posts >= 1 and json.loads(asked.stdout)["answer"]  # ask went to the server
     assert seen["tools"] == 5 and "thanksgiving" in seen["search"].lower()
+    lines = {c["name"]: c for c in doctor["checks"]}
+    assert lines["telemetry"]["status"] == lines["model cache"]["status"] == "ok", lines
     # the onnxruntime copy's sha256, recorded in the data dir (casper.backends.onnx_cache)
     ledger = box.demo / "onnx_copies.json"
     assert ledger.stat().st_mode & 0o777 == 0o600 and "model.onnx" in ledger.read_text()

@@ -74,6 +74,19 @@ def switch_off(cache: Path | None = None) -> dict[str, str]:
     return applied
 
 
+def onnxruntime_records() -> Path | None:
+    """The folder where onnxruntime kept its record of this machine before the switch, if it is
+    still there (made by an earlier Casper, or by another program that loads onnxruntime)."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    bases = [Path(xdg)] if xdg else []
+    bases.append(Path.home() / ".cache")
+    for base in bases:
+        folder = base / "Microsoft" / "DeveloperTools" / ".onnxruntime"
+        if folder.is_dir():
+            return folder
+    return None
+
+
 def telemetry_state() -> dict[str, bool]:
     """Which switches hold in this process (for `casper doctor`): name → off."""
     return {name: os.environ.get(name) == value for name, value in SWITCHED_OFF.items()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from casper.app.doctor_check import check
 from casper.app.documents import Check
 from casper.config import Config
-from casper.telemetry import SWITCHED_OFF, cache_dir, telemetry_state
+from casper.telemetry import SWITCHED_OFF, cache_dir, onnxruntime_records, telemetry_state
 
 
 def trust_checks(cfg: Config) -> list[Check]:
@@ -27,10 +27,16 @@ def telemetry_check() -> Check:
             "run Casper through the `casper` command (it switches them off before any library "
             "loads), or call casper.telemetry.switch_off() first",
         )  # fmt: skip
-    return check(
-        "telemetry", "ok",
-        f"off ({', '.join(SWITCHED_OFF)}); library caches kept in {cache_dir()}",
-    )  # fmt: skip
+    detail = f"off ({', '.join(SWITCHED_OFF)}); library caches kept in {cache_dir()}"
+    left = onnxruntime_records()
+    if left is not None:
+        return check(
+            "telemetry", "warn", f"{detail}; onnxruntime's earlier record of this machine is "
+            f"still in {left}",
+            "it was written before the switch (by an earlier Casper or another program that "
+            f"loads onnxruntime); Casper no longer adds to it: delete it with `rm -r {left}`",
+        )  # fmt: skip
+    return check("telemetry", "ok", detail)
 
 
 def model_cache_check(cfg: Config) -> Check:

@@ -52,3 +52,23 @@ def test_switches_win_over_the_environment_and_caches_stay_where_the_user_put_th
     assert os.environ["MPLCONFIGDIR"] == str(tmp_path / "mine")
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "cache" / "torchinductor")
     assert (tmp_path / "cache").stat().st_mode & 0o777 == 0o700
+
+
+def test_doctor_names_onnxruntimes_earlier_record_and_a_switch_left_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casper.app.doctor_trust import telemetry_check
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    switch_off(tmp_path / "cache")
+    assert telemetry_check()["status"] == "ok"
+    left = tmp_path / ".cache" / "Microsoft" / "DeveloperTools" / ".onnxruntime"
+    left.mkdir(parents=True)
+    line = telemetry_check()
+    assert line["status"] == "warn" and str(left) in line["detail"]
+    assert f"rm -r {left}" in (line["hint"] or "")
+    left.rmdir()
+    monkeypatch.setenv("ORT_DISABLE_TELEMETRY", "0")
+    line = telemetry_check()
+    assert line["status"] == "warn" and "ORT_DISABLE_TELEMETRY" in line["detail"]

@@ -10,9 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from casper.telemetry import SWITCHED_OFF, switch_off, telemetry_state
+from casper.telemetry import REDIRECTED, SWITCHED_OFF, switch_off, telemetry_state
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _restored_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """switch_off writes os.environ: every name it sets is put back after each test."""
+    for name in [*SWITCHED_OFF, *REDIRECTED]:
+        monkeypatch.delenv(name, raising=False)
 
 
 def _import_onnxruntime(tmp_path: Path, code: str) -> set[str]:
@@ -31,10 +38,11 @@ def test_onnxruntime_keeps_no_record_once_switched_off(tmp_path: Path) -> None:
     left = _import_onnxruntime(tmp_path / "off", "from casper.telemetry import switch_off\n"
                                "switch_off()")  # fmt: skip
     assert left == set()
-    # without the switch the same import records the machine (what casper used to leave)
-    left = _import_onnxruntime(tmp_path / "on", "")
-    assert "home/.cache/Microsoft/DeveloperTools/.onnxruntime/deviceid" in left
-    assert "tmp/.ses" in left
+    if sys.platform == "linux":  # where the record is known to be kept (onnxruntime 1.32)
+        # without the switch the same import records the machine (what casper used to leave)
+        left = _import_onnxruntime(tmp_path / "on", "")
+        assert "home/.cache/Microsoft/DeveloperTools/.onnxruntime/deviceid" in left
+        assert "tmp/.ses" in left
 
 
 def test_switches_win_over_the_environment_and_caches_stay_where_the_user_put_them(
@@ -42,9 +50,6 @@ def test_switches_win_over_the_environment_and_caches_stay_where_the_user_put_th
 ) -> None:
     monkeypatch.setenv("ORT_DISABLE_TELEMETRY", "0")
     monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "mine"))
-    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
-    for name in SWITCHED_OFF:
-        monkeypatch.delenv(name, raising=False)
     assert not any(telemetry_state().values())
     switch_off(tmp_path / "cache")
     assert all(telemetry_state().values())

@@ -1,9 +1,10 @@
 """Nothing leaves, checked end to end: the whole product, as processes, under a fresh HOME.
 
-`casper demo`, `index`, `search`, `ask` (answered by a scripted model server on loopback),
-`mcp` (driven by the MCP SDK's own client), `eval` and `doctor` each run in their own Python
-process with an empty HOME, no XDG folders and a TMPDIR inside the sandbox. Every process loads
-tests/egress/sitecustomize.py, an audit hook that records each file opened for writing, folder
+`casper demo`, `index`, `search` (which starts the background service, as by default), `ask`
+(answered by a scripted model server on loopback), `mcp` (driven by the MCP SDK's own client,
+through that service), `eval`, `doctor` and `serve --stop` each run in their own Python
+process with an empty HOME, no XDG folders and a TMPDIR inside the sandbox. Every process
+loads tests/egress/sitecustomize.py, an audit hook that records each file opened for writing, folder
 made, path renamed to, SQLite file opened, and socket made, bound or connected. Native code
 (onnxruntime's C++, LanceDB's Rust) writes without audit events, so HOME and TMPDIR are also
 walked before and after.
@@ -24,6 +25,8 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,9 +70,10 @@ class Sandbox:
     def demo(self) -> Path:
         return self.data / "demo"
 
-    def env(self) -> dict[str, str]:
+    def env(self, *, service: bool = False) -> dict[str, str]:
         """A user's environment, minus everything that would point outside the sandbox; no
-        offline or telemetry switch: Casper must set those itself."""
+        offline or telemetry switch: Casper must set those itself. `service`: commands start
+        the background service (as by default) instead of running in-process."""
         keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
         return {
             **keep,
@@ -77,7 +81,7 @@ class Sandbox:
             "TMPDIR": str(self.tmp),
             "PYTHONPATH": os.pathsep.join([str(EGRESS), str(REPO)]),
             "PYTHONDONTWRITEBYTECODE": "1",  # the checkout's own bytecode is not the product's
-            "CASPER_SERVICE": "0",
+            "CASPER_SERVICE": "1" if service else "0",
             "CASPER_EGRESS_LOG": str(self.log),
         }
 
@@ -94,10 +98,11 @@ def make_sandbox(root: Path) -> Sandbox:
     return box
 
 
-def casper(box: Sandbox, *args: str) -> subprocess.CompletedProcess[str]:
+def casper(box: Sandbox, *args: str, service: bool = False) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [sys.executable, str(RUNNER), *args],
-        env=box.env(), cwd=box.root, capture_output=True, text=True, timeout=600, check=False,
+        env=box.env(service=service), cwd=box.root, capture_output=True, text=True,
+        timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, f"casper {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
     return done
@@ -168,13 +173,14 @@ def stray_sockets(records: list[dict[str, Any]], server_port: int) -> list[str]:
 
 
 def mcp_session(box: Sandbox) -> dict[str, Any]:
-    """`casper mcp` on the demo home, driven by the SDK's stdio client: list and call tools."""
+    """`casper mcp` on the demo home, driven by the SDK's stdio client: list and call tools
+    (through the running service, as by default)."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(
         command=sys.executable, args=[str(RUNNER), "mcp", "--home", str(box.demo)],
-        env=box.env(), cwd=str(box.root),
+        env=box.env(service=True), cwd=str(box.root),
     )  # fmt: skip
 
     async def main() -> dict[str, Any]:
@@ -195,17 +201,31 @@ def _answer(handler: Any, seen: Any) -> None:
     send_sse(handler, [chunk(ANSWER), chunk(finish="stop"), usage_chunk(100, 8)])
 
 
+@pytest.fixture
+def short_root() -> Iterator[Path]:
+    """The sandbox under a short path: the service's socket then fits in the data dir (a long
+    one goes to a private folder in TMPDIR, casper.service.protocol.socket_path)."""
+    root = Path(tempfile.mkdtemp(prefix="egress-", dir="/tmp"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.mark.allow_hosts(LOOPBACK)
 def test_the_whole_product_writes_only_its_folders_and_talks_only_to_loopback(
-    tmp_path: Path,
+    short_root: Path, services: Any
 ) -> None:
-    box = make_sandbox(tmp_path)
+    box = make_sandbox(short_root)
     before = tree(box.home)
     home = ["--home", str(box.demo)]
+    services.watch(box.demo)  # the service `search` starts is stopped whatever happens
     with scripted_server(_answer) as server:
         casper(box, "demo")
         casper(box, *home, "index", "--json")
-        found = json.loads(casper(box, *home, "search", "thanksgiving", "--json").stdout)
+        found = json.loads(
+            casper(box, *home, "search", "thanksgiving", "--json", service=True).stdout
+        )
         asked = casper(box, *home, "ask", "what is Sam bringing to thanksgiving?", "--base-url",
                        server.base_url, "--model", "scripted", "--json")  # fmt: skip
         seen = mcp_session(box)
@@ -214,6 +234,7 @@ def test_the_whole_product_writes_only_its_folders_and_talks_only_to_loopback(
                "--unit", "8x4", "-k", "5", "--no-rerank")  # fmt: skip
         doctor = json.loads(casper(box, *home, "doctor", "--json").stdout)
         posts = len(server.posts())
+        casper(box, *home, "serve", "--stop")
     records = audit(box)
     files, sockets = stray_files(box, before, records), stray_sockets(records, server.port)
     shown = [p.replace(str(box.root), "$SANDBOX") for p in files + sockets]
@@ -221,7 +242,7 @@ def test_the_whole_product_writes_only_its_folders_and_talks_only_to_loopback(
         f"{len(files)} stray files, {len(sockets)} stray sockets:\n" + "\n".join(shown)
     )
     # each step did its work (an empty run would leave nothing to find)
-    assert len({r["pid"] for r in records}) >= 7  # every command's process was audited
+    assert len({r["pid"] for r in records}) >= 9  # every command's process, and the service's
     assert found["hits"], found
     assert posts >= 1 and json.loads(asked.stdout)["answer"]  # ask went to the server
     assert seen["tools"] == 5 and "thanksgiving" in seen["search"].lower()

@@ -62,6 +62,7 @@ LEAF = [
     "casper/errors.py",
     "casper/protocols.py",
     "casper/records.py",
+    "casper/telemetry.py",
     "casper/indexer/report.py",
 ]
 USE_CASES = [
@@ -290,7 +291,7 @@ def test_every_casper_folder_has_a_layer() -> None:
     for path in files("casper", "eval", "ingest"):
         unit_of(_module_name(path))
     top = sorted(p.name for p in (REPO / "casper").glob("*.py"))
-    assert len(top) <= 8, top
+    assert len(top) <= 9, top  # 9: telemetry, the one switch every command and adapter shares
 
 
 def test_layer_check_catches_a_climb() -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import ingest
 from casper.app.doctor_check import check
 from casper.app.doctor_schema import schema_checks
+from casper.app.doctor_trust import trust_checks
 from casper.app.documents import Check, DoctorCounts, DoctorReport
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
@@ -76,6 +77,7 @@ def run_checks(
     checks += _small_file_checks(cfg)
     checks.append(_engine_check(cfg))
     checks.append(_reranker_check(cfg))
+    checks += trust_checks(cfg)  # telemetry off, the model cache owner-only and unchanged
     if service is not None:
         from casper.app.doctor_service import service_checks
 

@@ -31,6 +31,7 @@ def make_embedder(cfg: Config) -> Embedder:
     notice = plan.notice
     if plan.backend == "onnx":
         from casper.backends.loading import model_cache
+        from casper.backends.onnx_cache import LEDGER_FILE
         from casper.backends.onnx_embedder import OnnxEmbedder, OnnxUnusable
         from casper.backends.onnx_export import export_checked
         from casper.backends.placement import cpu_threads
@@ -39,6 +40,7 @@ def make_embedder(cfg: Config) -> Embedder:
             embedder = OnnxEmbedder.cached(
                 cfg.embed_model, cache=model_cache(), export=export_checked,
                 batch_size=cfg.embed_batch, threads=cpu_threads(),
+                ledger=cfg.data_dir / LEDGER_FILE,
             )  # fmt: skip
             if embedder.placement.notice:  # its copy was damaged and made again
                 log.warning("%s", embedder.placement.notice)

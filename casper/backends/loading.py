@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,14 +28,10 @@ def hub_offline() -> bool:
 
 def model_cache() -> Path:
     """Where Casper keeps what it derives from models (the onnxruntime copy of the embedder):
-    $CASPER_CACHE, else the platform's user cache folder. Owner-only, rebuilt when missing."""
-    env = os.environ.get("CASPER_CACHE")
-    if env:
-        return Path(env).expanduser()
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "casper"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "casper"
+    $CASPER_CACHE, else the platform's user cache folder (casper.telemetry.cache_dir)."""
+    from casper.telemetry import cache_dir
+
+    return cache_dir()
 
 
 def hf_cache_dir() -> Path:

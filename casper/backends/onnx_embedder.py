@@ -5,10 +5,12 @@ No torch at run time: the model's own fast tokenizer (`tokenizers`), onnxruntime
 pooled and normalised as sentence-transformers does. The copy is used only when its export
 reproduced torch's vectors (placement.MIN_COSINE on placement.PROBE_TEXTS, recorded in its
 meta.json) and its model file still has the sha256 recorded then; a missing or damaged copy is
-made again, a failed export is remembered beside it so every run does not retry it.
+made again, a failed export is remembered beside it so every run does not retry it. The cache is
+held owner-only and checked against the data dir's own record (casper.backends.onnx_cache).
 
-Imports: casper.backends (loading, placement; embedder lazily), casper.errors, casper.config;
-onnxruntime and tokenizers lazily. The export is passed in (the factory gives onnx_export's).
+Imports: casper.backends (loading, onnx_cache, placement; embedder lazily), casper.errors,
+casper.config, casper.telemetry (lazily); onnxruntime and tokenizers lazily. The export is
+passed in (the factory gives onnx_export's).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from casper.backends import onnx_cache
 from casper.backends.batching import ProgressFn, embed_longest_first
+from casper.backends.onnx_cache import sha256_of as sha256_of  # re-exported (tests, older callers)
 from casper.backends.placement import Placement
 from casper.errors import CasperError
 
@@ -40,6 +44,7 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 META_FILE = "meta.json"
 FAILED_SUFFIX = ".failed.json"
+COPY_FILES = (MODEL_FILE, TOKENIZER_FILE, META_FILE)  # what decides the vectors
 POOLINGS = ("mean", "cls")
 
 # writes a checked copy of a model into a folder, or raises OnnxUnusable (onnx_export.py)
@@ -76,24 +81,35 @@ def prepare(
     checksum: str,
     cache: Path,
     export: Export,
+    ledger: Path | None = None,
 ) -> Prepared:
-    """The cache folder holding a checked ONNX copy of `model` (exported now when missing or
-    damaged). Raises OnnxUnusable when it cannot be made here (also when an earlier run found
-    that: delete the `.failed.json` it names to try again)."""
+    """The cache folder holding a checked ONNX copy of `model` (exported now when missing,
+    damaged, a link, or not the copy `ledger` recorded: casper.backends.onnx_cache). Raises
+    OnnxUnusable when it cannot be made here (also when an earlier run found that: delete the
+    `.failed.json` it names to try again) or the cache belongs to someone else."""
     if not checksum:
         raise OnnxUnusable(f"the files of {name} could not be identified for an onnx copy")
     folder = cache / "onnx" / cache_key(name, checksum)
+    found = onnx_cache.inspect(cache, folder)
+    if found.refusal:
+        raise OnnxUnusable(found.refusal)
+    notices = found.notices
     failed = folder.with_name(folder.name + FAILED_SUFFIX)
     if failed.exists():
         reason = _read_json(failed).get("reason", "an earlier export failed")
         raise OnnxUnusable(f"{reason} (to try again, delete {failed})")
-    notice = None
-    if folder.exists():
-        problem = check_folder(folder)
+    if folder.exists() or folder.is_symlink():
+        recorded = onnx_cache.recorded(ledger, folder)
+        files = {} if found.problem else onnx_cache.digests(folder, COPY_FILES)
+        problem = found.problem or _problem(folder, files, recorded)
         if problem is None:
-            return Prepared(folder)
+            if recorded != files:  # first use from this data dir
+                onnx_cache.record(ledger, folder, files)
+            return Prepared(folder, _joined(notices))
         _discard(folder)
-        notice = f"the onnxruntime copy of the embedding model was damaged ({problem}); made again"
+        notices.append(
+            f"the onnxruntime copy of the embedding model was damaged ({problem}); made again"
+        )
     log.warning(
         "making the onnxruntime copy of %s (once, checked against torch; about a minute)", name
     )
@@ -107,20 +123,32 @@ def prepare(
     problem = check_folder(folder)
     if problem is not None:  # written and checked a moment ago: a disk or a second writer
         raise OnnxUnusable(f"the onnxruntime copy could not be read back: {problem}")
-    return Prepared(folder, notice)
+    onnx_cache.record(ledger, folder, onnx_cache.digests(folder, COPY_FILES))
+    return Prepared(folder, _joined(notices))
 
 
-def check_folder(folder: Path) -> str | None:
-    """What is wrong with an export folder (None when it is complete and unchanged)."""
+def check_folder(folder: Path, recorded: dict[str, str] | None = None) -> str | None:
+    """What is wrong with an export folder (None when it is complete and unchanged: its model
+    has the sha256 its meta.json says and, given `recorded`, every file the sha256 a data dir
+    recorded when it first used the copy)."""
+    return _problem(folder, onnx_cache.digests(folder, COPY_FILES), recorded)
+
+
+def _problem(folder: Path, files: dict[str, str], recorded: dict[str, str] | None) -> str | None:
+    """check_folder, given the sha256 of the copy's files (each hashed once per load)."""
     meta = read_meta(folder)
     if meta.get("format") != FORMAT:
         return "no readable meta.json of this format"
     for file in (MODEL_FILE, TOKENIZER_FILE):
         if not (folder / file).is_file():
             return f"{file} missing"
-    if sha256_of(folder / MODEL_FILE) != meta.get("model_sha256"):
+    if files.get(MODEL_FILE) != meta.get("model_sha256"):
         return f"{MODEL_FILE} changed since it was checked"
-    return None
+    return onnx_cache.mismatch(recorded, files)
+
+
+def _joined(notices: list[str]) -> str | None:
+    return "; ".join(notices) or None
 
 
 class OnnxEmbedder:
@@ -128,8 +156,9 @@ class OnnxEmbedder:
     placement.MIN_COSINE) as the torch embedder of the model it was exported from."""
 
     def __init__(self, folder: Path, batch_size: int = 64, threads: int | None = None) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        ort = import_onnxruntime()
 
         meta = read_meta(folder)
         self.name: str = meta["name"]
@@ -170,12 +199,16 @@ class OnnxEmbedder:
         export: Export,
         batch_size: int = 64,
         threads: int | None = None,
+        ledger: Path | None = None,
     ) -> OnnxEmbedder:
         """The embedder of `model` (BUNDLED_EMBEDDER, a hub id or a path) from its checked copy
         in `cache`, made with `export` first when there is none. Raises OnnxUnusable (stay on
-        torch), ModelUnavailable (the model itself cannot load)."""
+        torch), ModelUnavailable (the model itself cannot load). `ledger`: the data dir's record
+        of the copies it checked (casper.backends.onnx_cache)."""
         name, checksum = model_identity(model)
-        prepared = prepare(model, name=name, checksum=checksum, cache=cache, export=export)
+        prepared = prepare(
+            model, name=name, checksum=checksum, cache=cache, export=export, ledger=ledger
+        )
         embedder = cls(prepared.folder, batch_size=batch_size, threads=threads)
         if (embedder.name, embedder.checksum) != (name, checksum):
             raise OnnxUnusable(f"the onnx copy in {prepared.folder} is of another model")
@@ -220,6 +253,19 @@ class OnnxEmbedder:
         return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
+def import_onnxruntime() -> Any:
+    """onnxruntime with its telemetry off: the switch is read when its library loads (every
+    command sets it first, casper.telemetry; this covers Casper used as a library), and the
+    events API stops what a process that imported it earlier would still record."""
+    from casper.telemetry import switch_off
+
+    switch_off()
+    import onnxruntime as ort
+
+    ort.disable_telemetry_events()
+    return ort
+
+
 def model_identity(model: str) -> tuple[str, str]:
     """(name, checksum) the torch embedder gives `model`, found without loading it."""
     from casper.backends.embedder import MINILM_SHA256, fingerprint, hub_fingerprint
@@ -230,14 +276,6 @@ def model_identity(model: str) -> tuple[str, str]:
         return model, MINILM_SHA256
     local = local_model_path(model)
     return model, fingerprint(local) if local else hub_fingerprint(model)
-
-
-def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_meta(folder: Path) -> dict[str, Any]:
@@ -277,4 +315,7 @@ def _discard(folder: Path) -> None:
         folder.rename(aside)
     except OSError:
         return
-    shutil.rmtree(aside, ignore_errors=True)
+    if aside.is_symlink():  # the link goes, never what it points to
+        aside.unlink()
+    else:
+        shutil.rmtree(aside, ignore_errors=True)

@@ -9,7 +9,7 @@ written into a temporary folder and renamed into place, so a reader never sees h
 Models this reads: a Transformer, then mean or CLS Pooling (prompt tokens included), then an
 optional Normalize, the shape of all-MiniLM-L6-v2, BGE, E5 and GTE. Anything else stays on torch.
 
-Imports: casper.backends (embedder, onnx_embedder, placement), casper.errors; torch,
+Imports: casper.backends (embedder, onnx_cache, onnx_embedder, placement), casper.errors; torch,
 sentence_transformers lazily (this module runs only when a copy is made).
 """
 
@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from casper.backends.onnx_cache import sha256_of
 from casper.backends.onnx_embedder import (
     MODEL_FILE,
     POOLINGS,
@@ -31,7 +32,6 @@ from casper.backends.onnx_embedder import (
     OnnxEmbedder,
     OnnxUnusable,
     read_meta,
-    sha256_of,
     write_meta,
 )
 from casper.backends.placement import MIN_COSINE, PROBE_TEXTS

@@ -130,11 +130,14 @@ def go_offline() -> None:
     """No network while Casper reads or answers: models load from the local cache only.
 
     Set before any Hugging Face import (their constants read the environment at import time);
-    `casper pull` is the one command that downloads, explicitly.
+    `casper pull` is the one command that downloads, explicitly. Every library's telemetry is
+    switched off here too, and its caches moved into Casper's (casper.telemetry).
     """
+    from casper.telemetry import switch_off
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    switch_off()
 
 
 def _setup_logging(verbose: bool) -> None:

@@ -151,6 +151,8 @@ class AskDoc(Reranked):
     usage: UsageJson
     grounding: str
     invalid_citations: int
+    notices: list[str]
+    misattributed_citations: list[int]
     words_not_found: list[str]
     words_not_in_hits: list[str]
     llm_server: str | None

@@ -358,6 +358,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
             on_event=emit,  # the loop's events are already the shared dicts
             locale=rt.cfg.locale,
             me_names=me_names(rt.cfg, store),
+            no_llm=req.no_llm,
         )
 
     answering = time.perf_counter()
@@ -369,6 +370,9 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
         asked = answer(None)
     elapsed = time.perf_counter() - answering + load_s  # a failed attempt's wait included
     asked = dataclasses.replace(asked, load_s=round(load_s, 3), elapsed_s=round(elapsed, 3))
+    if asked.grounding == "search_only" and ran["words"] and set(ran["words"]) <= set(ran["absent"]):
+        # the closest messages to words no message holds: nothing was found
+        asked = dataclasses.replace(asked, grounding="nothing_found")
     reranked = ran_json(rt, True, ran["reranked"])
     if not ran["reranked"] and not ran["searches"]:
         reranked["why_not_reranked"] = "no search ran"

@@ -113,9 +113,12 @@ def _issue_cases(store: Store, texts: dict[int, str]) -> list[Case]:
     short = store.conn.execute(
         "SELECT rowid, text FROM messages WHERE kind = 'text' AND text = 'you?' LIMIT 1"
     ).fetchone() or next(iter(texts.items()))
-    market = store.conn.execute(
-        "SELECT rowid, text FROM messages WHERE text LIKE '%farmers market probably%' LIMIT 1"
-    ).fetchone() or list(texts.items())[-1]
+    market = (
+        store.conn.execute(
+            "SELECT rowid, text FROM messages WHERE text LIKE '%farmers market probably%' LIMIT 1"
+        ).fetchone()
+        or list(texts.items())[-1]
+    )
     return [
         Case(
             "misquote: issue 36",

@@ -35,9 +35,12 @@ _SPEAKER = re.compile(
 _WORD = re.compile(r"\w+")
 # words every message has: "is it pouring where you are" is not "is it humid where you are"
 _FUNCTION_WORDS = frozenset(
-    "a an and are as at be but by can do did for from had has have he her his i if in is it "
-    "its m me my no not of on or our re s she so t that the their them they this to was we "
-    "were what when where who will with you your".split()
+    re.findall(
+        r"\w+",
+        """a an and are as at be but by can do did for from had has have he her his i if in is
+        it its m me my no not of on or our re s she so t that the their them they this to was
+        we were what when where who will with you your""",
+    )
 )
 PARTIAL_RATIO = 0.8  # difflib ratio of the claim against its best-aligned window of the source
 WORD_SHARE = 0.75  # share of the claim's content words the source holds (order aside)

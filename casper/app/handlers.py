@@ -370,7 +370,11 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
         asked = answer(None)
     elapsed = time.perf_counter() - answering + load_s  # a failed attempt's wait included
     asked = dataclasses.replace(asked, load_s=round(load_s, 3), elapsed_s=round(elapsed, 3))
-    if asked.grounding == "search_only" and ran["words"] and set(ran["words"]) <= set(ran["absent"]):
+    if (
+        asked.grounding == "search_only"
+        and ran["words"]
+        and set(ran["words"]) <= set(ran["absent"])
+    ):
         # the closest messages to words no message holds: nothing was found
         asked = dataclasses.replace(asked, grounding="nothing_found")
     reranked = ran_json(rt, True, ran["reranked"])

@@ -152,9 +152,13 @@ def test_the_measured_catch_and_false_flag_rates_are_the_committed_ones(home: Pa
     missed = [c.answer for c in bad if not citations.judge(store, c)]
     flagged = [c.answer for c in good if citations.judge(store, c)]
     assert missed == [] and flagged == []
-    assert citations.RESULTS.read_text() == citations.report(store), (
+    made = citations.report(store)
+    assert citations.RESULTS.read_text() == made, (
         "regenerate: python -m bench.citations --home <an indexed demo home>"
     )
+    reliability = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text()
+    figures = [line for line in made.splitlines() if line.startswith("- ")]
+    assert len(figures) == 2 and all(line in reliability for line in figures)
 
 
 def _ask(home: Path, *extra: str) -> dict:

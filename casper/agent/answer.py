@@ -43,6 +43,7 @@ class ToolCallJson(TypedDict):
     name: str
     arguments: dict[str, Any]
     ok: bool
+    prefetch: bool  # run before the first model call (the search the question implies)
 
 
 class Tokens(TypedDict):
@@ -254,7 +255,11 @@ def answer_question(
         answer=result.answer,
         citations=citations_for(store, result.citations, tz),
         iterations=result.iterations,
-        tool_calls=[{"name": n, "arguments": dict(a), "ok": ok} for n, a, ok in result.tool_calls],
+        tool_calls=[
+            {"name": n, "arguments": dict(a), "ok": ok, "prefetch": first}
+            for first, calls in ((True, result.prefetched), (False, result.tool_calls))
+            for n, a, ok in calls
+        ],
         guards=list(result.guards),
         model=getattr(engine, "name", None),
         elapsed_s=0.0,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 from casper.dates.zones import iso
 from casper.protocols import Hit
 from casper.records import Person, StoredMessage
+from casper.stats import ChatSplit
 
 if TYPE_CHECKING:
     from casper.agent.answer import Citation, Tokens, ToolCallJson
@@ -164,8 +165,9 @@ class ContactJson(TypedDict):
     name: str
     handles: list[str]
     names: dict[str, str]  # the card's names by kind (first, last, nickname, …)
-    sent: int
-    received: int
+    sent: int  # by the owner in one-to-one chats with them
+    received: int  # by them, in every chat
+    sent_in_groups: int  # by the owner in group chats they are in
     first: str | None
     last: str | None
 
@@ -206,6 +208,7 @@ class StatsDoc(TypedDict):
     busiest_hours: list[list[int]]  # [hour, count]
     by_month: dict[str, int]  # "2024-03": count
     range: Days
+    chats: NotRequired[ChatSplit]  # one-to-one and shared-group counts, apart
 
 
 class Reconciled(TypedDict):

@@ -186,6 +186,9 @@ def ran_json(rt: Runtime, asked: bool, reranked: bool) -> Reranked:
 def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
     tz = zone(rt)
     store = rt.store()
+    from casper.store.stats_query import sent_in_groups
+
+    in_groups = sent_in_groups(store)
     rows: list[ContactJson] = []
     for p in store.people():
         s = store.stats(p.id) or {}
@@ -197,8 +200,9 @@ def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
                 # the card's names (first, last, nickname, organization, full): what a
                 # question may call them; {} for a bare handle
                 "names": dict(p.names),
-                "sent": s.get("sent", 0),
+                "sent": s.get("sent", 0),  # one-to-one: the owner's group messages are no one's
                 "received": s.get("received", 0),
+                "sent_in_groups": in_groups.get(p.id, 0),
                 "first": iso(s.get("first"), tz),
                 "last": iso(s.get("last"), tz),
             }
@@ -220,7 +224,12 @@ def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
     # with the days the range resolved to: what "last March" meant (inclusive local days)
     days: Days = {"since": first.isoformat() if first else None,
                   "until": last.isoformat() if last else None}  # fmt: skip
-    return stats_json(who, person_stats(store, who.id, tz, start, end), days, tz)
+    from casper.store.stats_query import chat_split
+
+    doc = stats_json(who, person_stats(store, who.id, tz, start, end), days, tz)
+    # `sent` is one-to-one, `received` everywhere: both, apart (issue 36)
+    doc["chats"] = chat_split(store, who.id, start, end)
+    return doc
 
 
 def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> ShowDoc:

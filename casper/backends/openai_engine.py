@@ -141,7 +141,10 @@ class OpenAIEngine:
                 raise self._failure(type(exc), exc) from None
             # the server refused the request with `tools`: describe them in the prompt instead
             self.native_tools = False
-            return self._complete(model, messages, tools, False, on_token)
+            from dataclasses import replace
+
+            again = self._complete(model, messages, tools, False, on_token)
+            return replace(again, requests=2)  # both requests reached the server
         if native:
             self.native_tools = True
         return reply

@@ -201,8 +201,11 @@ def contacts_table(rows: Sequence[ContactJson], width: int = 80) -> Any:
     if wide:
         table.add_column("last", no_wrap=True)
     for r in rows:
+        sent = str(r["sent"])
+        if not r["sent"] and r.get("sent_in_groups"):  # why 0: you write to them in groups
+            sent = f"0 one-to-one; {r['sent_in_groups']} in groups"
         cells: list[str | Text] = [r["id"], Text(r["name"]), Text("\n".join(r["handles"])),
-                                   str(r["sent"]), str(r["received"])]  # fmt: skip
+                                   sent, str(r["received"])]  # fmt: skip
         table.add_row(*cells, *([(r["last"] or "")[:10]] if wide else []))
     return table
 

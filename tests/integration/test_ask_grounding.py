@@ -24,6 +24,7 @@ USAGE_KEYS = {
     "model_s",
     "tools_s",
     "iterations",
+    "model_calls",
 }
 
 
@@ -59,7 +60,9 @@ def test_prefetched_messages_are_cited_and_invented_ids_removed(indexed, fake_mo
     engine = fake_models["engine"] = CitingEngine()
     data = ask_json(home, "what's the climbing gym wifi password?")
     assert prompts.EVIDENCE_HEADER in engine.prompts[0]  # evidence before the first model call
-    assert data["tool_calls"] == [] and data["iterations"] == 1
+    # the search that ran before the model is in the trace, marked (issue 36)
+    assert [(c["name"], c["prefetch"]) for c in data["tool_calls"]] == [("search_messages", True)]
+    assert data["iterations"] == 1 and data["usage"]["model_calls"] == 1
     assert data["grounding"] == "cited" and data["invalid_citations"] == 1
     assert "987654" not in data["answer"] and len(data["citations"]) == 1
     assert f"[#{data['citations'][0]['rowid']}]" in data["answer"]
@@ -189,10 +192,16 @@ def test_no_llm_counting_questions_use_the_stats_tools(indexed) -> None:  # noqa
         store.close()
     assert ranking["grounding"] == "stats" and ranking["citations"] == []
     assert f"1. {names[top[0][0]]}: {top[0][1]:,} messages" in ranking["answer"]
-    assert (
-        f"you sent {stats['sent']:,} messages and received {stats['received']:,}"
-        in (counted["answer"])
+    # the stats' `received` counts groups too; the sentence says the one-to-one part and the
+    # groups apart, and together they are the stats' figure (issue 36)
+    split = re.search(
+        r"you sent ([\d,]+) messages and received ([\d,]+) in your one-to-one chat; in group "
+        r"chats you both are in, you sent ([\d,]+) and they sent ([\d,]+)",
+        counted["answer"],
     )
+    assert split is not None, counted["answer"]
+    sent, received, _, theirs = (int(n.replace(",", "")) for n in split.groups())
+    assert sent == stats["sent"] and received + theirs == stats["received"]
 
 
 def test_no_llm_prints_each_message_once(indexed) -> None:  # noqa: ANN001, F811

@@ -118,6 +118,16 @@ class SearchFilters(TypedDict):
     days: NotRequired[list[str | None]]  # what --since/--until were read as: [first, last]
 
 
+class AskFilters(TypedDict):
+    """What `ask --person/--chat/--since/--until` kept every search of the answer to."""
+
+    person: str | None
+    chat: int | None
+    since: str | None
+    until: str | None
+    days: NotRequired[list[str | None]]  # what --since/--until were read as: [first, last]
+
+
 class Reranked(TypedDict):
     """What ran, not what was asked: `why_not_reranked` when no rerank ran."""
 
@@ -154,6 +164,7 @@ class AskDoc(Reranked):
     invalid_citations: int
     notices: list[str]
     misattributed_citations: list[int]
+    filters: AskFilters
     words_not_found: list[str]
     words_not_in_hits: list[str]
     llm_server: str | None

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from casper.agent.answer import Asked
     from casper.app.documents import (
         AskDoc,
+        AskFilters,
         ContactJson,
         Days,
         ReactionAsked,
@@ -314,7 +315,9 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
         if not local:
             emit({"event": "notice", "text": remote_notice(server)})
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
+    scope = _ask_scope(rt, req, tz)  # --since/--until read before anything opens, as search
     store = rt.store()
+    scope = _ask_people(store, req, scope)
     retriever = rt.retriever()
     reranker = rt.reranker(_notice(emit, "reranker"))
     through = store.indexed_through()  # before searching: the answer sees at least this much
@@ -326,7 +329,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
     def search(query: str, **options: Any) -> list[Hit]:
         """The agent's search: this request's reranker, notices said as they come; what ran
         is noted for the document (reranked or not, the question's words in no message)."""
-        result = retriever.search(query, reranker=reranker, **options)
+        result = retriever.search(query, reranker=reranker, **_within(scope, options))
         _say_notices(rt, result, emit)
         ran["searches"] += 1
         ran["reranked"] = ran["reranked"] or result.reranked
@@ -394,9 +397,18 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
 
         cited = [c.get("text") or "" for c in asked.citations]
         ran["held"].update(matched(list(ran["words"]), cited))
+    filters: AskFilters = {
+        "person": scope.get("person_id"),
+        "chat": scope.get("chat_id"),
+        "since": req.since,
+        "until": req.until,
+    }
+    if req.since or req.until:
+        filters["days"] = scope["days"]
     return {
         **asked.to_dict(),
         **reranked,
+        "filters": filters,
         "words_not_found": list(ran["absent"]),
         # in some message, but in none the question's searches found (nor the answer cites)
         "words_not_in_hits": [
@@ -405,6 +417,45 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
         "llm_server": server,
         "indexed_through": iso(through, tz),
     }
+
+
+def _ask_scope(rt: Runtime, req: AskRequest, tz: Any) -> dict[str, Any]:
+    """`ask --since/--until` read as `search` reads them: UTC bounds and the local days."""
+    from casper.dates.ranges import days_to_utc, span_days
+
+    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)
+    start, end = days_to_utc(*days, tz)
+    return {"since": start, "until": end, "days": [d.isoformat() if d else None for d in days]}
+
+
+def _ask_people(store: Store, req: AskRequest, scope: dict[str, Any]) -> dict[str, Any]:
+    """`ask --person/--chat` resolved as `search` resolves them (one chat, else an error)."""
+    if req.person:
+        scope["person_id"] = store.resolve_person(req.person).id
+    if req.chat:
+        found = store.find_chats(req.chat)
+        if len(found) != 1:
+            names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
+            raise CasperError(
+                f"--chat {req.chat!r} matches {len(found)} chats: {names}",
+                hint="pass the chat id (`casper chats` lists them)",
+            )
+        scope["chat_id"] = found[0].id
+    return scope
+
+
+def _within(scope: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """A search the agent (or the prefetch) asks for, kept inside the request's scope: its
+    person and chat, and its dates cut to the request's range."""
+    out = dict(options)
+    for key in ("person_id", "chat_id"):
+        if scope.get(key) is not None:
+            out[key] = scope[key]
+    if scope.get("since") is not None:
+        out["since"] = max(scope["since"], out.get("since") or scope["since"])
+    if scope.get("until") is not None:
+        out["until"] = min(scope["until"], out.get("until") or scope["until"])
+    return out
 
 
 def remote_notice(server: str) -> str:

@@ -24,6 +24,7 @@ ASKED = (ChatMessage("system", "You answer."), ChatMessage("user", "when is than
 SLOW_S = 6.0
 
 
+@pytest.mark.slow  # a service and a 6 s generation: ~20 s
 def test_a_refusal_and_search_alone_do_not_wait_behind_a_slow_server(
     home: Path,
     services,  # noqa: ANN001

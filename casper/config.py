@@ -119,6 +119,12 @@ class Config:
     allow_remote_llm: bool = False
     # seconds the server may stay silent (connect, each token)
     llm_timeout_s: float = setting(60.0, at_least=0.1, at_most=3600)
+    # seconds a model server may take to its first token (it reads the whole prompt first: a
+    # 135M model on a laptop took 53–78 s, issue 36)
+    llm_first_token_timeout_s: float = setting(240.0, at_least=1, at_most=3600)
+    # tokens a model server may write per reply (sent as max_tokens, and the stream is cut
+    # there if the server ignores it): at a laptop's 3–4 tokens/s, about two minutes
+    llm_max_tokens: int = setting(384, at_least=16, at_most=32_768)
     embed_model: str = setting(BUNDLED_EMBEDDER, at_least=1)
     rerank_model: str | None = DEFAULT_RERANKER  # None → no rerank
     rerank: bool = True

@@ -67,6 +67,9 @@ class Reply:
     malformed: tuple[str, ...] = ()  # raw tool-call segments that could not be parsed
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # requests the engine sent for this reply (a model server asked again without native
+    # tools: 2); what "model calls" counts
+    requests: int = field(default=1, compare=False)
     # the engine's own timings (mlx-lm's prompt_tps / generation_tps turned into seconds)
     # (not compared: two identical replies may take different times)
     prompt_s: float = field(default=0.0, compare=False)  # reading the prompt: to the first token

@@ -204,6 +204,17 @@ def conversations(timeline: Sequence[Line]) -> list[list[Line]]:
     return convs
 
 
+class ChatSplit(TypedDict):
+    """A person's messages counted apart by where they were written: their one-to-one chats
+    with the owner, and the group chats both are in (the stats' `sent` is one-to-one only;
+    their `received` counts the person's messages everywhere)."""
+
+    sent_one_to_one: int
+    received_one_to_one: int
+    sent_in_groups: int  # the owner's messages in group chats the person is in
+    received_in_groups: int
+
+
 class PersonStats(TypedDict):
     """One person's figures, in CLI.md's `stats` shape (`first`/`last`: UTC seconds here, local
     ISO timestamps in the `stats --json` document)."""

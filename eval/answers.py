@@ -293,6 +293,7 @@ def evaluate_corpora(
                     tz=tz,
                     limits=limits,
                     now=now,
+                    no_llm=engine == RETRIEVAL_ONLY,
                 ).to_dict()
 
             answer_rows += evaluate_answers(corpus.items, ask, answers_limit)["items"]

@@ -6,6 +6,7 @@ engine and search function are passed in by the CLI.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from casper.agent.loop import Event, Usage, UsageJson, run_agent
 from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
 from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
+from casper.agent.verify import verify
 from casper.dates.ranges import days_to_utc
 from casper.dates.zones import iso
 from casper.protocols import Engine, Hit
@@ -41,6 +43,7 @@ class ToolCallJson(TypedDict):
     name: str
     arguments: dict[str, Any]
     ok: bool
+    prefetch: bool  # run before the first model call (the search the question implies)
 
 
 class Tokens(TypedDict):
@@ -64,6 +67,8 @@ class Answer(TypedDict):
     usage: UsageJson
     grounding: str
     invalid_citations: int
+    notices: list[str]
+    misattributed_citations: list[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +83,17 @@ class Asked:
     model: str | None
     elapsed_s: float  # wall time of the whole answer; the CLI adds the model load (load_s)
     usage: Usage = Usage()
-    grounding: str = "cited"  # cited | stats | abstained | exempt (see agent.core)
+    # what the answer rests on: cited (the model cited messages it was shown), stats,
+    # search_only (no model: the messages search found), fallback (the model's reply was not
+    # used: the cited lines of what its tools showed), nothing_found, abstained (the model
+    # said it found nothing), exempt (small talk)
+    grounding: str = "cited"
     invalid_citations: int = 0
     load_s: float = 0.0  # loading the model, when this answer had to
+    # what the answer is, not a check on the model's reply (those are guards): no_llm,
+    # model_unavailable, misattributed_quote (answered from search alone after the check)
+    notices: tuple[str, ...] = ()
+    misattributed_citations: tuple[int, ...] = ()  # ids cited for words they do not hold
 
     def to_dict(self) -> Answer:
         return {
@@ -100,6 +113,8 @@ class Asked:
             "usage": self.usage.to_dict(),
             "grounding": self.grounding,
             "invalid_citations": self.invalid_citations,
+            "notices": list(self.notices),
+            "misattributed_citations": list(self.misattributed_citations),
         }
 
 
@@ -204,8 +219,13 @@ def answer_question(
     on_event: Callable[[Event], None] = lambda e: None,
     locale: str = "en_US",
     me_names: Sequence[str] = (),
+    no_llm: bool = False,
 ) -> Asked:
-    """Run one question; with no engine, answer from retrieval alone (guard model_unavailable).
+    """Run one question; with no engine, answer from retrieval alone (notice `no_llm` when
+    asked for, else `model_unavailable`). Every answer then passes the citation check
+    (`agent.verify`): a citation whose message does not hold what the answer attributes to
+    it is removed and its claim marked; a model's answer left with no true citation is
+    replaced by the search-only answer, and that is said.
 
     `me_names` are the owner's own names: never a contact to filter by, and the model is told
     that they mean the user."""
@@ -213,23 +233,10 @@ def answer_question(
     now = now or datetime.now(tz)
     found, hints = build_hints(question, store, tz, now, history, locale=locale)
     if engine is None:
-        figures = stats_answer(question, found, store, tz, me_names)
-        facts = fact_answer(question, found, store, tz, me_names) if figures is None else None
-        if figures is not None:
-            text, guids = figures, list[str]()
-        elif facts is not None:  # a date or a card the store holds, citing its message
-            text, guids = facts
-        else:
-            text, guids = retrieval_only(question, search, found, store, tz)
-        return Asked(
-            text,
-            citations_for(store, guids, tz),
-            0,
-            [],
-            ["model_unavailable"],
-            None,
-            round(time.perf_counter() - started, 3),
-            grounding="cited" if guids else ("stats" if figures else "abstained"),
+        notice = "no_llm" if no_llm else "model_unavailable"
+        asked = _without_model(question, search, found, store, tz, me_names, (notice,))
+        return checked(
+            dataclasses.replace(asked, elapsed_s=round(time.perf_counter() - started, 3)), store
         )
     toolbox = Toolbox(store, search, tz, now=now, me_names=me_names)
     system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)), owner=me_names)
@@ -244,15 +251,91 @@ def answer_question(
         prefetch=prefetch_call(question, found, store, me_names),
         grounding=grounding_facts(question, hints, coverage_sentence(store, tz)),
     )
-    return Asked(
+    asked = Asked(
         answer=result.answer,
         citations=citations_for(store, result.citations, tz),
         iterations=result.iterations,
-        tool_calls=[{"name": n, "arguments": dict(a), "ok": ok} for n, a, ok in result.tool_calls],
+        tool_calls=[
+            {"name": n, "arguments": dict(a), "ok": ok, "prefetch": first}
+            for first, calls in ((True, result.prefetched), (False, result.tool_calls))
+            for n, a, ok in calls
+        ],
         guards=list(result.guards),
         model=getattr(engine, "name", None),
-        elapsed_s=round(time.perf_counter() - started, 3),
+        elapsed_s=0.0,
         usage=result.usage,
-        grounding=result.grounding,
+        grounding=_model_grounding(result.reason, result.grounding),
         invalid_citations=result.invalid_citations,
+    )
+    asked = checked(asked, store)
+    if asked.misattributed_citations and not asked.citations and result.grounding == "cited":
+        # nothing the model cited holds what it said: the messages themselves answer
+        text, guids = retrieval_only(question, search, found, store, tz)
+        asked = dataclasses.replace(
+            asked,
+            answer=f"{MISQUOTED}\n{text}",
+            citations=citations_for(store, guids, tz),
+            grounding="search_only" if guids else "nothing_found",
+            notices=(*asked.notices, "misattributed_quote"),
+        )
+        on_event({"event": "notice", "text": MISQUOTED_NOTICE})
+    return dataclasses.replace(asked, elapsed_s=round(time.perf_counter() - started, 3))
+
+
+MISQUOTED = (
+    "The model's answer put words on messages that do not say them; "
+    "here are the messages search found instead:"
+)
+MISQUOTED_NOTICE = "the model misquoted the messages it cited: answering from search alone"
+
+
+def _without_model(
+    question: str,
+    search: Callable[..., Sequence[Hit]],
+    found: Enrichment,
+    store: Store,
+    tz: ZoneInfo,
+    me_names: Sequence[str],
+    notices: tuple[str, ...],
+) -> Asked:
+    """The answer with no model: the stats, a fact the store holds, or search alone."""
+    figures = stats_answer(question, found, store, tz, me_names)
+    facts = fact_answer(question, found, store, tz, me_names) if figures is None else None
+    if figures is not None:
+        text, guids, kind = figures, list[str](), "stats"
+    elif facts is not None:  # a date or a card the store holds, citing its message
+        (text, guids), kind = facts, "stats"
+    else:
+        text, guids = retrieval_only(question, search, found, store, tz)
+        kind = "search_only" if guids else "nothing_found"
+    return Asked(
+        text, citations_for(store, guids, tz), 0, [], [], None, 0.0, grounding=kind,
+        notices=notices,
+    )  # fmt: skip
+
+
+def _model_grounding(reason: core.Reason, kind: str) -> str:
+    """The core's kind, said as what happened: its deterministic summary is a fallback (or
+    nothing found), not an answer the model cited."""
+    if reason != "fallback":
+        return kind
+    return {"cited": "fallback", "abstained": "nothing_found"}.get(kind, kind)
+
+
+def checked(asked: Asked, store: Store) -> Asked:
+    """The answer after the citation check: misattributed `[#rowid]`s removed, claims marked,
+    their citations dropped (guard `misattributed_quote`)."""
+    result = verify(asked.answer, store)
+    if not result.misattributed:
+        return asked
+    bad = set(result.misattributed) - set(result.kept)
+    guards = asked.guards if "misattributed_quote" in asked.guards else [
+        *asked.guards, "misattributed_quote"
+    ]  # fmt: skip
+    return dataclasses.replace(
+        asked,
+        answer=result.answer,
+        citations=[c for c in asked.citations if c["rowid"] not in bad],
+        guards=guards,
+        misattributed_citations=result.misattributed,
     )

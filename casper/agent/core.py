@@ -41,6 +41,7 @@ GUARDS = (
     "model_unavailable",
     "ungrounded_answer",
     "echoed_prompt",
+    "misattributed_quote",  # set by agent.answer's citation check, after the core
 )
 REPEAT_OVERLAP = 0.8  # word-shingle Jaccard at which a reply counts as a repeat of an earlier one
 

@@ -52,6 +52,7 @@ class UsageJson(TypedDict):
     model_s: float
     tools_s: float
     iterations: int
+    model_calls: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,7 @@ class Usage:
     model_s: float = 0.0  # wall time inside engine.chat
     tools_s: float = 0.0  # wall time inside tools, prefetch included
     iterations: int = 0
+    model_calls: int = 0  # requests sent to the engine: loop calls, the synthesis, retries
 
     def to_dict(self) -> UsageJson:
         return {
@@ -75,6 +77,7 @@ class Usage:
             "model_s": round(self.model_s, 3),
             "tools_s": round(self.tools_s, 3),
             "iterations": self.iterations,
+            "model_calls": self.model_calls,
         }
 
 
@@ -86,10 +89,12 @@ class Meter:
         self.prompt_tokens = self.completion_tokens = 0
         self.model_s = self.tools_s = self.generation_s = 0.0
         self.first_token_s: float | None = None  # the first model call's prompt time
+        self.model_calls = 0
 
     def reply(self, reply: Reply, wall_s: float) -> None:
         """One model call: its reply (the engine's counters) and the wall time it took."""
         self.model_s += wall_s
+        self.model_calls += reply.requests
         self.generation_s += reply.generation_s
         if self.first_token_s is None:
             self.first_token_s = reply.prompt_s
@@ -109,6 +114,7 @@ class Meter:
             model_s=self.model_s,
             tools_s=self.tools_s,
             iterations=iterations,
+            model_calls=self.model_calls,
         )
 
 
@@ -126,6 +132,7 @@ class AgentResult:
     grounding: core.Grounding = "cited"
     invalid_citations: int = 0
     usage: Usage = Usage()
+    prefetched: tuple[tuple[str, Mapping[str, Any], bool], ...] = ()  # the search run first
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,8 +180,10 @@ def run_agent(
     trace: list[tuple[str, Mapping[str, Any], bool]] = []
     meter = Meter()
     evidence = None
+    prefetched: tuple[tuple[str, Mapping[str, Any], bool], ...] = ()
     if prefetch is not None:
         evidence = _run_tool(toolbox, prefetch, on_event, meter, prefetch=True)
+        prefetched = ((prefetch.name, prefetch.arguments, evidence.ok),)
     state, action = core.start(
         question,
         system or _default_system(),
@@ -222,6 +231,7 @@ def run_agent(
                     grounding=action.grounding,
                     invalid_citations=action.invalid_citations,
                     usage=meter.usage(state.iterations),
+                    prefetched=prefetched,
                 )
     raise AssertionError("agent core did not terminate")
 

@@ -35,7 +35,7 @@ def is_repetitive(text: str) -> bool:
     sentences = [_norm(s) for s in _SENTENCE_SPLIT.split(text) if len(s.split()) >= 3]
     if sentences and Counter(sentences).most_common(1)[0][1] >= 3:
         return True
-    words = _WORD.findall(text.lower())
+    words = _WORD.findall(_CITE_TAG.sub(" ", text).lower())
     if len(words) < 24:
         return False
     grams = [tuple(words[i : i + 4]) for i in range(len(words) - 3)]
@@ -51,17 +51,22 @@ def overlap(a: str, b: str) -> float:
 
 
 def collapse_repeats(text: str) -> str:
-    """Drop sentences that repeat an earlier one word for word (degenerate loops)."""
+    """Drop sentences that repeat an earlier one word for word (degenerate loops); the lines
+    that keep something stay lines (a transcript keeps its shape)."""
     if not is_repetitive(text):
         return text
-    kept: list[str] = []
+    lines: list[str] = []
     seen: set[str] = set()
-    for sentence in _SENTENCE_SPLIT.split(text):
-        key = _norm(sentence)
-        if key and key not in seen:
-            seen.add(key)
-            kept.append(sentence.strip())
-    return " ".join(kept)
+    for line in text.split("\n"):
+        kept: list[str] = []
+        for sentence in _SENTENCE_SPLIT.split(line):
+            key = _norm(sentence)
+            if key and key not in seen:
+                seen.add(key)
+                kept.append(sentence.strip())
+        if kept:
+            lines.append(" ".join(kept))
+    return "\n".join(lines)
 
 
 def _shingles(text: str) -> set[tuple[str, ...]]:
@@ -72,4 +77,6 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
 
 
 def _norm(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower()))
+    """A sentence's words; its `[#rowid]`s aside: one line said again and again with another
+    id each time is still one line said again and again."""
+    return " ".join(_WORD.findall(_CITE_TAG.sub(" ", text).lower()))

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 from casper.agent.enrich import Enrichment
 from casper.agent.prefetch import named_person
 from casper.store.db import Store
-from casper.store.stats_query import person_stats, top_people
+from casper.store.stats_query import chat_split, top_people
 
 _RANKING = re.compile(
     r"\bwho\b.*\b(?:most|least|more|less)\b"
@@ -51,11 +51,17 @@ def stats_answer(
     names = store.names()
     person = named_person(question, store, me_names)
     if person is not None and not _RANKING.search(question):
-        s = person_stats(store, person, tz, start, end)
-        return (
-            f"With {names.get(person, person)} {span}: you sent {s['sent']:,} messages and "
-            f"received {s['received']:,} (one-to-one chat, from the stats tools)."
+        split = chat_split(store, person, start, end)
+        said = (
+            f"With {names.get(person, person)} {span}: you sent {split['sent_one_to_one']:,} "
+            f"messages and received {split['received_one_to_one']:,} in your one-to-one chat"
         )
+        if split["sent_in_groups"] or split["received_in_groups"]:
+            said += (
+                f"; in group chats you both are in, you sent {split['sent_in_groups']:,} and "
+                f"they sent {split['received_in_groups']:,}"
+            )
+        return said + " (from the stats)."
     top = top_people(store, tz, start, end, 5)
     if not top:
         return f"No messages {span}."

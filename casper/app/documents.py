@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 from casper.dates.zones import iso
 from casper.protocols import Hit
 from casper.records import Person, StoredMessage
+from casper.stats import ChatSplit
 
 if TYPE_CHECKING:
     from casper.agent.answer import Citation, Tokens, ToolCallJson
@@ -117,6 +118,16 @@ class SearchFilters(TypedDict):
     days: NotRequired[list[str | None]]  # what --since/--until were read as: [first, last]
 
 
+class AskFilters(TypedDict):
+    """What `ask --person/--chat/--since/--until` kept every search of the answer to."""
+
+    person: str | None
+    chat: int | None
+    since: str | None
+    until: str | None
+    days: NotRequired[list[str | None]]  # what --since/--until were read as: [first, last]
+
+
 class Reranked(TypedDict):
     """What ran, not what was asked: `why_not_reranked` when no rerank ran."""
 
@@ -151,6 +162,9 @@ class AskDoc(Reranked):
     usage: UsageJson
     grounding: str
     invalid_citations: int
+    notices: list[str]
+    misattributed_citations: list[int]
+    filters: AskFilters
     words_not_found: list[str]
     words_not_in_hits: list[str]
     llm_server: str | None
@@ -162,8 +176,9 @@ class ContactJson(TypedDict):
     name: str
     handles: list[str]
     names: dict[str, str]  # the card's names by kind (first, last, nickname, …)
-    sent: int
-    received: int
+    sent: int  # by the owner in one-to-one chats with them
+    received: int  # by them, in every chat
+    sent_in_groups: int  # by the owner in group chats they are in
     first: str | None
     last: str | None
 
@@ -204,6 +219,7 @@ class StatsDoc(TypedDict):
     busiest_hours: list[list[int]]  # [hour, count]
     by_month: dict[str, int]  # "2024-03": count
     range: Days
+    chats: NotRequired[ChatSplit]  # one-to-one and shared-group counts, apart
 
 
 class Reconciled(TypedDict):

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from casper.agent.answer import Asked
     from casper.app.documents import (
         AskDoc,
+        AskFilters,
         ContactJson,
         Days,
         ReactionAsked,
@@ -186,6 +187,9 @@ def ran_json(rt: Runtime, asked: bool, reranked: bool) -> Reranked:
 def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
     tz = zone(rt)
     store = rt.store()
+    from casper.store.stats_query import sent_in_groups
+
+    in_groups = sent_in_groups(store)
     rows: list[ContactJson] = []
     for p in store.people():
         s = store.stats(p.id) or {}
@@ -197,8 +201,9 @@ def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
                 # the card's names (first, last, nickname, organization, full): what a
                 # question may call them; {} for a bare handle
                 "names": dict(p.names),
-                "sent": s.get("sent", 0),
+                "sent": s.get("sent", 0),  # one-to-one: the owner's group messages are no one's
                 "received": s.get("received", 0),
+                "sent_in_groups": in_groups.get(p.id, 0),
                 "first": iso(s.get("first"), tz),
                 "last": iso(s.get("last"), tz),
             }
@@ -220,7 +225,12 @@ def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
     # with the days the range resolved to: what "last March" meant (inclusive local days)
     days: Days = {"since": first.isoformat() if first else None,
                   "until": last.isoformat() if last else None}  # fmt: skip
-    return stats_json(who, person_stats(store, who.id, tz, start, end), days, tz)
+    from casper.store.stats_query import chat_split
+
+    doc = stats_json(who, person_stats(store, who.id, tz, start, end), days, tz)
+    # `sent` is one-to-one, `received` everywhere: both, apart (issue 36)
+    doc["chats"] = chat_split(store, who.id, start, end)
+    return doc
 
 
 def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> ShowDoc:
@@ -305,7 +315,9 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
         if not local:
             emit({"event": "notice", "text": remote_notice(server)})
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
+    scope = _ask_scope(rt, req, tz)  # --since/--until read before anything opens, as search
     store = rt.store()
+    scope = _ask_people(store, req, scope)
     retriever = rt.retriever()
     reranker = rt.reranker(_notice(emit, "reranker"))
     through = store.indexed_through()  # before searching: the answer sees at least this much
@@ -317,7 +329,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
     def search(query: str, **options: Any) -> list[Hit]:
         """The agent's search: this request's reranker, notices said as they come; what ran
         is noted for the document (reranked or not, the question's words in no message)."""
-        result = retriever.search(query, reranker=reranker, **options)
+        result = retriever.search(query, reranker=reranker, **_within(scope, options))
         _say_notices(rt, result, emit)
         ran["searches"] += 1
         ran["reranked"] = ran["reranked"] or result.reranked
@@ -358,6 +370,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
             on_event=emit,  # the loop's events are already the shared dicts
             locale=rt.cfg.locale,
             me_names=me_names(rt.cfg, store),
+            no_llm=req.no_llm,
         )
 
     answering = time.perf_counter()
@@ -369,6 +382,13 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
         asked = answer(None)
     elapsed = time.perf_counter() - answering + load_s  # a failed attempt's wait included
     asked = dataclasses.replace(asked, load_s=round(load_s, 3), elapsed_s=round(elapsed, 3))
+    if (
+        asked.grounding == "search_only"
+        and ran["words"]
+        and set(ran["words"]) <= set(ran["absent"])
+    ):
+        # the closest messages to words no message holds: nothing was found
+        asked = dataclasses.replace(asked, grounding="nothing_found")
     reranked = ran_json(rt, True, ran["reranked"])
     if not ran["reranked"] and not ran["searches"]:
         reranked["why_not_reranked"] = "no search ran"
@@ -377,9 +397,18 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
 
         cited = [c.get("text") or "" for c in asked.citations]
         ran["held"].update(matched(list(ran["words"]), cited))
+    filters: AskFilters = {
+        "person": scope.get("person_id"),
+        "chat": scope.get("chat_id"),
+        "since": req.since,
+        "until": req.until,
+    }
+    if req.since or req.until:
+        filters["days"] = scope["days"]
     return {
         **asked.to_dict(),
         **reranked,
+        "filters": filters,
         "words_not_found": list(ran["absent"]),
         # in some message, but in none the question's searches found (nor the answer cites)
         "words_not_in_hits": [
@@ -388,6 +417,45 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
         "llm_server": server,
         "indexed_through": iso(through, tz),
     }
+
+
+def _ask_scope(rt: Runtime, req: AskRequest, tz: Any) -> dict[str, Any]:
+    """`ask --since/--until` read as `search` reads them: UTC bounds and the local days."""
+    from casper.dates.ranges import days_to_utc, span_days
+
+    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)
+    start, end = days_to_utc(*days, tz)
+    return {"since": start, "until": end, "days": [d.isoformat() if d else None for d in days]}
+
+
+def _ask_people(store: Store, req: AskRequest, scope: dict[str, Any]) -> dict[str, Any]:
+    """`ask --person/--chat` resolved as `search` resolves them (one chat, else an error)."""
+    if req.person:
+        scope["person_id"] = store.resolve_person(req.person).id
+    if req.chat:
+        found = store.find_chats(req.chat)
+        if len(found) != 1:
+            names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
+            raise CasperError(
+                f"--chat {req.chat!r} matches {len(found)} chats: {names}",
+                hint="pass the chat id (`casper chats` lists them)",
+            )
+        scope["chat_id"] = found[0].id
+    return scope
+
+
+def _within(scope: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """A search the agent (or the prefetch) asks for, kept inside the request's scope: its
+    person and chat, and its dates cut to the request's range."""
+    out = dict(options)
+    for key in ("person_id", "chat_id"):
+        if scope.get(key) is not None:
+            out[key] = scope[key]
+    if scope.get("since") is not None:
+        out["since"] = max(scope["since"], out.get("since") or scope["since"])
+    if scope.get("until") is not None:
+        out["until"] = min(scope["until"], out.get("until") or scope["until"])
+    return out
 
 
 def remote_notice(server: str) -> str:

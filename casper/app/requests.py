@@ -71,6 +71,11 @@ class AskRequest:
     max_iterations: int | None = None  # None: the setting `max_iterations`
     no_llm: bool = False
     history: tuple[str, ...] = ()  # notes from earlier turns of a chat session
+    # what every search of the answer is kept to, as `search`'s options
+    person: str | None = None
+    chat: str | None = None
+    since: str | None = None
+    until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +244,10 @@ def _ask(a: _Args) -> AskRequest:
         ),
         no_llm=a.flag("no_llm", False),
         history=a.texts("history", most=MAX_HISTORY),
+        person=a.text("person"),
+        chat=a.text("chat"),
+        since=a.text("since"),
+        until=a.text("until"),
     )
 
 

@@ -128,8 +128,9 @@ def make_server_engine(cfg: Config, base_url: str) -> Engine:
         # the MLX default names nothing a server knows: then the server's only model
         None if cfg.llm_model == DEFAULT_LLM else cfg.llm_model,
         api_key=key,
-        max_new_tokens=cfg.max_new_tokens,
+        max_new_tokens=cfg.llm_max_tokens,
         temperature=cfg.temperature,
         thinking=cfg.thinking,
         timeout_s=cfg.llm_timeout_s,
+        first_token_timeout_s=cfg.llm_first_token_timeout_s,
     )

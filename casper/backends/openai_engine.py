@@ -88,6 +88,7 @@ class OpenAIEngine:
         temperature: float = 0.0,
         thinking: bool = False,
         timeout_s: float = 60.0,
+        first_token_timeout_s: float | None = None,
         describe_tools: DescribeTools = tools_as_text,
     ) -> None:
         import logging
@@ -103,6 +104,9 @@ class OpenAIEngine:
         self.temperature = temperature
         self.thinking = thinking
         self.timeout_s = timeout_s
+        # a local server reads the whole prompt before its first token (53–78 s on a laptop in
+        # issue 36): that wait has its own, longer limit; None: timeout_s
+        self.first_token_timeout_s = first_token_timeout_s
         self._describe_tools = describe_tools
         # None until a request with tools shows whether the server takes them
         self.native_tools: bool | None = None
@@ -111,7 +115,9 @@ class OpenAIEngine:
             # environment would carry it through a third one
             follow_redirects=False,
             trust_env=False,
-            timeout=openai.Timeout(timeout_s, connect=min(CONNECT_S, timeout_s)),
+            timeout=openai.Timeout(
+                max(timeout_s, first_token_timeout_s or 0), connect=min(CONNECT_S, timeout_s)
+            ),
         )
         # `api_key` always given: the library would otherwise read OPENAI_API_KEY, a key meant
         # for another service, and send it here; local servers without keys ignore the word
@@ -141,7 +147,10 @@ class OpenAIEngine:
                 raise self._failure(type(exc), exc) from None
             # the server refused the request with `tools`: describe them in the prompt instead
             self.native_tools = False
-            return self._complete(model, messages, tools, False, on_token)
+            from dataclasses import replace
+
+            again = self._complete(model, messages, tools, False, on_token)
+            return replace(again, requests=2)  # both requests reached the server
         if native:
             self.native_tools = True
         return reply
@@ -217,12 +226,17 @@ class OpenAIEngine:
                     for piece in pieces:
                         calls.add(piece)
                     finish = choice.finish_reason or finish
+                if len(parts) > self.max_new_tokens and finish is None:
+                    # a server that ignores max_tokens is cut here: each streamed piece is
+                    # at least one token, so the reply stops at the cap whatever it does
+                    finish = "length"
+                    break
         except (openai.BadRequestError, openai.UnprocessableEntityError):
             raise  # the caller may retry without native tools
         except ModelServerFailed:
             raise
         except Exception as exc:  # noqa: BLE001 - whatever the server did, one clear error
-            raise self._failure(type(exc), exc) from None
+            raise self._failure(type(exc), exc, first_token=first is None) from None
         finally:
             if stream is not None:
                 stream.close()  # a reply broken off leaves no connection half-read
@@ -281,12 +295,22 @@ class OpenAIEngine:
     def _listed_models(self) -> list[str]:
         return sorted({m.id for m in self._client.models.list() if getattr(m, "id", None)})
 
-    def _failure(self, kind: type[BaseException], exc: BaseException | None) -> ModelServerFailed:
-        """One user-facing error for anything the server (or the way to it) did."""
+    def _failure(
+        self, kind: type[BaseException], exc: BaseException | None, *, first_token: bool = False
+    ) -> ModelServerFailed:
+        """One user-facing error for anything the server (or the way to it) did;
+        `first_token`: it failed before the reply's first token."""
         import openai
 
         where = f"the model server at {self.base_url}"
-        if isinstance(exc, openai.APITimeoutError) or "Timeout" in kind.__name__:
+        timed_out = isinstance(exc, openai.APITimeoutError) or "Timeout" in kind.__name__
+        if timed_out and first_token and self.first_token_timeout_s is not None:
+            return ModelServerFailed(
+                f"{where} sent no first token in {self.first_token_timeout_s:g} s",
+                hint="it may still be loading the model or reading a long prompt; raise "
+                "llm_first_token_timeout_s in config.toml to wait longer",
+            )
+        if timed_out:
             return ModelServerFailed(
                 f"{where} said nothing for {self.timeout_s:g} s",
                 hint="it may still be loading the model or be too busy; raise llm_timeout_s in "

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from casper.cli.transport import Session
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
+# what every search of the answer is kept to: `search`'s options, with its meaning
+Person = Annotated[str | None, typer.Option("--person", help="name, handle or id")]
+ChatOption = Annotated[str | None, typer.Option("--chat", help="chat name or id")]
+Since = Annotated[str | None, typer.Option("--since", help="ISO date or phrase")]
+Until = Annotated[str | None, typer.Option("--until", help="ISO date or phrase (whole day)")]
 Model = Annotated[
     str | None,
     typer.Option("--model", help="MLX model id or local path; with --base-url, the server's name"),
@@ -60,6 +65,7 @@ def ask_once(
     base_url: str | None = None,
     max_iterations: int | None = None,
     session: Session | None = None,
+    scope: dict[str, str | None] | None = None,
 ) -> AskDoc:
     """Answer one question and print it (answer, then citations); returns the JSON shape.
 
@@ -78,6 +84,7 @@ def ask_once(
         "max_iterations": max_iterations,
         "no_llm": no_llm,
         "history": list(history),
+        **{k: v for k, v in (scope or {}).items() if v is not None},
     }
     request = parse_as(AskRequest, "ask", args)  # checked once, before anything starts
     question = request.question  # stripped
@@ -136,6 +143,10 @@ def ask(
         ),
     ] = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
+    person: Person = None,
+    chat: ChatOption = None,
+    since: Since = None,
+    until: Until = None,
     home: Home = None,
     json: Json = False,
     quiet: Quiet = False,
@@ -156,6 +167,7 @@ def ask(
         base_url=base_url,
         max_iterations=max_iterations,
         session=Session(cfg, no_service=no_service),
+        scope={"person": person, "chat": chat, "since": since, "until": until},
     )
 
 
@@ -165,6 +177,10 @@ def chat(
     model: Model = None,
     base_url: BaseUrl = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="answer from search alone")] = False,
+    person: Person = None,
+    chat: ChatOption = None,
+    since: Since = None,
+    until: Until = None,
     home: Home = None,
     quiet: Quiet = False,
     no_service: NoService = False,
@@ -186,6 +202,7 @@ def chat(
         lambda question, hints: ask_once(
             cfg, question, json=False, no_llm=no_llm, history=hints, quiet=quiet,
             show_sources=False, model=model, base_url=base_url, session=session,
+            scope={"person": person, "chat": chat, "since": since, "until": until},
         ),
         names=people,
     )  # fmt: skip

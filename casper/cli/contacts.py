@@ -22,7 +22,11 @@ def contacts(
     if json:
         print_json(rows)
         return
-    from casper.cli.render import console, contacts_table
+    from rich.text import Text
+
+    from casper.cli.render import console, contacts_notes, contacts_table
 
     out = console()
     out.print(contacts_table(rows, out.width))
+    for note in contacts_notes(rows):
+        out.print(Text(note, style="dim"))

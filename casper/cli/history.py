@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 CHARS_PER_TOKEN = 4  # rough, but only used to bound prompt growth
+SHOWN = 3  # earlier turns the model is given word for word (older ones: their topics)
 
 
 @dataclass
@@ -19,6 +21,7 @@ class History:
     budget_tokens: int = 2000
     turns: list[tuple[str, str]] = field(default_factory=list)
     summary: str = ""
+    saved: float | None = None  # when it was last written (UTC seconds): "continuing … from"
 
     # a saved history that did not read, moved aside (kept for the user) before a new one
     # is written in its place: (where it went, why)
@@ -33,7 +36,11 @@ class History:
             data = json.loads(path.read_text())
             turns = [(str(q), str(a)) for q, a in data.get("turns", [])]
             summary = data.get("summary", "")
-            return cls(path, budget_tokens, turns, summary if isinstance(summary, str) else "")
+            saved = data.get("saved")
+            if not isinstance(saved, int | float):  # written before it said when
+                saved = path.stat().st_mtime
+            summary = summary if isinstance(summary, str) else ""
+            return cls(path, budget_tokens, turns, summary, float(saved))
         except FileNotFoundError:
             return cls(path, budget_tokens)
         except (OSError, ValueError, TypeError, AttributeError) as exc:
@@ -64,8 +71,20 @@ class History:
 
     def as_hints(self) -> tuple[str, ...]:
         hints = [self.summary] if self.summary else []
-        hints += [f"Earlier question: {q} — your answer: {a[:300]}" for q, a in self.turns[-3:]]
+        hints += [f"Earlier question: {q} — your answer: {a[:300]}" for q, a in self.turns[-SHOWN:]]
         return tuple(hints)
+
+    def opening(self, day: str | None) -> str:
+        """The line `casper chat` starts with: what the model will see of earlier chats."""
+        if not self.turns and not self.summary:
+            return "starting fresh: no earlier turns"
+        n = len(self.turns)
+        said = f"continuing {n} earlier turn{'s' if n != 1 else ''}" + (
+            f" from {day}" if day else ""
+        )
+        if n > SHOWN or self.summary:
+            said += f" (the model sees the last {min(n, SHOWN)} and the topics of older ones)"
+        return said + "; /clear starts fresh"
 
     def save(self) -> bool:
         """Write the history (0600); False when its file cannot be written (a folder in its
@@ -74,7 +93,8 @@ class History:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as f:
-                json.dump({"turns": self.turns, "summary": self.summary}, f)
+                self.saved = time.time()
+                json.dump({"turns": self.turns, "summary": self.summary, "saved": self.saved}, f)
         except OSError:
             return False
         return True

@@ -44,7 +44,8 @@ def usage_footer(doc: AskDoc, wall_s: float | None = None) -> str:
     parts = [f"{wall_s if wall_s is not None else doc.get('elapsed_s', 0):.1f} s"]
     if doc.get("load_s"):
         parts[0] += f" (loading {doc['load_s']:.1f} s)"
-    calls = usage.get("iterations", doc.get("iterations")) or 0
+    # requests sent to the engine (the synthesis pass and retries included), not loop steps
+    calls = usage.get("model_calls", usage.get("iterations", doc.get("iterations"))) or 0
     if doc.get("model"):
         parts.append(f"{calls} model call{'s' if calls != 1 else ''}")
     tools = len(doc.get("tool_calls") or [])

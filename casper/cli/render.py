@@ -201,10 +201,23 @@ def contacts_table(rows: Sequence[ContactJson], width: int = 80) -> Any:
     if wide:
         table.add_column("last", no_wrap=True)
     for r in rows:
+        sent = str(r["sent"])
+        if not r["sent"] and r.get("sent_in_groups"):  # why 0: said below the table
+            sent = "0*"
         cells: list[str | Text] = [r["id"], Text(r["name"]), Text("\n".join(r["handles"])),
-                                   str(r["sent"]), str(r["received"])]  # fmt: skip
+                                   sent, str(r["received"])]  # fmt: skip
         table.add_row(*cells, *([(r["last"] or "")[:10]] if wide else []))
     return table
+
+
+def contacts_notes(rows: Sequence[ContactJson]) -> list[str]:
+    """Under the contacts table: why someone you write to shows `sent 0*` (`sent` counts
+    one-to-one chats; you write to them only in groups)."""
+    return [
+        f"* {r['name']}: sent 0 one-to-one; {r['sent_in_groups']:,} in groups"
+        for r in rows
+        if not r["sent"] and r.get("sent_in_groups")
+    ]
 
 
 def people_stats_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:

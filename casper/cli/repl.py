@@ -114,6 +114,10 @@ def run_repl(
     names = sorted(names or (), key=len, reverse=True)  # longest first: full names win
     tz = local_tz(cfg.timezone)
     err.print(Text("casper chat — /help for commands, Ctrl-D to leave", style="dim"))
+    saved = session.history.saved
+    day = datetime.fromtimestamp(saved, tz).date().isoformat() if saved else None
+    # what the model is given of earlier chats is said, never carried silently (issue 36)
+    err.print(Text(session.history.opening(day), style="dim"), soft_wrap=True)
     while True:
         try:
             line = read(PROMPT).strip()

@@ -55,8 +55,16 @@ def _print_stats(data: StatsDoc, range_label: str = "all time") -> None:
     c.print(head)
     c.print(f"  range: {range_label}")
     c.print(
-        f"  sent {data['sent']} · received {data['received']} · active days {data['active_days']}"
+        f"  sent {data['sent']} (one-to-one) · received {data['received']} (all chats) · "
+        f"active days {data['active_days']}"
     )
+    split = data.get("chats")
+    if split and (split["sent_in_groups"] or split["received_in_groups"]):
+        c.print(
+            f"  one-to-one: sent {split['sent_one_to_one']} · received "
+            f"{split['received_one_to_one']}; in shared groups: sent {split['sent_in_groups']}"
+            f" · received {split['received_in_groups']}"
+        )
     c.print(f"  first {(data['first'] or '-')[:10]} · last {(data['last'] or '-')[:10]}")
     r = data["median_reply_s"]
     fmt = lambda s: "-" if s is None else (f"{s / 60:.0f} min" if s < 3600 else f"{s / 3600:.1f} h")  # noqa: E731

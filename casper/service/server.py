@@ -2,9 +2,10 @@
 
 One process per data dir, guaranteed by an exclusive flock on `service.lock` held for the
 process's life (so a socket left by a dead service is known to be stale and is replaced).
-Data access (SQLite, LanceDB, the embedder and reranker) is serialised by one lock; the chat
-model has its own lock and runs with the data lock released, so a search is not stuck behind a
-long answer. Logs go to stderr and never contain message text or queries.
+Data access (SQLite, LanceDB, the embedder and reranker) is serialised by one lock; each chat
+engine (the MLX models together, each model server apart) has its own lock and runs with the data
+lock released, so a search, a refusal or another server's answer is not stuck behind a long one.
+Logs go to stderr and never contain message text or queries.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 from casper.app.damage import explain
 from casper.app.requests import COMMANDS, Request, parse
-from casper.app.runtime import Runtime
+from casper.app.runtime import Runtime, engine_key
 from casper.config import Config, load_config
 from casper.datadir import unusable
 from casper.errors import BadRequest, CasperError, DataDamaged
@@ -73,19 +74,38 @@ class _LockedEngine:
             return self._inner.chat(*args, **kwargs)
 
 
-class ServiceRuntime(Runtime):
-    """A Runtime whose chat model loads and runs under the model lock, not the data lock."""
+class EngineLocks:
+    """One lock per engine: only a generation waits for a generation of the same engine. The
+    MLX models share one (one GPU, one model's memory at a time); each model server has its
+    own, so a refused or failing server, or another server's answer, never queues behind a
+    running one (issue 36: a refusal took 61 s behind another server's generation)."""
 
-    def __init__(self, cfg: Config, data_lock: threading.Lock, engine_lock: threading.Lock):
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    def lock(self, base_url: str | None, model: str) -> threading.Lock:
+        key = "mlx" if not base_url else engine_key(model, base_url)
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+
+class ServiceRuntime(Runtime):
+    """A Runtime whose chat models load and run under their own engine's lock, not the data
+    lock."""
+
+    def __init__(self, cfg: Config, data_lock: threading.Lock, engine_locks: EngineLocks):
         super().__init__(cfg)
-        self.data_lock, self.engine_lock = data_lock, engine_lock
+        self.data_lock, self.engine_locks = data_lock, engine_locks
 
     def engine(self, model: str | None = None, base_url: str | None = None) -> tuple[Any, Any]:
-        with _released(self.data_lock), self.engine_lock:
+        url = base_url or self.cfg.llm_base_url
+        lock = self.engine_locks.lock(url, model or self.cfg.llm_model)
+        with _released(self.data_lock), lock:
             engine, failure = super().engine(model, base_url)
         if engine is None:
             return None, failure
-        return _LockedEngine(engine, self.data_lock, self.engine_lock), None
+        return _LockedEngine(engine, self.data_lock, lock), None
 
 
 def _config_stamp(home: Path) -> tuple[int, int] | None:
@@ -119,7 +139,7 @@ class Service:
         self.home = home
         self.idle_s = idle_s
         self.data_lock = threading.Lock()
-        self.engine_lock = threading.Lock()
+        self.engine_locks = EngineLocks()
         self.state_lock = threading.Lock()
         self.started = time.time()
         self.last_active = time.monotonic()
@@ -131,7 +151,7 @@ class Service:
         self.auto: AutoIndexer | None = None  # None: started with --no-auto-index
         self._config_stamp = _config_stamp(home)
         self._dir_id = _dir_id(home)
-        self.rt = ServiceRuntime(load_config(home), self.data_lock, self.engine_lock)
+        self.rt = ServiceRuntime(load_config(home), self.data_lock, self.engine_locks)
 
     @property
     def cfg(self) -> Config:
@@ -145,7 +165,7 @@ class Service:
         if stamp != self._config_stamp:
             log.info("config.toml changed: rebuilding everything")
             self._config_stamp = stamp
-            self.rt = ServiceRuntime(load_config(self.home), self.data_lock, self.engine_lock)
+            self.rt = ServiceRuntime(load_config(self.home), self.data_lock, self.engine_locks)
         elif self.rt.refresh():
             number = self.rt.generation.number
             log.info("index generation %d: reopening the store and index", number)

@@ -10,6 +10,7 @@ from typing import cast
 
 from casper.records import ME
 from casper.stats import (
+    ChatSplit,
     Line,
     LocalClock,
     PersonStats,
@@ -82,3 +83,48 @@ def _credited(store: Store, start: float | None, end: float | None) -> list[tupl
     owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
     lines = [Line(s, ts, c) for s, c, ts, _kind in store.activity(start, end)]
     return attribute_to_people(lines, owner)
+
+
+def chat_split(
+    store: Store, person_id: str, start: float | None = None, end: float | None = None
+) -> ChatSplit:
+    """Countable messages with one person, one-to-one and in shared groups, in a range."""
+    chats = store.chats()
+    one = [c.id for c in chats if not c.is_group and c.members == (person_id,)]
+    groups = [c.id for c in chats if c.is_group and person_id in c.members]
+
+    def count(chat_ids: list[int], sender: str) -> int:
+        if not chat_ids:
+            return 0
+        where = " AND ts >= ?" * (start is not None) + " AND ts < ?" * (end is not None)
+        bounds = [b for b in (start, end) if b is not None]
+        sql = (
+            "SELECT count(*) FROM messages WHERE kind != 'system' AND sender = ? AND chat_id IN "
+            f"({','.join('?' * len(chat_ids))}){where}"
+        )
+        return int(store.conn.execute(sql, [sender, *chat_ids, *bounds]).fetchone()[0])
+
+    return {
+        "sent_one_to_one": count(one, ME),
+        "received_one_to_one": count(one, person_id),
+        "sent_in_groups": count(groups, ME),
+        "received_in_groups": count(groups, person_id),
+    }
+
+
+def sent_in_groups(store: Store) -> dict[str, int]:
+    """person id → the owner's countable messages in the group chats that person is in (one
+    GROUP BY over the sender index, then summed per member)."""
+    by_chat = dict(
+        store.conn.execute(
+            "SELECT chat_id, count(*) FROM messages WHERE sender = ? AND kind != 'system' "
+            "GROUP BY chat_id",
+            (ME,),
+        ).fetchall()
+    )
+    out: dict[str, int] = {}
+    for chat in store.chats():
+        if chat.is_group and by_chat.get(chat.id):
+            for member in chat.members:
+                out[member] = out.get(member, 0) + by_chat[chat.id]
+    return out

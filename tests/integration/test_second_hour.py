@@ -133,7 +133,7 @@ def test_when_did_i_last_talk_to_someone_is_the_stats_date_and_its_message(
     (cited,) = data["citations"]
     assert cited["ts"] == alex["last"]  # the message behind the stats' `last`
     assert alex["last"][:10] in data["answer"] and f"[#{cited['rowid']}]" in data["answer"]
-    assert data["grounding"] == "cited"
+    assert data["grounding"] == "stats"  # the stats' date, citing its message
     first = as_json("ask", "when did I first text Priya?", "--no-llm", "--home", home)
     priya = next(p for p in as_json("contacts", "--home", home) if p["name"] == "Priya Natarajan")
     assert first["citations"][0]["ts"] == priya["first"]
@@ -151,7 +151,7 @@ def test_who_is_a_nickname_is_the_card(home: str, fakes: None) -> None:
     data = as_json("ask", "who is Sammy?", "--no-llm", "--home", home)
     assert data["answer"].startswith("Sammy is Sam Rivera")
     assert "+14155550132" in data["answer"] and "sam.rivera@example.com" in data["answer"]
-    assert len(data["citations"]) == 1 and data["grounding"] == "cited"
+    assert len(data["citations"]) == 1 and data["grounding"] == "stats"  # the card's
 
 
 def test_a_question_with_a_topic_of_its_own_is_still_searched(home: str, fakes: None) -> None:

@@ -124,7 +124,7 @@ def test_a_chat_model_that_is_not_downloaded_is_never_imported(
     loaded = [x for x in done.stderr.splitlines() if x.startswith("LOADED=")]
     assert loaded and json.loads(loaded[-1][len("LOADED=") :]) == [], done.stderr
     data = json.loads(done.stdout)
-    assert data["guards"] == ["model_unavailable"] and data["citations"]
+    assert data["guards"] == [] and data["notices"] == ["model_unavailable"] and data["citations"]
     check = runner.invoke(app, ["doctor", "--home", str(home), "--json"])
     model = next(c for c in json.loads(check.stdout)["checks"] if c["name"] == "language model")
     assert model["status"] == "warn" and "not in the local model cache" in model["detail"]

@@ -154,7 +154,7 @@ def test_ask_says_when_the_server_is_gone_and_answers_from_search(
         pass  # started and stopped: nothing listens on its port now
     doc, stderr = _ask(demo_home, server)
     assert "answering from search alone: cannot connect to the model server" in stderr
-    assert doc["guards"] == ["model_unavailable"] and doc["citations"]
+    assert doc["guards"] == [] and doc["notices"] == ["model_unavailable"] and doc["citations"]
 
 
 def test_doctor_shows_the_server_and_whether_it_answers(

@@ -63,3 +63,32 @@ def test_ctrl_c_stops_one_answer_not_the_session(tmp_path: Path) -> None:
 def test_pipes_get_plain_input_and_terminals_a_private_history_file(tmp_path: Path) -> None:
     assert line_reader(tmp_path / "h", interactive=False) is input
     assert not (tmp_path / "h").exists()
+
+
+def test_a_chat_says_it_continues_earlier_turns_and_the_model_sees_what_it_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import os
+
+    cfg = Config(data_dir=tmp_path, timezone="UTC")
+    turns = [[f"question {i}", f"answer {i}"] for i in range(6)]
+    cfg.chat_history_path.write_text(json.dumps({"turns": turns, "summary": ""}))
+    os.utime(cfg.chat_history_path, (1795737600, 1795737600))  # 2026-11-27, an older file
+    asked: list[tuple[str, ...]] = []
+
+    def ask(question: str, hints: tuple[str, ...]) -> dict:
+        asked.append(hints)
+        return {"answer": "ok", "citations": []}
+
+    run_repl(cfg, ask, read=reader(["next?"]))
+    said = " ".join(capsys.readouterr().err.split())
+    assert "continuing 6 earlier turns from 2026-11-27" in said and "/clear starts fresh" in said
+    assert "the model sees the last 3" in said
+    assert [h.split(" — ")[0] for h in asked[0]] == [
+        f"Earlier question: question {i}" for i in (3, 4, 5)
+    ]
+    run_repl(cfg, ask, read=reader(["/clear"]))
+    capsys.readouterr()
+    run_repl(cfg, ask, read=reader([]))
+    assert "starting fresh" in capsys.readouterr().err

@@ -28,6 +28,7 @@ HEAVY = {
 }
 PURE = [
     "casper/stats.py",
+    "casper/app/stats_series.py",
     "casper/indexer/people.py",
     "casper/indexer/chunking.py",
     "casper/search/fusion.py",

@@ -25,6 +25,7 @@ from casper.records import Person, StoredMessage
 if TYPE_CHECKING:
     from casper.agent.answer import Citation, Tokens, ToolCallJson
     from casper.agent.loop import UsageJson
+    from casper.app.stats_series import Series
     from casper.search.query import UnderstoodJson
     from casper.stats import PersonStats
 
@@ -191,8 +192,18 @@ class Days(TypedDict):
     until: str | None
 
 
+class StatsScope(TypedDict):
+    """What `stats` is about: a person, a chat (or group), or the owner overall ("me")."""
+
+    kind: str  # person | chat | me
+    id: str  # person id, chat id (as text), or "me"
+    name: str
+    members: int  # people: 1 for a person, the chat's others, every known person for "me"
+
+
 class StatsDoc(TypedDict):
-    person: PersonJson
+    person: NotRequired[PersonJson]  # only when the scope is a person
+    scope: StatsScope
     sent: int
     received: int
     first: str | None
@@ -204,6 +215,9 @@ class StatsDoc(TypedDict):
     busiest_hours: list[list[int]]  # [hour, count]
     by_month: dict[str, int]  # "2024-03": count
     range: Days
+    series: Series  # the pictures' numbers (casper.app.stats_series)
+    names: dict[str, str]  # display names of the person ids the series mention
+    zone: str  # the time zone of every local day and hour here
 
 
 class Reconciled(TypedDict):
@@ -319,20 +333,32 @@ def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> Mess
     return data
 
 
-def stats_json(person: Person, stats: PersonStats, days: Days, tz: tzinfo) -> StatsDoc:
-    """`stats --json`: the person, their figures (times as local ISO) and the days they cover."""
-    person_json: PersonJson = {
-        "id": person.id,
-        "name": person.name,
-        "handles": list(person.handles),
-    }
-    return {
-        "person": person_json,
+def stats_json(
+    person: Person | None,
+    stats: PersonStats,
+    days: Days,
+    tz: tzinfo,
+    *,
+    scope: StatsScope,
+    series: Series,
+    names: dict[str, str],
+    zone: str,
+) -> StatsDoc:
+    """`stats --json`: what it is about, the figures (times as local ISO), the days they cover
+    and the series the pictures draw."""
+    doc: StatsDoc = {
+        "scope": scope,
         **stats,
         "first": iso(stats["first"], tz),
         "last": iso(stats["last"], tz),
         "range": days,
+        "series": series,
+        "names": names,
+        "zone": zone,
     }
+    if person is not None:
+        doc["person"] = {"id": person.id, "name": person.name, "handles": list(person.handles)}
+    return doc
 
 
 def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> HitJson:

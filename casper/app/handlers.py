@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from casper.app.documents import (
         AskDoc,
         ContactJson,
-        Days,
         ReactionAsked,
         Reranked,
         SearchDoc,
@@ -208,19 +207,14 @@ def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
 
 
 def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
-    from casper.app.documents import stats_json
-    from casper.dates.ranges import days_to_utc, span_days
-    from casper.store.stats_query import person_stats
+    from casper.app.stats_scope import resolve_scope, stats_document
+    from casper.dates.ranges import span_days
 
     tz = zone(rt)
-    first, last = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
-    start, end = days_to_utc(first, last, tz)
+    span = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
     store = rt.store()
-    who = store.resolve_person(req.person)
-    # with the days the range resolved to: what "last March" meant (inclusive local days)
-    days: Days = {"since": first.isoformat() if first else None,
-                  "until": last.isoformat() if last else None}  # fmt: skip
-    return stats_json(who, person_stats(store, who.id, tz, start, end), days, tz)
+    scope = resolve_scope(store, req.person, req.chat)
+    return stats_document(store, scope, tz, span, period=req.period)
 
 
 def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> ShowDoc:

@@ -51,9 +51,11 @@ class ContactsRequest:
 
 @dataclass(frozen=True, slots=True)
 class StatsRequest:
-    person: str
+    person: str | None = None  # None or "me": the owner overall
     since: str | None = None
     until: str | None = None
+    chat: str | None = None  # a chat id or name (--chat)
+    period: str | None = None  # week | month (--by); None: by the range's length
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,9 +204,23 @@ def _search(a: _Args) -> SearchRequest:
     )
 
 
+STATS_PERIODS = ("week", "month")  # stats --by
+
+
 def _stats(a: _Args) -> StatsRequest:
-    person = a.required("person", example="casper stats Sam")
-    return StatsRequest(person, since=a.text("since"), until=a.text("until"))
+    person, chat = a.text("person"), a.text("chat")
+    if person is not None and chat is not None:
+        raise BadRequest(
+            "name a person or a chat, not both",
+            hint='casper stats Sam, or casper stats --chat "Climbing crew"',
+        )
+    return StatsRequest(
+        person,
+        since=a.text("since"),
+        until=a.text("until"),
+        chat=chat,
+        period=a.choice("period", "--by", STATS_PERIODS, None),
+    )
 
 
 def _show(a: _Args) -> ShowRequest:

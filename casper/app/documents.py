@@ -220,6 +220,52 @@ class StatsDoc(TypedDict):
     zone: str  # the time zone of every local day and hour here
 
 
+class PersonCount(TypedDict):
+    id: str
+    name: str
+    messages: int  # sent to them in our 1:1 chats + theirs anywhere: `stats NAME` for the year
+    rank_before: int | None  # their place the year before (1 = first), None when not in it
+
+
+class Moment(TypedDict):
+    """A message of the year: when, who, and its text as the privacy allows (None: hidden)."""
+
+    ts: str | None
+    sender: str
+    chat: str
+    text: str | None
+
+
+class YearFigures(TypedDict):
+    year: int
+    sent: int
+    received: int
+    active_days: int
+    people: int  # people who wrote or were written to (1:1) that year
+    longest_streak: int
+    median_reply_s: dict[str, float | None]
+    top_emoji: list[list[Any]]  # [emoji, count]
+
+
+class BusiestDay(TypedDict):
+    day: str | None  # ISO local day; None when the year has no message
+    messages: int
+
+
+class ReviewDoc(TypedDict):
+    year: int
+    zone: str
+    shared: bool  # --share: no message text, people as initials
+    this: YearFigures
+    before: YearFigures  # the year before, for comparison
+    top_people: list[PersonCount]
+    busiest_day: BusiestDay
+    new_people: list[str]  # names (as the privacy shows them) first met this year
+    first_message: Moment | None
+    last_message: Moment | None
+    stats: StatsDoc  # the owner's `stats --since YEAR-01-01 --until YEAR-12-31 --by month`
+
+
 class Reconciled(TypedDict):
     """`index --json` after chat.db's history was rewritten (casper.indexer.reconcile)."""
 

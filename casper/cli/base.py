@@ -208,6 +208,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "casper chat --base-url http://127.0.0.1:8080/v1 --model default_model",
     ),
     "mcp": ("casper mcp", "casper mcp --home ~/.casper/demo"),
+    "review": ("casper review 2023", "casper review 2023 --share -o review.html"),
     "show": ("casper show 48213", "casper show 48213 --before 10 --after 2"),
     "doctor": ("casper doctor", "casper doctor --json"),
     "eval": ("casper eval --dataset synthetic", "casper eval --dataset my_gold.jsonl -k 5 -k 10"),

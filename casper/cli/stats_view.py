@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 SENT_STYLE = "cyan"
 RECEIVED_STYLE = "magenta"
 HEAT = (" ", "░", "▒", "▓", "█")  # readable without colour too
-HEAT_STYLES = ("", "green", "green", "bright_green", "bold bright_green")
+HEAT_STYLES = ("", "#4f7f46", "#5fa24a", "#7fcf5a", "bold #b5f58a")  # shade and glyph agree
 BLOCKS = " ▁▂▃▄▅▆▇█"
 CHART_ROWS = 6
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -180,8 +180,12 @@ def _sparkline(values: Sequence[float | None]) -> str:
     known = [v for v in values if v is not None]
     if not known:
         return ""
-    peak = max(known) or 1
-    return "".join(" " if v is None else BLOCKS[max(1, round(8 * v / peak))] for v in values)
+    # one slow month must not flatten the rest: the scale tops out at 3× the median
+    ordered = sorted(known)
+    peak = min(ordered[-1], 3 * ordered[len(ordered) // 2]) or 1
+    return "".join(
+        " " if v is None else BLOCKS[max(1, min(8, round(8 * v / peak)))] for v in values
+    )
 
 
 def _rhythm(data: StatsDoc, text: Any) -> list[Any]:

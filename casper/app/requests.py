@@ -208,7 +208,17 @@ STATS_PERIODS = ("week", "month")  # stats --by
 
 
 def _stats(a: _Args) -> StatsRequest:
-    person, chat = a.text("person"), a.text("chat")
+    # absent: the owner overall; given, it must say something (blank is not a match-all)
+    person = (
+        a.required("person", example="casper stats Sam")
+        if a.args.get("person") is not None
+        else None
+    )
+    chat = (
+        a.required("chat", example="casper stats --chat 7")
+        if a.args.get("chat") is not None
+        else None
+    )
     if person is not None and chat is not None:
         raise BadRequest(
             "name a person or a chat, not both",

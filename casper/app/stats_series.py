@@ -160,11 +160,11 @@ def streaks(days: set[int], today: int | None) -> Streaks:
 def walk(timelines: Sequence[Sequence[StatRow]]) -> tuple[Counter[str], dict[str, list]]:
     """Conversation starts per sender and reply gaps per side, over each chat's timeline.
 
-    Reply gaps come as (ts, seconds) so they can be bucketed by month. A reply is a change
+    Reply gaps come as (row, seconds) so they can be bucketed by month. A reply is a change
     between the owner and anyone else (casper.stats.reply_times): in a group, "them" is
     whoever answered me first."""
     starts: Counter[str] = Counter()
-    replies: dict[str, list[tuple[float, float]]] = {"me": [], "them": []}
+    replies: dict[str, list[tuple[StatRow, float]]] = {"me": [], "them": []}
     for timeline in timelines:
         prev: StatRow | None = None
         for row in timeline:
@@ -175,7 +175,7 @@ def walk(timelines: Sequence[Sequence[StatRow]]) -> tuple[Counter[str], dict[str
             if prev is not None and (row[0] == ME) != (prev[0] == ME):
                 gap = row[1] - prev[1]
                 if 0 <= gap <= MAX_REPLY_S:
-                    replies["me" if row[0] == ME else "them"].append((row[1], gap))
+                    replies["me" if row[0] == ME else "them"].append((row, gap))
             prev = row
     return starts, replies
 
@@ -190,7 +190,11 @@ def quiet_gaps(rows: Sequence[tuple[int, str]]) -> Gaps:
     found: list[Gap] = []
     back: dict[str, int] = {"me": 0, "them": 0}
     prev: date | None = None
+    last = -1
     for yyyymmdd, sender in rows:
+        if yyyymmdd == last:  # the same day as the message before: no silence
+            continue
+        last = yyyymmdd
         day = _day(yyyymmdd)
         if prev is not None and (day - prev).days - 1 >= QUIET_DAYS:
             found.append({"first": prev.isoformat(), "last": day.isoformat(),
@@ -220,14 +224,16 @@ def series(
     buckets: dict[str, list[int]] = {}
     heat = [[0] * 24 for _ in WEEKDAYS]
     weekday: dict[int, int] = {}
+    keys: dict[int, str] = {}
     for row, (d, h) in zip(ordered, local, strict=True):
-        key = period_of(_day(d), chosen)
+        key = keys.get(d)
+        if key is None:  # once per local day, not per message
+            day = _day(d)
+            key = keys[d] = period_of(day, chosen)
+            weekday[d] = day.weekday()
         bucket = buckets.setdefault(key, [0, 0])
         bucket[0 if row[0] == ME else 1] += 1
-        wd = weekday.get(d)
-        if wd is None:
-            wd = weekday[d] = _day(d).weekday()
-        heat[wd][h] += 1
+        heat[weekday[d]][h] += 1
     over_time: list[PeriodCount] = []
     if days:
         for key in _periods(_day(min(days)), _day(max(days)), chosen):
@@ -238,9 +244,9 @@ def series(
     for side, pairs in gaps.items():
         if not pairs:
             continue
-        months = local_fields([(ME, ts, None, None, None) for ts, _g in pairs], clock)
-        for (d, _h), (_ts, gap) in zip(months, pairs, strict=True):
-            key = period_of(_day(d), "month")
+        months = local_fields([r for r, _g in pairs], clock)
+        for (d, _h), (_r, gap) in zip(months, pairs, strict=True):
+            key = f"{d // 10000:04d}-{d // 100 % 100:02d}"
             by_month.setdefault(key, {"me": [], "them": []})[side].append(gap)
     return {
         "period": chosen,
@@ -248,7 +254,7 @@ def series(
         "heatmap": heat,
         "streaks": streaks(days, today),
         "replies": {
-            "median_s": {side: _median([g for _ts, g in v]) for side, v in gaps.items()},
+            "median_s": {side: _median([g for _r, g in v]) for side, v in gaps.items()},
             "by_month": [
                 {"period": k, "me": _median(v["me"]), "them": _median(v["them"])}
                 for k, v in sorted(by_month.items())
@@ -275,5 +281,5 @@ def scope_stats(
     state.add(mine, [r for r in counted if r[0] != ME], clock)
     starts, gaps = walk(timelines)
     state.starts = {"me": starts.get(ME, 0), "them": sum(n for s, n in starts.items() if s != ME)}
-    state.replies = {side: [g for _ts, g in pairs] for side, pairs in gaps.items()}
+    state.replies = {side: [g for _r, g in pairs] for side, pairs in gaps.items()}
     return state.result()

@@ -64,6 +64,9 @@ def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
     fig.savefig(path, format="png", facecolor=CARD)
     plt.close(fig)
     path.chmod(0o600)
+    for cached in (data_dir / "matplotlib").rglob("*"):  # its font list: owner-only, like the rest
+        if cached.is_file():
+            cached.chmod(0o600)
     return path
 
 

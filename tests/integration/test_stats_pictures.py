@@ -140,6 +140,7 @@ def test_person_and_chat_together_is_refused(home: Path) -> None:
     assert missing.exit_code == 1 and "no contact or group chat" in missing.output
 
 
+@pytest.mark.slow  # matplotlib builds its font list in the new home: ~5 s
 def test_png_is_a_picture_written_privately(home: Path, tmp_path: Path) -> None:
     from PIL import Image
 
@@ -152,6 +153,8 @@ def test_png_is_a_picture_written_privately(home: Path, tmp_path: Path) -> None:
         assert all(200 < c < 250 for c in corner)
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     assert os.environ.get("MPLCONFIGDIR", "").startswith(str(home))
+    cached = [p for p in (home / "matplotlib").rglob("*") if p.is_file()]
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in cached)
     empty = tmp_path / "empty.png"
     run(home, "stats", "me", "--since", "2031-01-01", "--png", str(empty))
     assert empty.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -192,6 +192,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "stats": (
         "casper stats Sam",
         'casper stats p_034e2395 --since "last March" --until 2024-06-30',
+        'casper stats "Climbing crew" --by week --png crew.png',
+        "casper stats me --since 2024-01-01",
+    ),
+    "export": (
+        "casper export --person Sam --format md",
+        "casper export --chat 7 --since 2024-01-01 --format csv -o climbing.csv",
     ),
     "search": (
         'casper search "dentist"',

@@ -45,6 +45,16 @@ def title_of(data: StatsDoc) -> str:
     return f"{data['scope']['name']} · {range_label(data['range'])} · {data['zone']}"
 
 
+def footer(data: StatsDoc) -> str:
+    """The figures without a chart of their own: streaks and quiet gaps."""
+    s = data["series"]
+    longest, current, gaps = s["streaks"]["longest"], s["streaks"]["current"], s["gaps"]
+    return (f"{data['sent']} sent · {data['received']} received · longest streak "
+            f"{longest['days']} days · current {current['days']} · quiet gaps of "
+            f"{gaps['min_days']}+ days: {gaps['count']} (ended by me {gaps['reconnected']['me']}, "
+            f"them {gaps['reconnected']['them']})")  # fmt: skip
+
+
 def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
     """Draw every chart of `data` into `path` (a PNG, 0600); returns the path."""
     plt = pyplot(data_dir)
@@ -60,6 +70,7 @@ def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
     _over_time(axes[0], data)
     _heatmap(axes[1], data, fig)
     _replies(axes[2], data)
+    fig.text(0.5, 0.015, footer(data), ha="center", color=INK, fontsize=10)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", facecolor=CARD)
     plt.close(fig)

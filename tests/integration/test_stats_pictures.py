@@ -161,10 +161,13 @@ def test_png_is_a_picture_written_privately(home: Path, tmp_path: Path) -> None:
 
 
 def test_title_names_who_when_and_the_zone(home: Path) -> None:
-    from casper.cli.charts import title_of
+    from casper.cli.charts import footer, title_of
 
     d = doc(home, "Sam", "--since", "2023-01-01", "--until", "2023-06-30")
     assert title_of(d) == f"Sam Rivera · 2023-01-01 → 2023-06-30 · {d['zone']}"  # type: ignore[arg-type]
+    streak, gaps = d["series"]["streaks"]["longest"]["days"], d["series"]["gaps"]["count"]
+    assert f"longest streak {streak} days" in footer(d)  # type: ignore[arg-type]
+    assert f"days: {gaps} (" in footer(d)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", ["imessagedb/chat.db", "imessage-exporter/db/test.db"])

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 IMG = Path(__file__).resolve().parent / "img"
+REPO = IMG.parents[1]
+sys.path.insert(0, str(REPO))  # `tests.helpers` (the fake embedder) from this checkout
 
 
 def chromium() -> str:

@@ -152,7 +152,7 @@ def build_review(
     names = store.names()
     top: list[PersonCount] = [
         {
-            "id": pid,
+            "id": pid if not shared else privacy.name(pid, names.get(pid, pid)),
             "name": privacy.name(pid, names.get(pid, pid)),
             "messages": n,
             "rank_before": rank_before.get(pid),
@@ -186,7 +186,18 @@ def build_review(
 
 
 def _shared_stats(doc: StatsDoc, privacy: Privacy) -> StatsDoc:
-    shown = dict(doc)
-    shown["names"] = {pid: privacy.name(pid, name) for pid, name in doc["names"].items()}
+    """The owner's stats as a shared review shows them: every person (their id included, which
+    could be traced to a handle) as the privacy names them."""
+    import copy
+
+    shown = copy.deepcopy(doc)
+    alias = {pid: privacy.name(pid, name) for pid, name in doc["names"].items()}
+    series = shown["series"]
+    series["starters"]["by_sender"] = [
+        [alias.get(str(who), "?"), n] for who, n in series["starters"]["by_sender"]
+    ]
+    for gap in series["gaps"]["longest"]:
+        gap["back"] = alias.get(gap["back"], "?")
+    shown["names"] = {name: name for name in alias.values()}
     shown["scope"] = {**doc["scope"], "name": "me"}
-    return shown  # type: ignore[return-value]
+    return shown

@@ -121,7 +121,9 @@ def test_shared_review_has_no_text_and_no_names(home: Path, tmp_path: Path) -> N
     assert "S.R." in html and "A.C." in html
     assert full["first_message"]["text"] not in html
     assert full["last_message"]["text"] not in html
-    shared = json.loads(run(home, "review", "2023", "--share", "--json"))
+    printed = run(home, "review", "2023", "--share", "--json")
+    assert not re.search(r"\bp_[0-9a-f]{6,}", printed)  # no person id: it could name a handle
+    shared = json.loads(printed)
     assert shared["first_message"]["text"] is None
     assert [p["messages"] for p in shared["top_people"]] == [
         p["messages"] for p in full["top_people"]

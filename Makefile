@@ -3,7 +3,7 @@ PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test test-fast bench eval lint clean smollm2
+.PHONY: setup demo test test-fast bench eval lint clean smollm2 pictures
 
 setup: $(VENV)/.done
 
@@ -34,6 +34,11 @@ bench: setup
 # one report with the default against --literal and each leg, per category -> bench/results/eval.md
 eval: setup
 	$(BIN)/python -m eval.suite
+
+# The README's pictures (docs/img/*.png) from the demo corpus; needs headless Chromium
+# (apt-get install chromium fonts-noto-color-emoji). Not part of CI: the images are committed.
+pictures: setup
+	$(BIN)/python docs/pictures.py
 
 # Convert SmolLM2 to MLX once (cached in ~/.cache/casper-tests, never in the repo)
 smollm2: setup

@@ -76,7 +76,13 @@ def _typeddict(value: Any, tp: Any, where: str) -> list[str]:
 
 # where the documents' blocks made below casper.app are typed (casper/app/documents.py imports
 # them under TYPE_CHECKING, so they are not in its namespace at run time)
-TYPE_HOMES = ("casper.stats", "casper.search.query", "casper.agent.answer", "casper.agent.loop")
+TYPE_HOMES = (
+    "casper.stats",
+    "casper.app.stats_series",
+    "casper.search.query",
+    "casper.agent.answer",
+    "casper.agent.loop",
+)
 
 
 @functools.cache

@@ -28,6 +28,8 @@ HEAVY = {
 }
 PURE = [
     "casper/stats.py",
+    "casper/app/stats_series.py",
+    "casper/app/export_formats.py",
     "casper/indexer/people.py",
     "casper/indexer/chunking.py",
     "casper/search/fusion.py",

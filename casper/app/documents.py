@@ -26,6 +26,7 @@ from casper.stats import ChatSplit
 if TYPE_CHECKING:
     from casper.agent.answer import Citation, Tokens, ToolCallJson
     from casper.agent.loop import UsageJson
+    from casper.app.stats_series import Series
     from casper.search.query import UnderstoodJson
     from casper.stats import PersonStats
 
@@ -206,8 +207,18 @@ class Days(TypedDict):
     until: str | None
 
 
+class StatsScope(TypedDict):
+    """What `stats` is about: a person, a chat (or group), or the owner overall ("me")."""
+
+    kind: str  # person | chat | me
+    id: str  # person id, chat id (as text), or "me"
+    name: str
+    members: int  # people: 1 for a person, the chat's others, every known person for "me"
+
+
 class StatsDoc(TypedDict):
-    person: PersonJson
+    person: NotRequired[PersonJson]  # only when the scope is a person
+    scope: StatsScope
     sent: int
     received: int
     first: str | None
@@ -220,6 +231,55 @@ class StatsDoc(TypedDict):
     by_month: dict[str, int]  # "2024-03": count
     range: Days
     chats: NotRequired[ChatSplit]  # one-to-one and shared-group counts, apart
+    series: Series  # the pictures' numbers (casper.app.stats_series)
+    names: dict[str, str]  # display names of the person ids the series mention
+    zone: str  # the time zone of every local day and hour here
+
+
+class PersonCount(TypedDict):
+    id: str
+    name: str
+    messages: int  # sent to them in our 1:1 chats + theirs anywhere: `stats NAME` for the year
+    rank_before: int | None  # their place the year before (1 = first), None when not in it
+
+
+class Moment(TypedDict):
+    """A message of the year: when, who, and its text as the privacy allows (None: hidden)."""
+
+    ts: str | None
+    sender: str
+    chat: str
+    text: str | None
+
+
+class YearFigures(TypedDict):
+    year: int
+    sent: int
+    received: int
+    active_days: int
+    people: int  # people who wrote or were written to (1:1) that year
+    longest_streak: int
+    median_reply_s: dict[str, float | None]
+    top_emoji: list[list[Any]]  # [emoji, count]
+
+
+class BusiestDay(TypedDict):
+    day: str | None  # ISO local day; None when the year has no message
+    messages: int
+
+
+class ReviewDoc(TypedDict):
+    year: int
+    zone: str
+    shared: bool  # --share: no message text, people as initials
+    this: YearFigures
+    before: YearFigures  # the year before, for comparison
+    top_people: list[PersonCount]
+    busiest_day: BusiestDay
+    new_people: list[str]  # names (as the privacy shows them) first met this year
+    first_message: Moment | None
+    last_message: Moment | None
+    stats: StatsDoc  # the owner's `stats --since YEAR-01-01 --until YEAR-12-31 --by month`
 
 
 class Reconciled(TypedDict):
@@ -335,20 +395,32 @@ def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> Mess
     return data
 
 
-def stats_json(person: Person, stats: PersonStats, days: Days, tz: tzinfo) -> StatsDoc:
-    """`stats --json`: the person, their figures (times as local ISO) and the days they cover."""
-    person_json: PersonJson = {
-        "id": person.id,
-        "name": person.name,
-        "handles": list(person.handles),
-    }
-    return {
-        "person": person_json,
+def stats_json(
+    person: Person | None,
+    stats: PersonStats,
+    days: Days,
+    tz: tzinfo,
+    *,
+    scope: StatsScope,
+    series: Series,
+    names: dict[str, str],
+    zone: str,
+) -> StatsDoc:
+    """`stats --json`: what it is about, the figures (times as local ISO), the days they cover
+    and the series the pictures draw."""
+    doc: StatsDoc = {
+        "scope": scope,
         **stats,
         "first": iso(stats["first"], tz),
         "last": iso(stats["last"], tz),
         "range": days,
+        "series": series,
+        "names": names,
+        "zone": zone,
     }
+    if person is not None:
+        doc["person"] = {"id": person.id, "name": person.name, "handles": list(person.handles)}
+    return doc
 
 
 def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> HitJson:

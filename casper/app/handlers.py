@@ -38,7 +38,6 @@ if TYPE_CHECKING:
         AskDoc,
         AskFilters,
         ContactJson,
-        Days,
         ReactionAsked,
         Reranked,
         SearchDoc,
@@ -213,23 +212,20 @@ def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
 
 
 def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
-    from casper.app.documents import stats_json
-    from casper.dates.ranges import days_to_utc, span_days
-    from casper.store.stats_query import person_stats
+    from casper.app.stats_scope import resolve_scope, stats_document
+    from casper.dates.ranges import span_days
 
     tz = zone(rt)
-    first, last = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
-    start, end = days_to_utc(first, last, tz)
+    span = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
     store = rt.store()
-    who = store.resolve_person(req.person)
-    # with the days the range resolved to: what "last March" meant (inclusive local days)
-    days: Days = {"since": first.isoformat() if first else None,
-                  "until": last.isoformat() if last else None}  # fmt: skip
-    from casper.store.stats_query import chat_split
+    scope = resolve_scope(store, req.person, req.chat)
+    doc = stats_document(store, scope, tz, span, period=req.period)
+    if scope.person is not None:
+        from casper.dates.ranges import days_to_utc
+        from casper.store.stats_query import chat_split
 
-    doc = stats_json(who, person_stats(store, who.id, tz, start, end), days, tz)
-    # `sent` is one-to-one, `received` everywhere: both, apart (issue 36)
-    doc["chats"] = chat_split(store, who.id, start, end)
+        # a person's `sent` is one-to-one, `received` everywhere: both, apart
+        doc["chats"] = chat_split(store, scope.person.id, *days_to_utc(*span, tz))
     return doc
 
 

@@ -51,9 +51,11 @@ class ContactsRequest:
 
 @dataclass(frozen=True, slots=True)
 class StatsRequest:
-    person: str
+    person: str | None = None  # None or "me": the owner overall
     since: str | None = None
     until: str | None = None
+    chat: str | None = None  # a chat id or name (--chat)
+    period: str | None = None  # week | month (--by); None: by the range's length
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,9 +209,33 @@ def _search(a: _Args) -> SearchRequest:
     )
 
 
+STATS_PERIODS = ("week", "month")  # stats --by
+
+
 def _stats(a: _Args) -> StatsRequest:
-    person = a.required("person", example="casper stats Sam")
-    return StatsRequest(person, since=a.text("since"), until=a.text("until"))
+    # absent: the owner overall; given, it must say something (blank is not a match-all)
+    person = (
+        a.required("person", example="casper stats Sam")
+        if a.args.get("person") is not None
+        else None
+    )
+    chat = (
+        a.required("chat", example="casper stats --chat 7")
+        if a.args.get("chat") is not None
+        else None
+    )
+    if person is not None and chat is not None:
+        raise BadRequest(
+            "name a person or a chat, not both",
+            hint='casper stats Sam, or casper stats --chat "Climbing crew"',
+        )
+    return StatsRequest(
+        person,
+        since=a.text("since"),
+        until=a.text("until"),
+        chat=chat,
+        period=a.choice("period", "--by", STATS_PERIODS, None),
+    )
 
 
 def _show(a: _Args) -> ShowRequest:

@@ -13,6 +13,7 @@ from __future__ import annotations
 # isort: off
 from casper.cli import ask, chats, indexing, contacts, stats, show, doctor, demo  # noqa: F401
 from casper.cli import evaluate, mcp, pull, search, serve  # noqa: F401
+from casper.cli import export, review  # noqa: F401
 
 # isort: on
 from casper.cli.base import app, teach

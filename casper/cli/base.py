@@ -195,6 +195,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "stats": (
         "casper stats Sam",
         'casper stats p_034e2395 --since "last March" --until 2024-06-30',
+        'casper stats "Climbing crew" --by week --png crew.png',
+        "casper stats me --since 2024-01-01",
+    ),
+    "export": (
+        "casper export --person Sam --format md",
+        "casper export --chat 7 --since 2024-01-01 --format csv -o climbing.csv",
     ),
     "search": (
         'casper search "dentist"',
@@ -211,6 +217,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "casper chat --base-url http://127.0.0.1:8080/v1 --model default_model",
     ),
     "mcp": ("casper mcp", "casper mcp --home ~/.casper/demo"),
+    "review": ("casper review 2023", "casper review 2023 --share -o review.html"),
     "show": ("casper show 48213", "casper show 48213 --before 10 --after 2"),
     "doctor": ("casper doctor", "casper doctor --json"),
     "eval": ("casper eval --dataset synthetic", "casper eval --dataset my_gold.jsonl -k 5 -k 10"),

@@ -144,6 +144,30 @@ class StatsQueries:
         ).fetchall()
         return timeline, authored
 
+    def chat_stat_rows(
+        self,
+        chat_ids: Sequence[int] | None,
+        start_ts: float | None = None,
+        end_ts: float | None = None,
+        *,
+        local: bool = True,
+    ) -> list[tuple[int, StatRow]]:
+        """(chat id, StatRow) of the countable messages of some chats (None: every chat), in
+        (chat, ts, rowid) order: each chat's timeline for the stats of a chat or of the owner."""
+        cols = _STAT_COLS if local else "sender, ts, NULL, NULL, emoji"
+        where, args = _in_range(start_ts, end_ts)
+        pick = ""
+        if chat_ids is not None:
+            if not chat_ids:
+                return []
+            pick = f" AND chat_id IN ({','.join('?' * len(chat_ids))})"
+        rows = self.conn.execute(
+            f"SELECT chat_id, {cols} FROM messages WHERE kind != 'system'{pick}{where} "
+            "ORDER BY chat_id, ts, rowid",
+            [*(chat_ids or ()), *args],
+        )
+        return [(r[0], r[1:]) for r in rows]
+
     def refresh_local(self, local: Callable[[float], tuple[int, int]], batch: int = 20_000) -> int:
         """Recompute every message's stats columns (after the configured time zone changed)."""
         done, last = 0, -1

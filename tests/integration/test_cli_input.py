@@ -32,7 +32,7 @@ def _assert_error(result, *, says: str, hint_says: str) -> None:  # noqa: ANN001
     ("args", "says", "hint_says"),
     [
         (["search"], "missing argument 'query'", "casper search --help"),
-        (["stats"], "missing argument 'person'", "casper stats --help"),
+        (["show"], "missing argument 'ID'", "casper show --help"),  # `stats` alone: the owner
         (["search", "dentist", "--bogus"], "no such option: --bogus", "casper search --help"),
         (["search", "dentist", "-k", "ten"], "invalid value for '-k'", "casper search [OPTIONS]"),
         (

@@ -40,6 +40,9 @@ def printed(demo_corpus: DemoCorpus, tmp_path_factory: pytest.TempPathFactory) -
         docs["contacts"] = run("contacts")
         docs["stats"] = run("stats", "Priya")
         docs["stats_range"] = run("stats", "Sam", "--since", "2023-01-01", "--until", "2023-06-30")
+        docs["stats_chat"] = run("stats", "Climbing crew", "--by", "week")
+        docs["stats_me"] = run("stats", "me", "--since", "2024-01-01")
+        docs["review"] = run("review", "2023")
         docs["show"] = run("show", str(docs["search"]["hits"][0]["messages"][0]["rowid"]))
         docs["chats"] = run("chats")
         docs["doctor"] = run("doctor", ok=(0, 1))  # no model cached here: it may fail a check
@@ -55,6 +58,9 @@ TYPES = {
     "contacts": list[documents.ContactJson],
     "stats": documents.StatsDoc,
     "stats_range": documents.StatsDoc,
+    "stats_chat": documents.StatsDoc,
+    "stats_me": documents.StatsDoc,
+    "review": documents.ReviewDoc,
     "show": documents.ShowDoc,
     "chats": list[documents.ChatJson],
     "doctor": documents.DoctorReport,

@@ -48,6 +48,7 @@ def test_every_readme_command_exits_0_on_the_demo(
         synthetic, "build_demo_corpus", lambda dest, **kw: synthetic.build_tiny_corpus(dest)
     )
     demo = str(base / "demo")
+    monkeypatch.chdir(tmp_path)  # `review` and `export` write their files here, not in the repo
     for words in using_it_commands():
         args = ["--home", demo, *words[1:]]  # as `casper --home DEMO …`, the demo's own advice
         ran = runner.invoke(app, args, input="/quit\n", env={"COLUMNS": "80"})

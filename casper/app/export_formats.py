@@ -1,0 +1,99 @@
+"""PURE: export rows → the bytes of a file: JSON Lines (one message a line), CSV (one message a
+row, a header first) or Markdown (a transcript: a heading per chat and per day, who said what
+and when). Nothing here depends on the clock or the machine, so the same rows always give the
+same bytes. Imports: stdlib, casper.app.export (the row type).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from datetime import datetime
+
+from casper.app.export import ExportRow
+
+FORMATS = ("jsonl", "csv", "md")
+CSV_COLUMNS = ("id", "guid", "chat_id", "chat", "sender_id", "sender", "time", "text", "kind",
+               "edited", "reply_to", "reactions", "attachments")  # fmt: skip
+
+
+def row_json(r: ExportRow) -> dict:
+    return {
+        "id": r.id,
+        "guid": r.guid,
+        "chat_id": r.chat_id,
+        "chat": r.chat,
+        "sender_id": r.sender_id,
+        "sender": r.sender,
+        "time": r.time,
+        "text": r.text,
+        "kind": r.kind,
+        "edited": r.edited,
+        "reply_to": r.reply_to,
+        "reactions": [[who, label] for who, label in r.reactions],
+        "attachments": list(r.attachments),
+    }
+
+
+def to_jsonl(rows: Sequence[ExportRow]) -> bytes:
+    lines = (json.dumps(row_json(r), ensure_ascii=False, separators=(",", ":")) for r in rows)
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def to_csv(rows: Sequence[ExportRow]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        writer.writerow([
+            r.id, r.guid, r.chat_id, r.chat, r.sender_id, r.sender, r.time or "",
+            r.text if r.text is not None else "", r.kind, "yes" if r.edited else "",
+            r.reply_to or "", "; ".join(f"{who}: {label}" for who, label in r.reactions),
+            "; ".join(r.attachments),
+        ])  # fmt: skip
+    return out.getvalue().encode("utf-8")
+
+
+def _quote(text: str) -> str:
+    """A message body inside a Markdown line: line breaks kept, nothing read as markup."""
+    escaped = text.replace("\\", "\\\\")
+    for ch in "*_`[]<>#|":
+        escaped = escaped.replace(ch, "\\" + ch)
+    return escaped.replace("\n", "  \n  ")
+
+
+def to_markdown(rows: Sequence[ExportRow], title: str, subtitle: str) -> bytes:
+    lines = [f"# {title}", "", subtitle, ""]
+    by_guid = {r.guid: r for r in rows}
+    chat, day = None, None
+    for r in rows:
+        if r.chat_id != chat:
+            chat, day = r.chat_id, None
+            lines += [f"## {r.chat} (chat {r.chat_id})", ""]
+        stamp = datetime.fromisoformat(r.time) if r.time else None
+        today = stamp.strftime("%A %-d %B %Y") if stamp else "undated"
+        if today != day:
+            day = today
+            lines += [f"### {today}", ""]
+        clock = stamp.strftime("%H:%M") if stamp else "--:--"
+        body = _quote(r.text) if r.text is not None else "*(text hidden)*"
+        if r.attachments:
+            files = " ".join(f"📎 {_quote(a)}" for a in r.attachments)
+            placeholder = r.kind == "attachment" and (r.text or "").startswith("[")
+            body = files if placeholder else f"{body} {files}".strip()
+        extra = []
+        if r.edited:
+            extra.append("edited")
+        if r.reply_to:
+            quoted = by_guid.get(r.reply_to)
+            extra.append(f"replying to {quoted.sender} at {(quoted.time or '')[11:16]}"
+                         if quoted else "a reply")  # fmt: skip
+        tail = f" _({', '.join(extra)})_" if extra else ""
+        lines.append(f"**{_quote(r.sender)}** {clock} — {body}{tail}  ")
+        if r.reactions:
+            shown = ", ".join(f"{label} {_quote(who)}" for who, label in r.reactions)
+            lines.append(f"  ↳ {shown}  ")
+        lines.append("")
+    return ("\n".join(lines).rstrip("\n") + "\n").encode("utf-8")

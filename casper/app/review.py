@@ -1,0 +1,203 @@
+"""`casper review [YEAR]`: a year of messages, compared with the year before — top people,
+the busiest day, streaks, new people, the year's first and last messages, emoji, reply times,
+and the owner's `stats` series for the pictures.
+
+Every figure is one `stats` gives for the same days (the owner's `stats me --since/--until`,
+a person's `stats NAME`, `top_people` behind "who do I text most"), so the review and `stats`
+agree by construction. Message text and names reach the review through one `Privacy` (the
+shown text of a message, the shown name of a person), so a privacy mode or an exclusion list
+swaps it in one place; `--share` shows no text and people as initials.
+
+Imports: store, stats, app.stats_scope, app.stats_series, documents (types).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from typing import TYPE_CHECKING
+
+from casper.app.stats_scope import Scope, scope_rows, stats_document
+from casper.app.stats_series import local_fields
+from casper.dates.zones import iso
+from casper.records import ME
+from casper.stats import LocalClock
+
+if TYPE_CHECKING:
+    from casper.app.documents import (
+        BusiestDay,
+        Moment,
+        PersonCount,
+        ReviewDoc,
+        StatsDoc,
+        YearFigures,
+    )
+    from casper.records import StoredMessage
+    from casper.store.db import Store
+
+TOP_PEOPLE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Privacy:
+    """What of a message and a person the review may show: the one place to swap."""
+
+    text: Callable[[str], str | None]  # a message's text → what is shown (None: nothing)
+    name: Callable[[str, str], str]  # (person id, display name) → what is shown
+
+
+def full_privacy() -> Privacy:
+    return Privacy(text=lambda text: text, name=lambda _pid, name: name)
+
+
+def share_privacy() -> Privacy:
+    """No message text, people as their initials (a name without letters as a number)."""
+    numbers: dict[str, str] = {}
+
+    def initials(pid: str, name: str) -> str:
+        if pid == ME:
+            return "me"
+        letters = [w[0].upper() for w in name.split() if w[:1].isalpha()]
+        if letters:
+            return ".".join(letters[:3]) + "."
+        return numbers.setdefault(pid, f"#{len(numbers) + 1}")
+
+    return Privacy(text=lambda _text: None, name=initials)
+
+
+def year_span(year: int) -> tuple[date, date]:
+    return date(year, 1, 1), date(year, 12, 31)
+
+
+def default_year(store: Store, tz: tzinfo, now: datetime | None = None) -> int:
+    """The year of the newest message (a history copied from an old phone has its own last
+    year), else this year."""
+    newest = store.coverage()[1]
+    if newest:
+        return datetime.fromtimestamp(newest, tz).year
+    return (now or datetime.now(tz)).year
+
+
+def year_figures(doc: StatsDoc, year: int, people: int) -> YearFigures:
+    return {
+        "year": year,
+        "sent": doc["sent"],
+        "received": doc["received"],
+        "active_days": doc["active_days"],
+        "people": people,
+        "longest_streak": doc["series"]["streaks"]["longest"]["days"],
+        "median_reply_s": doc["median_reply_s"],
+        "top_emoji": doc["top_emoji"],
+    }
+
+
+def _people_counts(store: Store, tz: tzinfo, span: tuple[date, date]) -> list[tuple[str, int]]:
+    from casper.dates.ranges import days_to_utc
+    from casper.store.stats_query import top_people
+
+    start, end = days_to_utc(*span, tz)
+    return [(p, n) for p, n in top_people(store, tz, start, end, top_n=1_000_000) if p != ME]
+
+
+def busiest_day(store: Store, tz: tzinfo, span: tuple[date, date]) -> BusiestDay:
+    """The local day with the most messages (the earliest of a tie), and how many."""
+    from casper.dates.ranges import days_to_utc
+
+    counted, _ = scope_rows(store, Scope("me"), tz, *days_to_utc(*span, tz))
+    days = Counter(d for d, _h in local_fields(counted, LocalClock(tz)))
+    if not days:
+        return {"day": None, "messages": 0}
+    day, n = min(days.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {"day": f"{day // 10000:04d}-{day // 100 % 100:02d}-{day % 100:02d}", "messages": n}
+
+
+def _moment(store: Store, m: StoredMessage | None, tz: tzinfo, privacy: Privacy) -> Moment | None:
+    if m is None:
+        return None
+    names = store.names()
+    chat = store.chat(m.chat_id)
+    return {
+        "ts": iso(m.ts, tz),
+        "sender": privacy.name(m.sender, names.get(m.sender, m.sender)),
+        "chat": privacy.name(f"chat:{m.chat_id}", chat.name if chat else str(m.chat_id)),
+        "text": privacy.text(m.text),
+    }
+
+
+def edge_of_year(store: Store, start: float | None, end: float | None, *, last: bool) -> int | None:
+    """The rowid of the year's first or last dated message (not a system event)."""
+    order = "DESC" if last else "ASC"
+    row = store.conn.execute(
+        "SELECT rowid FROM messages WHERE kind != 'system' AND ts > 0 AND ts >= ? AND ts < ? "
+        f"ORDER BY ts {order}, rowid {order} LIMIT 1",
+        (start, end),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def build_review(
+    store: Store, tz: tzinfo, year: int, privacy: Privacy, *, shared: bool = False
+) -> ReviewDoc:
+    from casper.dates.ranges import days_to_utc
+    from casper.stats import zone_id
+
+    span, before_span = year_span(year), year_span(year - 1)
+    me = Scope("me")
+    this_doc = stats_document(store, me, tz, span, period="month")
+    before_doc = stats_document(store, me, tz, before_span, period="month")
+    counts, before_counts = _people_counts(store, tz, span), _people_counts(store, tz, before_span)
+    rank_before = {pid: i + 1 for i, (pid, _n) in enumerate(before_counts)}
+    names = store.names()
+    top: list[PersonCount] = [
+        {
+            "id": pid if not shared else privacy.name(pid, names.get(pid, pid)),
+            "name": privacy.name(pid, names.get(pid, pid)),
+            "messages": n,
+            "rank_before": rank_before.get(pid),
+        }  # fmt: skip
+        for pid, n in counts[:TOP_PEOPLE]
+    ]
+    start, end = days_to_utc(*span, tz)
+    assert start is not None and end is not None
+    new_people = []
+    for person in store.people():
+        first = (store.stats(person.id) or {}).get("first")  # all time, precomputed
+        if first is not None and start <= first < end:
+            new_people.append(privacy.name(person.id, person.name))
+    edges = [edge_of_year(store, start, end, last=last) for last in (False, True)]
+    found = [store.message(rowid) if rowid is not None else None for rowid in edges]
+    if shared:  # the series' names map and the person block name people too
+        this_doc = _shared_stats(this_doc, privacy)
+    return {
+        "year": year,
+        "zone": zone_id(tz),
+        "shared": shared,
+        "this": year_figures(this_doc, year, len(counts)),
+        "before": year_figures(before_doc, year - 1, len(before_counts)),
+        "top_people": top,
+        "busiest_day": busiest_day(store, tz, span),
+        "new_people": sorted(new_people),
+        "first_message": _moment(store, found[0], tz, privacy),
+        "last_message": _moment(store, found[1], tz, privacy),
+        "stats": this_doc,
+    }
+
+
+def _shared_stats(doc: StatsDoc, privacy: Privacy) -> StatsDoc:
+    """The owner's stats as a shared review shows them: every person (their id included, which
+    could be traced to a handle) as the privacy names them."""
+    import copy
+
+    shown = copy.deepcopy(doc)
+    alias = {pid: privacy.name(pid, name) for pid, name in doc["names"].items()}
+    series = shown["series"]
+    series["starters"]["by_sender"] = [
+        [alias.get(str(who), "?"), n] for who, n in series["starters"]["by_sender"]
+    ]
+    for gap in series["gaps"]["longest"]:
+        gap["back"] = alias.get(gap["back"], "?")
+    shown["names"] = {name: name for name in alias.values()}
+    shown["scope"] = {**doc["scope"], "name": "me"}
+    return shown

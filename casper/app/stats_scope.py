@@ -1,0 +1,135 @@
+"""What `stats` is about (a person, a chat or group, or the owner overall) and its document:
+the figures and the series of casper.app.stats_series, read from the store for a range.
+
+A person's figures are `stats`' own (casper.store.stats_query.person_stats, precomputed for
+all time); their series come from the same rows, so both agree. A chat counts every message in
+it; the owner overall counts every message in every chat. Imports: store, stats, documents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from typing import TYPE_CHECKING
+
+from casper.app.stats_series import scope_stats, series
+from casper.errors import CasperError, PersonNotFound
+from casper.records import ME, Person
+from casper.stats import LocalClock, StatRow, zone_id
+
+if TYPE_CHECKING:
+    from casper.app.documents import Days, StatsDoc, StatsScope
+    from casper.app.stats_series import Series
+    from casper.records import ChatInfo
+    from casper.stats import PersonStats
+    from casper.store.db import Store
+
+OWNER_WORDS = ("me", "myself")  # `stats me`: the owner overall, never a contact
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    kind: str  # person | chat | me
+    person: Person | None = None
+    chat: ChatInfo | None = None
+
+
+def resolve_scope(store: Store, who: str | None, chat: str | None) -> Scope:
+    """`stats NAME` → a person, else a chat of that name; `--chat` → a chat by id or name;
+    nothing or "me" → the owner overall."""
+    if chat is not None:
+        return Scope("chat", chat=_one_chat(store, chat))
+    if who is None or who.strip().lower() in OWNER_WORDS:
+        return Scope("me")
+    try:
+        return Scope("person", person=store.resolve_person(who))
+    except PersonNotFound:
+        named = [c for c in store.find_chats(who) if c.is_group or not c.members]
+        if len(named) == 1:
+            return Scope("chat", chat=named[0])
+        raise PersonNotFound(
+            f"no contact or group chat matches '{who}'",
+            hint="`casper contacts` and `casper chats` list them; --chat ID picks a chat by id",
+        ) from None
+
+
+def _one_chat(store: Store, query: str) -> ChatInfo:
+    found = store.find_chats(query)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise CasperError(f"no chat matches '{query}'", hint="`casper chats` lists them")
+    listed = ", ".join(f"{c.id} {c.name}" for c in found[:8])
+    raise CasperError(f"'{query}' matches {len(found)} chats: {listed}",
+                      hint="pick one by its id: --chat ID")  # fmt: skip
+
+
+def scope_rows(
+    store: Store, scope: Scope, tz: tzinfo, start: float | None, end: float | None
+) -> tuple[list[StatRow], list[list[StatRow]]]:
+    """(counted, timelines) of a scope in a range: what its figures count, and each chat's
+    messages in time order (where starts and replies are read)."""
+    local = store.get_meta("local_tz") == zone_id(tz)  # stored day/hour hold for that zone
+    if scope.kind == "person":
+        assert scope.person is not None
+        chats = store.one_to_one_chat_ids(scope.person.id)
+        timeline, authored = store.stat_rows(scope.person.id, chats, start, end, local=local)
+        return [r for r in timeline if r[0] == ME] + authored, [timeline]
+    ids = [scope.chat.id] if scope.chat is not None else None
+    timelines: dict[int, list[StatRow]] = {}
+    for chat_id, row in store.chat_stat_rows(ids, start, end, local=local):
+        timelines.setdefault(chat_id, []).append(row)
+    return [r for rows in timelines.values() for r in rows], list(timelines.values())
+
+
+def today_for(tz: tzinfo, last: date | None, now: datetime | None = None) -> int:
+    """The local day a current streak must reach: today, or the range's last day before it."""
+    day = (now or datetime.now(tz)).astimezone(tz).date()
+    if last is not None and last < day:
+        day = last
+    return day.year * 10000 + day.month * 100 + day.day
+
+
+def stats_document(
+    store: Store,
+    scope: Scope,
+    tz: tzinfo,
+    span: tuple[date | None, date | None],
+    *,
+    period: str | None = None,
+    now: datetime | None = None,
+) -> StatsDoc:
+    """`stats --json` of a scope for the local days `span` (inclusive; None: open)."""
+    from casper.app.documents import stats_json
+    from casper.dates.ranges import days_to_utc
+    from casper.store.stats_query import person_stats
+
+    start, end = days_to_utc(*span, tz)
+    counted, timelines = scope_rows(store, scope, tz, start, end)
+    clock = LocalClock(tz)
+    figures: PersonStats
+    if scope.person is not None:
+        figures = person_stats(store, scope.person.id, tz, start, end)
+    else:
+        figures = scope_stats(counted, timelines, clock)
+    drawn: Series = series(counted, timelines, clock, today=today_for(tz, span[1], now),
+                           period=period)  # fmt: skip
+    days: Days = {"since": span[0].isoformat() if span[0] else None,
+                  "until": span[1].isoformat() if span[1] else None}  # fmt: skip
+    names = store.names()
+    mentioned = {str(s) for s, _n in drawn["starters"]["by_sender"]}
+    mentioned |= {g["back"] for g in drawn["gaps"]["longest"]}
+    shown = {pid: names.get(pid, pid) for pid in sorted(mentioned)}
+    head: StatsScope
+    if scope.kind == "person":
+        assert scope.person is not None
+        head = {"kind": "person", "id": scope.person.id, "name": scope.person.name, "members": 1}
+    elif scope.chat is not None:
+        head = {"kind": "chat", "id": str(scope.chat.id), "name": scope.chat.name,
+                "members": len(scope.chat.members)}  # fmt: skip
+    else:
+        owner = store.owner()
+        head = {"kind": "me", "id": ME, "name": owner.name if owner else "me",
+                "members": len(store.people())}  # fmt: skip
+    return stats_json(scope.person, figures, days, tz, scope=head, series=drawn, names=shown,
+                      zone=zone_id(tz))  # fmt: skip

@@ -1,0 +1,133 @@
+"""`stats --png`: the same charts as the terminal view, drawn by matplotlib into one PNG file —
+messages over time (sent and received stacked), hour × weekday heatmap, reply-time trend, who
+starts conversations — titled with the name, the range and the zone.
+
+A neutral grey card with dark ink, so the picture reads on a light page and on a dark one.
+matplotlib is imported only here, with the Agg backend (no window) and its cache folder
+inside Casper's data dir (MPLCONFIGDIR), so drawing writes nothing anywhere else.
+
+Imports: stdlib, matplotlib (lazily); the document types for checking only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from casper.app.documents import StatsDoc
+
+CARD = "#e9e9e6"  # neutral: neither a white page nor a black one swallows it
+INK = "#202124"
+SENT = "#1f6fb2"
+RECEIVED = "#c2418f"
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def pyplot(data_dir: Path) -> Any:
+    """matplotlib.pyplot on the Agg backend, its config and font cache under `data_dir`."""
+    cache = data_dir / "matplotlib"
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.environ["MPLCONFIGDIR"] = str(cache)  # read once, when matplotlib is first imported
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def title_of(data: StatsDoc) -> str:
+    """ "Sam Rivera · all time · America/Los_Angeles": who, when, and in which zone."""
+    from casper.cli.stats_view import range_label
+
+    return f"{data['scope']['name']} · {range_label(data['range'])} · {data['zone']}"
+
+
+def footer(data: StatsDoc) -> str:
+    """The figures without a chart of their own: streaks and quiet gaps."""
+    s = data["series"]
+    longest, current, gaps = s["streaks"]["longest"], s["streaks"]["current"], s["gaps"]
+    return (f"{data['sent']} sent · {data['received']} received · longest streak "
+            f"{longest['days']} days · current {current['days']} · quiet gaps of "
+            f"{gaps['min_days']}+ days: {gaps['count']} (ended by me {gaps['reconnected']['me']}, "
+            f"them {gaps['reconnected']['them']})")  # fmt: skip
+
+
+def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
+    """Draw every chart of `data` into `path` (a PNG, 0600); returns the path."""
+    plt = pyplot(data_dir)
+    fig = plt.figure(figsize=(12, 8.5), dpi=110, facecolor=CARD)
+    grid = fig.add_gridspec(2, 2, height_ratios=(1, 1), hspace=0.45, wspace=0.22)
+    fig.suptitle(title_of(data), color=INK, fontsize=15, fontweight="bold")
+    axes = [fig.add_subplot(grid[0, :]), fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])]
+    for ax in axes:
+        ax.set_facecolor(CARD)
+        ax.tick_params(colors=INK, labelsize=8)
+        for spine in ax.spines.values():
+            spine.set_color("#8a8a8a")
+    _over_time(axes[0], data)
+    _heatmap(axes[1], data, fig)
+    _replies(axes[2], data)
+    fig.text(0.5, 0.015, footer(data), ha="center", color=INK, fontsize=10)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png", facecolor=CARD)
+    plt.close(fig)
+    path.chmod(0o600)
+    for cached in (data_dir / "matplotlib").rglob("*"):  # its font list: owner-only, like the rest
+        if cached.is_file():
+            cached.chmod(0o600)
+    return path
+
+
+def _over_time(ax: Any, data: StatsDoc) -> None:
+    rows = data["series"]["over_time"]
+    ax.set_title(f"messages by {data['series']['period']}", color=INK, loc="left")
+    if not rows:
+        ax.text(0.5, 0.5, "no messages in this range", ha="center", va="center", color=INK,
+                transform=ax.transAxes)  # fmt: skip
+        return
+    xs = range(len(rows))
+    sent = [r["sent"] for r in rows]
+    received = [r["received"] for r in rows]
+    ax.bar(xs, sent, color=SENT, label=f"sent ({data['sent']})", width=0.85)
+    ax.bar(xs, received, bottom=sent, color=RECEIVED, label=f"received ({data['received']})",
+           width=0.85)  # fmt: skip
+    step = max(1, len(rows) // 12)
+    ax.set_xticks(list(xs)[::step], [r["period"] for r in rows][::step], rotation=30)
+    legend = ax.legend(loc="upper left", frameon=False)
+    for label in legend.get_texts():
+        label.set_color(INK)
+
+
+def _heatmap(ax: Any, data: StatsDoc, fig: Any) -> None:
+    grid = data["series"]["heatmap"]
+    ax.set_title("hour of day × weekday (local)", color=INK, loc="left")
+    image = ax.imshow(grid, aspect="auto", cmap="viridis", interpolation="nearest")
+    ax.set_yticks(range(7), WEEKDAYS)
+    ax.set_xticks(range(0, 24, 3), [f"{h:02d}" for h in range(0, 24, 3)])
+    bar = fig.colorbar(image, ax=ax, fraction=0.05)
+    bar.ax.tick_params(colors=INK, labelsize=8)
+
+
+def _replies(ax: Any, data: StatsDoc) -> None:
+    series = data["series"]
+    months = series["replies"]["by_month"]
+    starters = series["starters"]
+    ax.set_title(f"median reply by month (min) · conversations started: me {starters['me']}, "
+                 f"them {starters['them']}", color=INK, loc="left", fontsize=9)  # fmt: skip
+    if not months:
+        ax.text(0.5, 0.5, "no replies in this range", ha="center", va="center", color=INK,
+                transform=ax.transAxes)  # fmt: skip
+        return
+    xs = range(len(months))
+    for side, color in (("me", SENT), ("them", RECEIVED)):
+        ys = [p[side] / 60 if p[side] is not None else None for p in months]  # type: ignore[literal-required]
+        ax.plot(xs, [float("nan") if y is None else y for y in ys], marker="o", markersize=3,
+                color=color, label=side)  # fmt: skip
+    step = max(1, len(months) // 8)
+    ax.set_xticks(list(xs)[::step], [p["period"] for p in months][::step], rotation=30)
+    legend = ax.legend(loc="upper left", frameon=False)
+    for label in legend.get_texts():
+        label.set_color(INK)

@@ -109,9 +109,9 @@ def stats_view(data: StatsDoc, columns: int, text: Any) -> list[Any]:
                         f"active days {data['active_days']}"))  # fmt: skip
     split = data.get("chats")
     if split and (split["sent_in_groups"] or split["received_in_groups"]):
-        out.append(text(f"  one-to-one: sent {split['sent_one_to_one']} · received "
-                        f"{split['received_one_to_one']}; in shared groups: sent "
-                        f"{split['sent_in_groups']} · received {split['received_in_groups']}"))  # fmt: skip
+        one = f"sent {split['sent_one_to_one']} · received {split['received_one_to_one']}"
+        groups = f"sent {split['sent_in_groups']} · received {split['received_in_groups']}"
+        out.append(text(f"  one-to-one: {one}; in shared groups: {groups}"))
     out.append(text(f"  first {(data['first'] or '-')[:10]} · last {(data['last'] or '-')[:10]}"))
     if data["top_emoji"]:
         out.append(text("  top emoji: " + " ".join(f"{e}×{n}" for e, n in data["top_emoji"])))

@@ -14,9 +14,10 @@ from typing import Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from casper.agent import core, prompts
+from casper.agent.ceiling import CeilingToolbox
 from casper.agent.enrich import Enrichment, enrich, to_hints
 from casper.agent.fact_route import fact_answer
-from casper.agent.loop import Event, Usage, UsageJson, run_agent
+from casper.agent.loop import Event, ToolRunner, Usage, UsageJson, run_agent
 from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
 from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
@@ -204,8 +205,12 @@ def answer_question(
     on_event: Callable[[Event], None] = lambda e: None,
     locale: str = "en_US",
     me_names: Sequence[str] = (),
+    privacy: str = "full",
 ) -> Asked:
     """Run one question; with no engine, answer from retrieval alone (guard model_unavailable).
+
+    `privacy` limits what the model's tool results show (casper.agent.ceiling): the caller
+    passes the setting for a model on another machine, `full` for one on this machine.
 
     `me_names` are the owner's own names: never a contact to filter by, and the model is told
     that they mean the user."""
@@ -231,7 +236,9 @@ def answer_question(
             round(time.perf_counter() - started, 3),
             grounding="cited" if guids else ("stats" if figures else "abstained"),
         )
-    toolbox = Toolbox(store, search, tz, now=now, me_names=me_names)
+    toolbox: ToolRunner = Toolbox(store, search, tz, now=now, me_names=me_names)
+    if privacy != "full":
+        toolbox = CeilingToolbox(toolbox, privacy, store, tz)
     system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)), owner=me_names)
     result = run_agent(
         question,

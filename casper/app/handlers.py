@@ -300,10 +300,12 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
     from casper.errors import ModelServerFailed
 
     server = None if req.no_llm else (req.base_url or rt.cfg.llm_base_url)
+    privacy = "full"  # a model on this machine reads what the owner reads
     if server is not None:
         server, local = llm_server(server, allow_remote=rt.cfg.allow_remote_llm)
         if not local:
             emit({"event": "notice", "text": remote_notice(server)})
+            privacy = rt.cfg.privacy  # another machine's model: the same ceiling as MCP
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
     store = rt.store()
     retriever = rt.retriever()
@@ -358,6 +360,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
             on_event=emit,  # the loop's events are already the shared dicts
             locale=rt.cfg.locale,
             me_names=me_names(rt.cfg, store),
+            privacy=privacy if engine is not None else "full",
         )
 
     answering = time.perf_counter()

@@ -24,6 +24,7 @@ from typing import Any
 
 import ingest
 from casper.app.doctor_check import check
+from casper.app.doctor_privacy import privacy_checks
 from casper.app.doctor_schema import schema_checks
 from casper.app.documents import Check, DoctorCounts, DoctorReport
 from casper.config import Config
@@ -74,6 +75,7 @@ def run_checks(
             check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
         )
     checks += _small_file_checks(cfg)
+    checks += privacy_checks(cfg)  # the ceiling and who is kept out (casper.app.doctor_privacy)
     checks.append(_engine_check(cfg))
     checks.append(_reranker_check(cfg))
     if service is not None:

@@ -304,8 +304,9 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
     if server is not None:
         server, local = llm_server(server, allow_remote=rt.cfg.allow_remote_llm)
         if not local:
-            emit({"event": "notice", "text": remote_notice(server)})
             privacy = rt.cfg.privacy  # another machine's model: the same ceiling as MCP
+            limited = "" if privacy == "full" else f"; what the tools show it: privacy {privacy}"
+            emit({"event": "notice", "text": remote_notice(server) + limited})
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
     store = rt.store()
     retriever = rt.retriever()

@@ -255,8 +255,14 @@ class Indexer:
         fresh = self._read_new(src, counters, handle_person, one_to_one, everybody, acc, report)
 
         owner = {chat: pid for pid, ids in one_to_one.items() for chat in ids}
+        changed = []
+        for m in src.changed:  # edits of rows kept out: not stored, but seen (never read again)
+            if self.excluded.drops(m, handle_person):
+                acc.max_edit = max(acc.max_edit, m.date_edited or 0.0, m.date_retracted or 0.0)
+            else:
+                changed.append(m)
         dirty_full, edited_people = apply_changed(
-            self.store, self.tz, src.changed, handle_person, owner, acc
+            self.store, self.tz, changed, handle_person, owner, acc
         )
         count_before = self.store.message_count()
         gone_senders: set[str] = set()

@@ -63,3 +63,33 @@ def test_which_rows_are_dropped() -> None:
     assert not mom.drops(_msg(3, 11, False), handle_person)  # and Sam's
     crew = Exclusions(frozenset(), frozenset({3}))
     assert crew.drops(_msg(3, 11, False), handle_person) and crew.drops(_msg(3, 0, True), {})
+
+
+def test_doctor_lists_entries_whom_they_name_and_what_is_pending(tmp_path) -> None:  # noqa: ANN001
+    from casper.app.doctor_privacy import privacy_checks
+    from casper.config import load_config
+    from casper.indexer.exclude import Purged, remember
+    from casper.store.db import Store
+
+    (tmp_path / "config.toml").write_text('privacy = "aggregate"\nexclude = ["Mom", "Grandpa"]\n')
+    cfg = load_config(tmp_path)
+    store = Store.open(cfg.store_path)
+    try:
+        remember(store, ["Mom"], resolve(["Mom"], PEOPLE, CHATS), Purged(messages=3), dropped=2)
+        privacy, pending = privacy_checks(cfg)
+        assert (
+            privacy["detail"].startswith("aggregate: ")
+            and "never a message's text" in (privacy["detail"])
+        )
+        assert (
+            pending["status"] == "warn"
+            and "the index was built keeping out Mom" in (pending["detail"])
+        )  # config.toml says more than the index has applied: run `casper index`
+        found = resolve(["Mom", "Grandpa"], PEOPLE, CHATS)
+        remember(store, ["Mom", "Grandpa"], found, Purged(), dropped=0)
+        _, kept = privacy_checks(cfg)
+        assert kept["status"] == "warn"  # Grandpa names nobody
+        assert kept["detail"].startswith("Mom (Mom); Grandpa (names nobody)")
+        assert "5 of their rows removed" not in kept["detail"]  # a new set of entries
+    finally:
+        store.close()

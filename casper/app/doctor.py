@@ -188,6 +188,7 @@ def _history_checks(cfg: Config) -> list[Check]:
     """Does chat.db still hold the history the store was read from (by ROWID and guid,
     casper.indexer.identity), and what the last reconciliation of a rewritten one did."""
     from casper.indexer import identity
+    from casper.indexer.exclude import counter
     from casper.indexer.reconcile import last_reconciled
 
     try:
@@ -202,7 +203,8 @@ def _history_checks(cfg: Config) -> list[Check]:
             caps = ingest.Capabilities.probe(conn)
             state = ingest.snapshot_state(conn, caps)
             doubt = identity.suspect(store, conn, state, watermark)
-            compared = identity.compare(store, conn, caps, watermark) if doubt else None
+            kept_out = counter(conn, caps, cfg.contacts, cfg.exclude) if doubt else None
+            compared = identity.compare(store, conn, caps, watermark, kept_out) if doubt else None
         finally:
             conn.close()
     except (IngestError, sqlite3.Error, OSError):

@@ -24,11 +24,21 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+import ingest
+from casper.indexer.identity import KeptOut
+from casper.indexer.people import build_directory, label_chats
 from casper.records import ChatInfo, Person
 from casper.store.db import Store
 from ingest.handles import normalise_address, phone_digits_key
 from ingest.records import Message, MessageRow, Reaction, ReactionRow
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ingest.schema import Capabilities
 
 CHAT_PREFIX = "chat:"
 # store meta: the entries the store holds no rows of (JSON list), and what was purged for them
@@ -196,6 +206,32 @@ def change_line(added: Sequence[str], removed: Sequence[str]) -> str:
         said.append(f"no longer kept out: {', '.join(removed)}: reading the history again to "
                     "bring them back")  # fmt: skip
     return "; ".join(said)
+
+
+def counter(
+    conn: sqlite3.Connection, caps: Capabilities, contacts: Path | None, entries: Sequence[str]
+) -> KeptOut | None:
+    """How many of a page of chat.db rows `entries` keep out (for casper.indexer.identity,
+    whose comparison would otherwise count them as rows never read); None without entries,
+    or when the people cannot be read here (the comparison then counts every row)."""
+    if not entries:
+        return None
+    try:
+        handles = ingest.load_handles(conn)
+        cards = ingest.match_contacts(handles, ingest.load_contacts(contacts))
+        owner = ingest.load_owner_addresses(conn, caps)
+        directory = build_directory(handles, cards, owner)
+        chats = label_chats(ingest.load_chats(conn, caps), directory)
+    except Exception:  # noqa: BLE001 - the run itself says what does not read
+        return None
+    excluded, handle_person = resolve(entries, directory.people, chats), directory.handle_person
+
+    def count(msgs: Sequence[MessageRow], reacts: Sequence[ReactionRow]) -> int:
+        return sum(excluded.drops(m, handle_person) for m in msgs) + sum(
+            excluded.drops_reaction(r, handle_person) for r in reacts
+        )
+
+    return count
 
 
 def compact_store(store: Store) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import ingest
 from casper.errors import CasperError
+from casper.indexer import exclude as exclusions
 from casper.indexer import identity, reconcile
 from casper.indexer import parallel as ingest_parallel
 from casper.indexer.changes import apply_changed, delete_gone
@@ -160,7 +161,10 @@ class Indexer:
             # ROWIDs are not identities: an older copy put back, or the history downloaded
             # again, is read whole (casper.indexer.identity, casper.indexer.reconcile)
             doubt = identity.suspect(self.store, conn, state, watermark)
-            compared = identity.compare(self.store, conn, caps, watermark) if doubt else None
+            compared = None
+            if doubt:  # rows kept out (`exclude`) were never stored: not new, though unread
+                kept_out = exclusions.counter(conn, caps, self.contacts, self.exclude)
+                compared = identity.compare(self.store, conn, caps, watermark, kept_out)
             rewritten = compared.rewritten if compared is not None else None
             if rewritten:
                 log.warning("chat.db's history was rewritten (%s): reading it again", rewritten)

@@ -162,6 +162,18 @@ def test_kept_out_people_and_chats_leave_no_trace(corpus: DemoCorpus, tmp_path: 
     assert "(312) 555-0177 (+13125550177)" in kept["detail"]
     assert "rows removed from the store and the index" in kept["detail"]
 
+    # a message deleted from chat.db: the rows kept out are not taken for unread history
+    sam_msg = store.conn.execute(
+        "SELECT m.rowid FROM messages m JOIN people p ON p.id = m.sender "
+        "WHERE p.name = 'Sam Rivera' ORDER BY m.rowid LIMIT 1"
+    ).fetchone()[0]
+    with ChatDbWriter(corpus.chat_db) as writer:
+        writer.hard_delete(sam_msg)
+    gone = index_json(home, corpus)
+    assert gone["deleted"] == 1 and gone["reconciled"] is None, gone["reconciled"]
+    doctor = json.loads(runner.invoke(app, ["doctor", "--home", str(home), "--json"]).stdout)
+    assert not [c for c in doctor["checks"] if c["name"] == "history" and c["status"] != "ok"]
+
     # Mom texts again: dropped as it is read, never stored
     with ChatDbWriter(corpus.chat_db) as writer:
         chat, handle = writer.conn.execute(

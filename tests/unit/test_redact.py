@@ -102,3 +102,14 @@ def test_the_setting_takes_the_three_modes_only(tmp_path) -> None:  # noqa: ANN0
     (tmp_path / "config.toml").write_text('privacy = "some"\n')
     with pytest.raises(config.ConfigError, match='privacy takes one of "full", "redacted"'):
         config.load_config(tmp_path)
+
+
+def test_mcp_refuses_a_mode_it_does_not_know(tmp_path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from casper.cli import app
+
+    result = CliRunner().invoke(app, ["mcp", "--home", str(tmp_path), "--privacy", "some"])
+    assert result.exit_code == 1
+    assert "--privacy 'some' is not a mode" in result.output
+    assert "full, redacted, aggregate" in result.output

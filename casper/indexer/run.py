@@ -157,7 +157,13 @@ def run_index(
     else:
         with stage(ingest, "index"):
             built = embedder(progress)
-            index = _open_for_writing(place, built, rebuild, announce)
+            # rows purged from the store (casper.indexer.exclude) leave the index too: rewritten
+            # whole, so no older fragment keeps a compressed copy of their text (marked as a
+            # rebuild: a run killed before it is published is finished by the next one)
+            rewrite = rebuild or bool(indexer.purged.messages)
+            if rewrite and not rebuild:
+                store.set_meta(REBUILD_PENDING, time.time())
+            index = _open_for_writing(place, built, rewrite, announce)
             dirty = store.dirty_chats()
             wanted = dirty if index.count() else {c.id: True for c in store.chats()}
             update = chunk_update.update_lexical(

@@ -103,6 +103,7 @@ def test_kept_out_people_and_chats_leave_no_trace(corpus: DemoCorpus, tmp_path: 
     every = [t for ts in texts.values() for t in ts]
     assert _files_holding(home, every)  # before: the store holds them (the test can see them)
     before = _lance_files(home)
+    mom_id = next(p.id for p in Runtime(load_config(home)).store().people() if p.name == "Mom")
     crew_id = next(c.id for c in Runtime(load_config(home)).store().chats()
                    if c.name == "Climbing crew")  # fmt: skip
     mom_msg = (
@@ -173,6 +174,24 @@ def test_kept_out_people_and_chats_leave_no_trace(corpus: DemoCorpus, tmp_path: 
     assert gone["deleted"] == 1 and gone["reconciled"] is None, gone["reconciled"]
     doctor = json.loads(runner.invoke(app, ["doctor", "--home", str(home), "--json"]).stdout)
     assert not [c for c in doctor["checks"] if c["name"] == "history" and c["status"] != "ok"]
+
+    # a row of hers that reached the store anyway (as worker processes copy rows in) is purged
+    # by the next run (secure_delete, then the store compacted)
+    planted = "the safe combination is left twice then right"
+    with sqlite3.connect(home / "casper.sqlite") as conn:
+        conn.execute(
+            "INSERT INTO messages(rowid, guid, chat_id, sender, ts, text, kind) "
+            "SELECT 999999, 'planted-guid', chat_id, ?, ts, ?, kind FROM messages LIMIT 1",
+            (mom_id, planted),
+        )
+        conn.execute("INSERT OR REPLACE INTO dirty_chats(chat_id, full) "
+                     "SELECT chat_id, 1 FROM messages WHERE rowid = 999999")  # fmt: skip
+    rt = Runtime(load_config(home))
+    assert rt.store().message(999999) is not None
+    index_json(home, corpus)  # purged in the ingest step, before any chunk is made of it
+    assert _files_holding(home, [planted]) == []
+    assert not [chunk for chunk in _index_texts(home) if planted in chunk]
+    assert Runtime(load_config(home)).store().message(999999) is None
 
     # Mom texts again: dropped as it is read, never stored
     with ChatDbWriter(corpus.chat_db) as writer:

@@ -110,7 +110,7 @@ def _planted_and_some(rt: Runtime) -> list[tuple[int, str]]:
     return planted + rows[:: max(len(rows) // 60, 1)]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_redacted_shows_no_phone_email_or_url_of_the_demo(runtime, data) -> None:  # noqa: ANN001
     rt = runtime("redacted")
@@ -125,7 +125,7 @@ def test_redacted_shows_no_phone_email_or_url_of_the_demo(runtime, data) -> None
             assert f"[#{rowid}]" in doc["text"]  # ids stay: the client can still cite
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_aggregate_shows_no_message_text(runtime, data) -> None:  # noqa: ANN001
     rt = runtime("aggregate")

@@ -125,6 +125,15 @@ def test_redacted_shows_no_phone_email_or_url_of_the_demo(runtime, data) -> None
             assert f"[#{rowid}]" in doc["text"]  # ids stay: the client can still cite
 
 
+def test_every_planted_message_is_masked_in_every_tool(runtime) -> None:  # noqa: ANN001
+    rt = runtime("redacted")
+    for rowid, text in _planted_and_some(rt)[: len(PLANTED)]:
+        for name, arguments in _calls(rt, rowid, text):
+            shown = _shown(handlers.run(rt, "tool", {"name": name, "arguments": arguments}))
+            leaked = [s for s in SECRETS if s in shown or s in re.sub(r"\D", "", shown)]
+            assert not leaked, (name, arguments, leaked)
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_aggregate_shows_no_message_text(runtime, data) -> None:  # noqa: ANN001

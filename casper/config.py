@@ -36,6 +36,10 @@ EMBED_BACKENDS = ("auto", "torch", "onnx")
 EMBED_DEVICES = ("auto", "cpu", "mps")
 
 
+# casper.agent.redact.MODES, loosest first (a leaf cannot import it; a test keeps the two equal)
+PRIVACY_MODES = ("full", "redacted", "aggregate")
+
+
 # casper.search.modes.LEXICAL (a leaf cannot import it; a test keeps the two equal)
 LEXICAL = ("lancedb", "rank-bm25")
 
@@ -162,6 +166,14 @@ class Config:
     # `casper serve` exits after this long without a request (0: never)
     service_idle_minutes: float = setting(20, at_least=0, at_most=60 * 24 * 365)
     auto_index: bool = True  # `casper serve` indexes new messages as they arrive in chat.db
+    # the most an MCP client, or a model server on another machine, is shown of the messages:
+    # full | redacted (phones, emails, URLs, long numbers, street addresses masked) |
+    # aggregate (counts, ids, dates and senders; never a message's text). `casper mcp
+    # --privacy` can only make it stricter (casper/agent/ceiling.py)
+    privacy: str = setting("full", choices=PRIVACY_MODES)
+    # people (any name on their card), chats ("chat:" + the chat's name) and handles (a phone
+    # or email) kept out of the index, the stats and every tool (casper/indexer/exclude.py)
+    exclude: tuple[str, ...] = ()
 
     @property
     def store_path(self) -> Path:

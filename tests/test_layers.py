@@ -43,6 +43,7 @@ PURE = [
     "casper/dates/rules.py",
     "casper/dates/holidays.py",
     "casper/agent/followup.py",
+    "casper/agent/redact.py",
     "casper/dates/phrases.py",
     "casper/index/chunk_text.py",
     "casper/search/feedback.py",

@@ -15,9 +15,10 @@ from typing import Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from casper.agent import core, prompts
+from casper.agent.ceiling import CeilingToolbox
 from casper.agent.enrich import Enrichment, enrich, to_hints
 from casper.agent.fact_route import fact_answer
-from casper.agent.loop import Event, Usage, UsageJson, run_agent
+from casper.agent.loop import Event, ToolRunner, Usage, UsageJson, run_agent
 from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
 from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
@@ -220,12 +221,16 @@ def answer_question(
     locale: str = "en_US",
     me_names: Sequence[str] = (),
     no_llm: bool = False,
+    privacy: str = "full",
 ) -> Asked:
     """Run one question; with no engine, answer from retrieval alone (notice `no_llm` when
     asked for, else `model_unavailable`). Every answer then passes the citation check
     (`agent.verify`): a citation whose message does not hold what the answer attributes to
     it is removed and its claim marked; a model's answer left with no true citation is
     replaced by the search-only answer, and that is said.
+
+    `privacy` limits what the model's tool results show (casper.agent.ceiling): the caller
+    passes the setting for a model on another machine, `full` for one on this machine.
 
     `me_names` are the owner's own names: never a contact to filter by, and the model is told
     that they mean the user."""
@@ -238,7 +243,9 @@ def answer_question(
         return checked(
             dataclasses.replace(asked, elapsed_s=round(time.perf_counter() - started, 3)), store
         )
-    toolbox = Toolbox(store, search, tz, now=now, me_names=me_names)
+    toolbox: ToolRunner = Toolbox(store, search, tz, now=now, me_names=me_names)
+    if privacy != "full":
+        toolbox = CeilingToolbox(toolbox, privacy, store, tz)
     system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)), owner=me_names)
     result = run_agent(
         question,

@@ -24,6 +24,7 @@ from typing import Any
 
 import ingest
 from casper.app.doctor_check import check
+from casper.app.doctor_privacy import privacy_checks
 from casper.app.doctor_schema import schema_checks
 from casper.app.doctor_trust import trust_checks
 from casper.app.documents import Check, DoctorCounts, DoctorReport
@@ -75,6 +76,7 @@ def run_checks(
             check("store", "warn", f"nothing indexed in {cfg.data_dir}", "run `casper index`")
         )
     checks += _small_file_checks(cfg)
+    checks += privacy_checks(cfg)  # the ceiling and who is kept out (casper.app.doctor_privacy)
     checks.append(_engine_check(cfg))
     checks.append(_reranker_check(cfg))
     checks += trust_checks(cfg)  # telemetry off, the model cache owner-only and unchanged
@@ -188,6 +190,7 @@ def _history_checks(cfg: Config) -> list[Check]:
     """Does chat.db still hold the history the store was read from (by ROWID and guid,
     casper.indexer.identity), and what the last reconciliation of a rewritten one did."""
     from casper.indexer import identity
+    from casper.indexer.exclude import counter
     from casper.indexer.reconcile import last_reconciled
 
     try:
@@ -202,7 +205,8 @@ def _history_checks(cfg: Config) -> list[Check]:
             caps = ingest.Capabilities.probe(conn)
             state = ingest.snapshot_state(conn, caps)
             doubt = identity.suspect(store, conn, state, watermark)
-            compared = identity.compare(store, conn, caps, watermark) if doubt else None
+            kept_out = counter(conn, caps, cfg.contacts, cfg.exclude) if doubt else None
+            compared = identity.compare(store, conn, caps, watermark, kept_out) if doubt else None
         finally:
             conn.close()
     except (IngestError, sqlite3.Error, OSError):

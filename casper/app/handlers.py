@@ -306,10 +306,13 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
     from casper.errors import ModelServerFailed
 
     server = None if req.no_llm else (req.base_url or rt.cfg.llm_base_url)
+    privacy = "full"  # a model on this machine reads what the owner reads
     if server is not None:
         server, local = llm_server(server, allow_remote=rt.cfg.allow_remote_llm)
         if not local:
-            emit({"event": "notice", "text": remote_notice(server)})
+            privacy = rt.cfg.privacy  # another machine's model: the same ceiling as MCP
+            limited = "" if privacy == "full" else f"; what the tools show it: privacy {privacy}"
+            emit({"event": "notice", "text": remote_notice(server) + limited})
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
     scope = _ask_scope(rt, req, tz)  # --since/--until read before anything opens, as search
     store = rt.store()
@@ -367,6 +370,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
             locale=rt.cfg.locale,
             me_names=me_names(rt.cfg, store),
             no_llm=req.no_llm,
+            privacy=privacy if engine is not None else "full",
         )
 
     answering = time.perf_counter()

@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 from casper.errors import BadRequest
 from casper.search.modes import LEXICAL, MODES, Lexical, Mode
 
+# casper.config.PRIVACY_MODES (this module stays light: a test keeps the two equal)
+PRIVACY_MODES = ("full", "redacted", "aggregate")
 MAX_K = 1_000  # hits per search: more is a mistake, and each one is fetched and rendered
 MAX_CONTEXT = 1_000  # messages before/after one shown by `casper show`
 MAX_ITERATIONS = 50  # model calls in one answer's tool loop
@@ -88,6 +90,10 @@ class ToolRequest:
 
     name: str
     arguments: Mapping[str, Any]
+    # the MCP server's ceiling (`casper mcp --privacy`); the handler keeps the stricter of it
+    # and the setting `privacy`, so a request never loosens what config.toml allows
+    privacy: str | None = None
+    client: str | None = None  # the MCP client's own name, for the service log
 
 
 Request = SearchRequest | ContactsRequest | StatsRequest | ShowRequest | AskRequest | ToolRequest
@@ -284,7 +290,11 @@ def _tool(a: _Args) -> ToolRequest:
         arguments = {}
     if not isinstance(arguments, Mapping):
         raise a._bad("arguments", "an object of argument names and values")
-    return ToolRequest(name.strip(), dict(arguments))
+    privacy = a.text("privacy", limit=20)
+    if privacy is not None and privacy not in PRIVACY_MODES:
+        raise a._bad("privacy", " or ".join(PRIVACY_MODES))
+    client = a.text("client", limit=200)
+    return ToolRequest(name.strip(), dict(arguments), privacy, client)
 
 
 _PARSERS: dict[str, tuple[type[Request], Callable[[_Args], Request]]] = {

@@ -197,7 +197,7 @@ def index_source(cfg: Config) -> Source:
     from casper.dates.zones import local_tz
     from casper.indexer.run import Source
 
-    return Source(cfg.chat_db, cfg.contacts, local_tz(cfg.timezone))
+    return Source(cfg.chat_db, cfg.contacts, local_tz(cfg.timezone), cfg.exclude)
 
 
 def index_embedder(cfg: Config) -> EmbedderSupply:

@@ -8,6 +8,7 @@ Imports: casper.app.runtime, casper.agent (tools, core, answer), casper.dates.zo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,13 +19,16 @@ if TYPE_CHECKING:
     from casper.protocols import Hit
 
 Emit = Callable[[dict[str, Any]], None]
+log = logging.getLogger("casper.service")  # the service log, when the service runs the call
 
 
 def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
     """Run one tool call; a tool's own failure (a bad argument, an unknown name, a person not
     found) is `ok: false` with the tool's message, exactly as the model would read it."""
     from casper.agent.answer import citations_for
+    from casper.agent.ceiling import limit_citations, limit_result
     from casper.agent.core import cap_result
+    from casper.agent.redact import stricter
     from casper.agent.tools import Toolbox
     from casper.dates.zones import iso, local_tz
     from casper.protocols import ToolCall
@@ -42,13 +46,19 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         return result.hits
 
     toolbox = Toolbox(store, search, tz, me_names=me_names(rt.cfg, store))
-    result = cap_result(toolbox.call(ToolCall(req.name, req.arguments)))
+    mode = stricter(rt.cfg.privacy, req.privacy)  # a request never loosens config.toml's
+    result = cap_result(limit_result(toolbox.call(ToolCall(req.name, req.arguments)), mode,
+                                     store, tz))  # fmt: skip
+    citations = limit_citations(citations_for(store, result.message_guids, tz), mode)
+    # counts only, never text: which client was shown how many messages, under which ceiling
+    log.info("mcp client %r: %s shown %d messages (privacy %s)", req.client or "unnamed",
+             req.name, len(citations), mode)  # fmt: skip
     return {
         "tool": req.name,
         "arguments": dict(req.arguments),
         "ok": result.ok,
         "text": result.text,
-        "citations": citations_for(store, result.message_guids, tz),
+        "citations": citations,
         "indexed_through": iso(through, tz),
     }
 

@@ -13,7 +13,9 @@ Imports: typer, casper.cli.base; mcp, anyio and the work lazily.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 from casper.cli.base import Home, NoService, Verbose, app, config, guarded
 
@@ -28,17 +30,55 @@ INSTRUCTIONS = (
 )
 
 
+Privacy = Annotated[
+    str | None,
+    typer.Option(
+        "--privacy",
+        help="what the client may read: full, redacted (phones, emails, links, long numbers, "
+        "street addresses masked) or aggregate (no message text); only stricter than the "
+        "setting `privacy`",
+        show_default=False,
+    ),
+]
+
+
 @app.command()
 @guarded
-def mcp(home: Home = None, no_service: NoService = False, verbose: Verbose = False) -> None:
+def mcp(
+    home: Home = None,
+    privacy: Privacy = None,
+    no_service: NoService = False,
+    verbose: Verbose = False,
+) -> None:
     """Serve the five agent tools to an MCP client over stdio (stdin/stdout)."""
+    import sys
+
     import anyio
 
+    from casper.agent.redact import stricter
     from casper.cli.transport import Session
+    from casper.config import PRIVACY_MODES
+    from casper.errors import CasperError
 
+    if privacy is not None and privacy not in PRIVACY_MODES:
+        raise CasperError(f"--privacy {privacy!r} is not a mode",
+                          hint="one of " + ", ".join(PRIVACY_MODES))  # fmt: skip
     cfg = config(home)
-    server = build_server(Session(cfg, no_service=no_service))
+    mode = stricter(cfg.privacy, privacy)
+    print(serving_line(cfg.privacy, privacy, mode), file=sys.stderr, flush=True)
+    server = build_server(Session(cfg, no_service=no_service), privacy=mode)
     anyio.run(_serve_stdio, server)
+
+
+def serving_line(setting: str, asked: str | None, mode: str) -> str:
+    """What `casper mcp` says on stderr when it starts: the ceiling it serves, and why."""
+    said = {"full": "full message text", "redacted": "message text with phone numbers, "
+            "emails, links, long numbers and street addresses masked",
+            "aggregate": "ids, dates, senders and counts; no message text"}  # fmt: skip
+    why = f"--privacy {asked}" if asked == mode else f"privacy = {setting!r} in config.toml"
+    if asked is not None and asked != mode:
+        why += f" (--privacy {asked} cannot loosen it)"
+    return f"casper mcp: privacy {mode} ({why}): clients are shown {said[mode]}"
 
 
 async def _serve_stdio(server: Any) -> None:
@@ -54,7 +94,7 @@ def tool_specs() -> tuple[ToolSpec, ...]:
     return SPECS
 
 
-def build_server(session: Session) -> Any:
+def build_server(session: Session, privacy: str | None = None) -> Any:
     """An MCP low-level Server whose tools are the agent's, answered through `session`."""
     import anyio
     import mcp_types as types
@@ -88,9 +128,11 @@ def build_server(session: Session) -> Any:
             )
         arguments = dict(params.arguments or {})
 
+        client = _client_name(ctx)
+
         def run() -> tuple[dict[str, Any], list[str]]:
             with one_at_a_time:
-                return run_tool(session, params.name, arguments)
+                return run_tool(session, params.name, arguments, privacy=privacy, client=client)
 
         try:
             doc, notices = await anyio.to_thread.run_sync(run)
@@ -120,7 +162,14 @@ def build_server(session: Session) -> Any:
     return server
 
 
-def run_tool(session: Session, name: str, arguments: dict[str, Any]) -> tuple[Any, list[str]]:
+def run_tool(
+    session: Session,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    privacy: str | None = None,
+    client: str | None = None,
+) -> tuple[Any, list[str]]:
     """(the `tool` document, the notices said while it ran) for one call."""
     notices: list[str] = []
 
@@ -128,8 +177,18 @@ def run_tool(session: Session, name: str, arguments: dict[str, Any]) -> tuple[An
         if event.get("event") == "notice":
             notices.append(str(event.get("text", "")))
 
-    doc = session.execute("tool", {"name": name, "arguments": arguments}, on_event=on_event)
+    request = {"name": name, "arguments": arguments, "privacy": privacy, "client": client}
+    doc = session.execute("tool", request, on_event=on_event)
     return doc, notices
+
+
+def _client_name(ctx: Any) -> str | None:
+    """The name the client gave in its `initialize` (for the service log), if it gave one."""
+    try:
+        name = ctx.connection.client_params.client_info.name
+    except AttributeError:
+        return None
+    return str(name)[:200] if name else None
 
 
 def _error_result(exc: Exception) -> Any:

@@ -16,18 +16,22 @@ Imports: sqlite3, ingest, casper.store.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import ingest
 from ingest.messages import read_rowids
+from ingest.records import MessageRow, ReactionRow
 from ingest.schema import Capabilities
 
 if TYPE_CHECKING:
     import sqlite3
 
     from casper.store.db import Store
+
+# how many of a page's rows are kept out of the store (casper.indexer.exclude.counter)
+KeptOut = Callable[[Sequence[MessageRow], Sequence[ReactionRow]], int]
 
 ANCHORS = "anchors"  # store meta: JSON [[rowid, guid], ...] of stored messages
 ANCHOR_COUNT = 8
@@ -113,10 +117,15 @@ def _anchors(store: Store) -> dict[int, str]:
 
 
 def compare(
-    store: Store, conn: sqlite3.Connection, caps: Capabilities, watermark: int
+    store: Store,
+    conn: sqlite3.Connection,
+    caps: Capabilities,
+    watermark: int,
+    kept_out: KeptOut | None = None,
 ) -> Comparison:
     """The store's messages and chats against chat.db's, by ROWID and guid (see the module
-    doc). One ordered walk of each message table; at a million rows about a second."""
+    doc). One ordered walk of each message table; at a million rows about a second. Rows
+    `kept_out` counts (the setting `exclude`) are never stored: not new, though unread."""
     chats = _chats_renumbered(store, conn)
     if chats:
         return Comparison(rewritten=chats)
@@ -133,7 +142,7 @@ def compare(
         return Comparison(rewritten="messages read before have new ROWIDs")
     reactions = {g for (g,) in store.conn.execute("SELECT guid FROM reactions")}
     unknown = [(r, g) for r, g in unknown if g not in reactions]
-    missed = _would_store(conn, caps, [r for r, _ in unknown])
+    missed = _would_store(conn, caps, [r for r, _ in unknown], kept_out)
     if missed:
         return Comparison(rewritten="rows below the last one read are new")
     gone_reactions = sorted(reactions - _present(conn, "SELECT guid FROM message", reactions))
@@ -197,10 +206,14 @@ def _present(
     return found
 
 
-def _would_store(conn: sqlite3.Connection, caps: Capabilities, rowids: list[int]) -> int:
+def _would_store(
+    conn: sqlite3.Connection, caps: Capabilities, rowids: list[int], kept_out: KeptOut | None
+) -> int:
     """How many of these chat.db rows a full read would store as a message or a tapback (the
-    rest it skips too: poll votes, tapbacks without a target, rows in Recently Deleted)."""
+    rest it skips too: poll votes, tapbacks without a target, rows in Recently Deleted, rows
+    kept out)."""
     if not rowids:
         return 0
     messages, reactions = read_rowids(conn, caps, rowids)
-    return len(messages) + len(reactions)
+    dropped = kept_out(messages, reactions) if kept_out is not None else 0
+    return len(messages) + len(reactions) - dropped

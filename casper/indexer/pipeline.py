@@ -17,7 +17,7 @@ import gc
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
@@ -25,15 +25,17 @@ from typing import TYPE_CHECKING
 
 import ingest
 from casper.errors import CasperError
+from casper.indexer import exclude as exclusions
 from casper.indexer import identity, reconcile
 from casper.indexer import parallel as ingest_parallel
 from casper.indexer.changes import apply_changed, delete_gone
 from casper.indexer.check import changed_since_last_run, contacts_signature, nothing_to_do
+from casper.indexer.exclude import Exclusions, Purged, purge
 from casper.indexer.people import Directory
 from casper.indexer.people_chats import one_to_one_chats, people_and_chats
 from casper.indexer.report import IngestReport, record_stage, stage
 from casper.indexer.rows import Accumulator, NewRows, reaction_rows, store_rows
-from casper.indexer.stats_update import Fresh, stats_from_memory, update_stats
+from casper.indexer.stats_update import Fresh, forget, stats_from_memory, update_stats
 from casper.records import ChatInfo
 from casper.stats import LocalClock, zone_id
 from casper.store.db import PUBLISHED_THROUGH, Store
@@ -111,6 +113,7 @@ class Indexer:
         on_progress: Progress | None = None,
         batch_size: int = 20_000,
         parallel: ingest_parallel.Options | None = None,
+        exclude: Sequence[str] = (),
     ) -> None:
         self.store = store
         self.chat_db = chat_db
@@ -120,6 +123,10 @@ class Indexer:
         self.batch_size = batch_size
         # worker processes for a large backlog (Options(workers=1): never)
         self.parallel = parallel or ingest_parallel.Options()
+        self.exclude = tuple(exclude)  # the setting `exclude` (casper.indexer.exclude)
+        self.excluded = Exclusions()  # what it names in this history, once people are read
+        self.purged = Purged()  # what this run removed of theirs from the store
+        self.dropped = 0  # their rows (messages and tapbacks) this run read and did not store
 
     def run(self, *, rebuild: bool = False, indexing: bool = False) -> IngestReport:
         """Bring the store up to date. With `indexing` (the run keeps a search index too), chats
@@ -154,7 +161,10 @@ class Indexer:
             # ROWIDs are not identities: an older copy put back, or the history downloaded
             # again, is read whole (casper.indexer.identity, casper.indexer.reconcile)
             doubt = identity.suspect(self.store, conn, state, watermark)
-            compared = identity.compare(self.store, conn, caps, watermark) if doubt else None
+            compared = None
+            if doubt:  # rows kept out (`exclude`) were never stored: not new, though unread
+                kept_out = exclusions.counter(conn, caps, self.contacts, self.exclude)
+                compared = identity.compare(self.store, conn, caps, watermark, kept_out)
             rewritten = compared.rewritten if compared is not None else None
             if rewritten:
                 log.warning("chat.db's history was rewritten (%s): reading it again", rewritten)
@@ -249,8 +259,14 @@ class Indexer:
         fresh = self._read_new(src, counters, handle_person, one_to_one, everybody, acc, report)
 
         owner = {chat: pid for pid, ids in one_to_one.items() for chat in ids}
+        changed = []
+        for m in src.changed:  # edits of rows kept out: not stored, but seen (never read again)
+            if self.excluded.drops(m, handle_person):
+                acc.max_edit = max(acc.max_edit, m.date_edited or 0.0, m.date_retracted or 0.0)
+            else:
+                changed.append(m)
         dirty_full, edited_people = apply_changed(
-            self.store, self.tz, src.changed, handle_person, owner, acc
+            self.store, self.tz, changed, handle_person, owner, acc
         )
         count_before = self.store.message_count()
         gone_senders: set[str] = set()
@@ -259,6 +275,10 @@ class Indexer:
         )
         dirty_full |= gone_chats
         report.deleted = count_before - self.store.message_count()
+        # what the store holds of people and chats kept out: rows read by worker processes,
+        # edits, and everything stored before the exclusion was added
+        purged = self.purged = purge(self.store, self.excluded)
+        dirty_full |= purged.chats
 
         if src.compared is not None and src.compared.rewritten:
             acc.dirty = set()  # what changed is settled against the snapshot (see _settle)
@@ -273,6 +293,10 @@ class Indexer:
                 redo = everybody
             if report.deleted:  # rows read into an empty store were all there is, until now
                 fresh.states.clear()
+            if purged.messages:  # their rows gone: the others' stats counted again from the store
+                redo |= purged.senders | {owner[c] for c in purged.chats if c in owner}
+            redo -= self.excluded.people  # people kept out have no stats at all
+            forget(acc.new, fresh, self.excluded.people | (redo if purged.messages else set()))
             update_stats(self.store, self.tz, acc.new.in_order(), one_to_one, redo, fresh.states)
         self.progress("stats", 1, 1)
 
@@ -296,7 +320,10 @@ class Indexer:
     def _people_and_chats(self, src: _Source) -> tuple[Directory, list[ChatInfo], bool]:
         """People (one per AddressBook card) and labelled chats, saved; True if names changed."""
         # kept a method: a test wraps it to move chat.db away between the check and the read
-        return people_and_chats(self.store, src.conn, src.caps, self.contacts, src.contacts_sig)
+        directory, chats, changed, self.excluded = people_and_chats(
+            self.store, src.conn, src.caps, self.contacts, src.contacts_sig, self.exclude
+        )
+        return directory, chats, changed
 
     def _read_new(
         self,
@@ -389,10 +416,16 @@ class Indexer:
         full: list[tuple] = []
         plain: list[tuple] = []
         reactions: list[tuple] = []
+        excluded = self.excluded
         for msgs, reacts in iter_pages(conn, caps, after_rowid=watermark, stats=counters):
             if msgs or reacts:
                 last = max(msgs[-1].rowid if msgs else 0, reacts[-1].rowid if reacts else 0)
                 acc.max_rowid = max(acc.max_rowid, last)
+            if excluded:  # kept out: never stored (casper.indexer.exclude)
+                kept = [m for m in msgs if not excluded.drops(m, handle_person)]
+                liked = [r for r in reacts if not excluded.drops_reaction(r, handle_person)]
+                self.dropped += len(msgs) - len(kept) + len(reacts) - len(liked)
+                msgs, reacts = kept, liked
             page_full, page_plain = store_rows(msgs, handle_person, clock, acc)
             full += page_full
             plain += page_plain

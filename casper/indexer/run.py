@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from casper.index.files import Generation
 from casper.indexer import chunk_update
+from casper.indexer import exclude as exclusions
 from casper.indexer.chunk_update import VectorFill
 from casper.indexer.chunking import ChunkOptions
 from casper.indexer.pipeline import REBUILD_PENDING, Indexer, Progress
@@ -45,6 +46,7 @@ class Source:
     chat_db: Path
     contacts: Path | None
     tz: tzinfo
+    exclude: tuple[str, ...] = ()  # people, chats and handles kept out (casper.indexer.exclude)
 
 
 class EmbedderSupply(Protocol):
@@ -132,10 +134,16 @@ def run_index(
     # a rebuild is remembered until its index is published: one that was killed (or ran out
     # of disk) is finished by the next run, whatever flags that one is given
     rebuild = rebuild or store.get_meta(REBUILD_PENDING) is not None
+    added, removed = exclusions.change(store, source.exclude)
+    compact = bool(added or removed) and store.has_messages()
+    if compact:  # read again: without them (and the index rewritten), or with them back
+        announce(exclusions.change_line(added, removed))
+        rebuild = True
     if rebuild:
         store.set_meta(REBUILD_PENDING, time.time())  # committed at once, before the ingest
-    ingest = Indexer(store, source.chat_db, source.contacts, source.tz,
-                     on_progress=progress).run(rebuild=rebuild, indexing=True)  # fmt: skip
+    indexer = Indexer(store, source.chat_db, source.contacts, source.tz, on_progress=progress,
+                      exclude=source.exclude)  # fmt: skip
+    ingest = indexer.run(rebuild=rebuild, indexing=True)
     built: Embedder | None = None
     index: ChunkIndex | None = None
     written = 0  # chunks the lexical step wrote for embedding
@@ -149,7 +157,13 @@ def run_index(
     else:
         with stage(ingest, "index"):
             built = embedder(progress)
-            index = _open_for_writing(place, built, rebuild, announce)
+            # rows purged from the store (casper.indexer.exclude) leave the index too: rewritten
+            # whole, so no older fragment keeps a compressed copy of their text (marked as a
+            # rebuild: a run killed before it is published is finished by the next one)
+            rewrite = rebuild or bool(indexer.purged.messages)
+            if rewrite and not rebuild:
+                store.set_meta(REBUILD_PENDING, time.time())
+            index = _open_for_writing(place, built, rewrite, announce)
             dirty = store.dirty_chats()
             wanted = dirty if index.count() else {c.id: True for c in store.chats()}
             update = chunk_update.update_lexical(
@@ -164,6 +178,13 @@ def run_index(
                 store.set_meta("chunks_total", update.chunks_total)
                 store.note_published()
             store.delete_meta(REBUILD_PENDING)  # the vectors resume by themselves
+        if compact or indexer.purged.messages:
+            # no page of the store, its log or the index's old versions keeps their text
+            exclusions.compact_store(store)
+            index.prune_vectors()
+        # recorded last: a run killed before this point reads the history again next time
+        exclusions.remember(store, source.exclude, indexer.excluded, indexer.purged,
+                            dropped=indexer.dropped)  # fmt: skip
         chunks_total, chunks_new = update.chunks_total, update.embedded
         written = update.embedded
     fill, built = _fill_vectors(place, index, built, embedder, written, progress, announce, ingest)

@@ -38,6 +38,18 @@ def stats_from_memory(fresh: Fresh, new: NewRows, everybody: set[str], tz: tzinf
         state.add(new.timelines.get(pid, []), new.authored.get(pid, []), clock)
 
 
+def forget(new: NewRows, fresh: Fresh, people: set[str] | frozenset[str]) -> None:
+    """Drop what this run's rows say of `people` (their rows were purged after being read):
+    people kept out get no stats, the others are read back from the store."""
+    for pid in people:
+        new.timelines.pop(pid, None)
+        new.authored.pop(pid, None)
+        new.reread.discard(pid)
+        if new.states is not None:
+            new.states.pop(pid, None)
+        fresh.states.pop(pid, None)
+
+
 def update_stats(
     store: Store,
     tz: tzinfo,

@@ -3,6 +3,9 @@
 `python -m bench --smoke [--out DIR]` runs every benchmark end to end at small sizes (minutes,
 not hours) and writes its results to DIR (default a new temp dir), never to bench/results: a
 check that `make bench` still runs, not figures to quote.
+
+The last step (`bench.ledger`) appends the headline figures, with the commit and the load, to
+bench/results/history.json and prints every one that moved by more than 10 % since the last run.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from bench import (
     freshness,
     ingest,
     lance_ann,
+    ledger,
     models,
     retrieval,
     scale,
@@ -48,6 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     service_memory.main([])  # an hour of auto-index runs, simulated (~15 min)
     scale.main([])  # 1M generated messages, the longest; its chat.db is cached outside the repo
     lance_ann.main([])  # LanceDB's vector indexes against Casper's vector side, 100k and 622k
+    ledger.main([])  # the headline figures with commit and load; what moved > 10 % since the last
 
 
 def smoke(out: Path) -> None:

@@ -1,7 +1,7 @@
 """Embedding backends on the chunk texts a first `casper index` embeds: rates, vectors, memory.
 
     python -m bench.embedding [--texts N] [--rounds R] [--slice S] [--first-index]
-                              [--only rates|settings|memory] [--out DIR]
+                              [--only rates|settings|memory|lengths] [--out DIR]
 
 Rates (`rates`): each backend Casper can place the embedder on here (onnxruntime and torch on
 the CPU, torch on the Apple GPU on a Mac) and raw sentence-transformers `model.encode` (the
@@ -17,6 +17,10 @@ the window chunks are sorted by length in, and tokenizing in a worker thread.
 First index (`--first-index`): `casper index --json` as a whole process on that history with
 each backend, and raw `model.encode` of the same texts in its own process, alternating; the
 rate is `embed_chunks_per_s` from the JSON (the embed stage: batches written as they go).
+
+Per passage length (`lengths`): onnxruntime and torch on the CPU side by side on the short and
+the long passages apart (`--only lengths`), the figures docs/performance.md and pyproject.toml
+quote for the bulk engine's choice (casper.backends.bulk).
 
 Memory (`memory`): a fresh process loading the embedder with each backend and embedding a
 query, its VmRSS (Linux); the service's figure is bench/cli.py's with the default backend.
@@ -188,6 +192,33 @@ def rates(texts: list[str], slice_size: int, rounds: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
+LENGTHS = ((0, 160, "short (< 160 characters)"), (160, 10**9, "long (≥ 160 characters)"))
+
+
+def by_length(texts: list[str], slice_size: int, rounds: int) -> dict[str, Any]:
+    """onnxruntime and torch on the CPU side by side per passage length (the bulk engine's
+    choice depends on it: casper.backends.bulk), interleaved as `rates`."""
+    made = {k: e for k, e in backends().items() if k in ("CPU · onnxruntime", "CPU · torch")}
+    for embedder in made.values():
+        embedder.embed_documents(texts[:64])
+    runners = {k: e.embed_documents for k, e in made.items()}
+    out: dict[str, Any] = {"load_before": _load()}
+    # the texting history's chunks are short (3 short messages): three in a row joined stand in
+    # for the longer passages of real texting (~320 characters a chunk in issue 40's history)
+    joined = ["\n".join(texts[i : i + 3]) for i in range(0, len(texts) - 2, 3)]
+    for lo, hi, label in LENGTHS:
+        group = [t for t in texts + joined if lo <= len(t) < hi]
+        if not group:
+            continue
+        figures, _ = interleaved(runners, group, slice_size, rounds)
+        torch_rate = figures["CPU · torch"]["texts_per_s"]
+        onnx_rate = figures["CPU · onnxruntime"]["texts_per_s"]
+        out[label] = {"texts": len(group), "mean_chars": round(sum(map(len, group)) / len(group)),
+                      "rates": figures, "torch_vs_onnxruntime": round(torch_rate / onnx_rate, 2)}  # fmt: skip
+    out["load_after"] = _load()
+    return out
+
+
 # ---- onnxruntime settings -------------------------------------------------------------------
 def settings(texts: list[str], slice_size: int) -> dict[str, Any]:
     """onnxruntime's threads, batch size, sort window and a tokenizing worker, interleaved."""
@@ -347,6 +378,20 @@ def first_index(src: Path, texts: list[str], rounds: int) -> dict[str, Any]:
 # ---- report ---------------------------------------------------------------------------------
 def markdown(result: dict[str, Any]) -> str:
     lines = ["# Embedding backends", ""]
+    if "lengths" in result:
+        r = result["lengths"]
+        lines += [
+            f"Per passage length, interleaved; load {r['load_before']} → {r['load_after']}.", "",
+            "| passages | texts | mean chars | onnxruntime texts/s | torch texts/s | torch ÷ onnxruntime |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]  # fmt: skip
+        for label, g in r.items():
+            if isinstance(g, dict):
+                onnx, torch = g["rates"]["CPU · onnxruntime"], g["rates"]["CPU · torch"]
+                lines.append(f"| {label} | {g['texts']} | {g['mean_chars']} | "
+                             f"{onnx['texts_per_s']} | {torch['texts_per_s']} | "
+                             f"{g['torch_vs_onnxruntime']}× |")  # fmt: skip
+        lines.append("")
     if "rates" in result:
         r = result["rates"]
         lines += [
@@ -411,6 +456,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ("rates", lambda: rates(texts, args.slice, args.rounds)),
         ("settings", lambda: settings(texts, args.slice)),
         ("memory", memory),
+        ("lengths", lambda: by_length(texts, args.slice, args.rounds)),
     ]
     parts = [(k, f) for k, f in parts if k in args.only]
     if args.first_index:

@@ -1,6 +1,26 @@
-"""`python -m casper`: the same CLI (the service's auto-start spawns `python -m casper serve`)."""
+"""`casper` and `python -m casper` (the service's auto-start spawns `python -m casper serve`).
 
-from casper.cli import app
+The read commands a person runs most (`search`, `show`, `stats`, `contacts`, `chats`) take the
+thin path when it understands their arguments (casper/cli/thin.py): no typer, no command
+modules. Everything else, `--help` included, is the full typer app.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    """The console entry point."""
+    from casper.cli.thin import run
+
+    code = run(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from casper.cli import app
+
+    app(prog_name="casper")
+
 
 if __name__ == "__main__":
-    app(prog_name="casper")
+    main()

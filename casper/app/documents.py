@@ -323,6 +323,7 @@ class EmbedderJson(TypedDict):
     device: str
     threads: int | None
     notice: str | None
+    why: NotRequired[str]  # a bulk run's engine: why it (casper.backends.bulk)
 
 
 class RanIn(TypedDict):
@@ -470,8 +471,15 @@ def index_json(run: Any, tz: tzinfo) -> IndexDoc:
         "vectors_total": fill.total if fill else 0,
         "vectors_new": embedded,
         "embed_chunks_per_s": round(embedded / spent, 1) if embedded and spent > 0 else None,
-        "embedder": None if placement is None else {
-            "backend": placement.backend, "device": placement.device,
-            "threads": placement.threads, "notice": placement.notice,
-        },
+        "embedder": None if placement is None else _embedder_json(placement),
     }  # fmt: skip
+
+
+def _embedder_json(placement: Any) -> EmbedderJson:
+    out: EmbedderJson = {
+        "backend": placement.backend, "device": placement.device,
+        "threads": placement.threads, "notice": placement.notice,
+    }  # fmt: skip
+    if placement.why:  # a bulk run's engine, and why (casper.backends.bulk)
+        out["why"] = placement.why
+    return out

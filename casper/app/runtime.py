@@ -11,7 +11,7 @@ so tests can swap the backends), use-cases. Heavy libraries only inside function
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 from casper.backends.lazy import LazyEmbedder
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from casper.index.place import IndexPlace
     from casper.indexer.chunking import ChunkOptions
     from casper.indexer.pipeline import Progress
-    from casper.indexer.run import EmbedderSupply, Source
+    from casper.indexer.run import BulkSupply, EmbedderSupply, Source
     from casper.protocols import Embedder, Engine, Reranker
     from casper.search.query import Reader
     from casper.search.retriever import Retriever
@@ -218,6 +218,22 @@ def index_embedder(cfg: Config) -> EmbedderSupply:
         embedder = factory.make_embedder(cfg)
         progress("load", 1, 1)
         return embedder
+
+    return supply
+
+
+def bulk_embedder(cfg: Config) -> BulkSupply | None:
+    """How `casper index` picks the engine for bulk work (casper.backends.bulk): the faster
+    one on this machine, measured. None when `make_embedder` was replaced (tests, benchmarks:
+    their embedder embeds every run)."""
+    from casper.backends import factory
+
+    if factory.embedder_replaced():
+        return None
+
+    def supply(sample: Sequence[str], default: Callable[[], Embedder]) -> tuple[Embedder, str]:
+        engine, choice = factory.make_bulk_embedder(cfg, sample, default)
+        return engine, choice.why
 
     return supply
 

@@ -7,12 +7,14 @@ The helpers the adapters share live in `casper.backends.loading` (no import circ
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from casper.config import Config
 from casper.errors import ConfigError, ModelUnavailable
 
 if TYPE_CHECKING:
+    from casper.backends.bulk import BulkChoice
     from casper.protocols import Embedder, Engine, Reranker
 
 log = logging.getLogger(__name__)
@@ -61,7 +63,62 @@ def make_embedder(cfg: Config) -> Embedder:
 FALLBACK_HINT = 'set embed_backend = "torch" and embed_device = "cpu" in config.toml to choose it'
 
 
+def make_bulk_embedder(
+    cfg: Config, sample: Sequence[str], default: Callable[[], Embedder]
+) -> tuple[Embedder, BulkChoice]:
+    """The engine a bulk run embeds with (casper.backends.bulk): the faster one on this
+    machine, from the rates remembered for it, else from a probe of both on `sample` (the
+    history's own passages), remembered then. `default` builds the engine queries use
+    (onnxruntime on a CPU); it is returned when it is the faster or the only one."""
+    from casper.backends import bulk
+    from casper.backends.embedder import SentenceTransformerEmbedder
+    from casper.backends.loading import model_cache
+    from casper.backends.placement import apple_gpu, onnxruntime_installed
+
+    def torch_cpu() -> Embedder:
+        return SentenceTransformerEmbedder(cfg.embed_model, batch_size=cfg.embed_batch)
+
+    known = embedder_identity(cfg)
+    key = bulk.machine_key(f"{cfg.embed_model} {known[2] if known else ''}".strip(), _versions())
+    onnx = onnxruntime_installed()
+    args = {"gpu": apple_gpu(), "onnx": onnx}
+    choice = bulk.decide(cfg.embed_backend, cfg.embed_device, **args,
+                         rates=bulk.remembered(model_cache(), key))  # fmt: skip
+    if choice is None:  # not measured on this machine yet: both engines on the sample
+        rates, built = bulk.probe(sample, {"onnx": default, "torch": torch_cpu})
+        bulk.remember(model_cache(), key, rates, sample)
+        choice = bulk.decide(cfg.embed_backend, cfg.embed_device, **args, rates=rates)
+        assert choice is not None
+        engine = built["torch" if choice.backend == "torch" else "onnx"]
+    elif choice.backend == "torch" and choice.device == "cpu" and cfg.embed_backend == "auto":
+        engine = torch_cpu()
+    else:
+        engine = default()  # what the settings place (the Apple GPU, a fixed backend)
+    placement = getattr(engine, "placement", None)
+    if placement is not None:
+        engine.placement = placement.with_why(choice.why)
+    return engine, choice
+
+
+def _versions() -> dict[str, str]:
+    """The engines' library versions (their rates change with them), without importing them."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for lib in ("torch", "onnxruntime"):
+        try:
+            out[lib] = version(lib)
+        except PackageNotFoundError:
+            out[lib] = "-"
+    return out
+
+
 _MAKE_EMBEDDER = make_embedder
+
+
+def embedder_replaced() -> bool:
+    """`make_embedder` was replaced (tests, benchmarks): what it builds embeds every run."""
+    return make_embedder is not _MAKE_EMBEDDER
 
 
 def embedder_identity(cfg: Config) -> tuple[str, int, str] | None:

@@ -50,6 +50,7 @@ class Placement:
     device: str  # "cpu" | "mps"
     threads: int | None = None  # CPU threads the library uses
     notice: str | None = None
+    why: str | None = None  # why this engine, when a bulk run chose it (casper.backends.bulk)
 
     def describe(self) -> str:
         """`onnxruntime on the CPU, 2 threads`, `torch on the Apple GPU (mps)`."""
@@ -63,6 +64,9 @@ class Placement:
 
     def with_notice(self, notice: str | None) -> Placement:
         return replace(self, notice=notice)
+
+    def with_why(self, why: str | None) -> Placement:
+        return replace(self, why=why)
 
 
 @dataclass(frozen=True, slots=True)

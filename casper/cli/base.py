@@ -8,15 +8,22 @@ command modules keep their decorators plain and a new command only needs an entr
 from __future__ import annotations
 
 import functools
-import logging
-import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from casper.cli.guard import (  # noqa: F401 - the names commands import from here
+    explained,
+    go_offline,
+    prepare,
+    print_json,
+    say_error,
+    say_unexpected,
+    stderr_console,
+)
+from casper.cli.guard import setup_logging as _setup_logging  # noqa: F401
 from casper.cli.usage import CasperGroup
 from casper.config import Config, load_config
 from casper.errors import CasperError
@@ -72,9 +79,7 @@ def _root(
 
 
 def _stderr() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False)
+    return stderr_console()
 
 
 def guarded(fn: F) -> F:
@@ -83,8 +88,7 @@ def guarded(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         verbose = bool(kwargs.get("verbose"))
-        _setup_logging(verbose)
-        go_offline()
+        prepare(verbose)
         try:
             try:
                 return fn(*args, **kwargs)
@@ -92,86 +96,22 @@ def guarded(fn: F) -> F:
                 raise
             except Exception as exc:
                 # a damaged file or a full disk has a name and a fix; only then a bug
-                named = None if verbose else _explained(kwargs.get("home"), exc)
+                named = None if verbose else explained(kwargs.get("home"), exc)
                 if named is None:
                     raise
                 raise named from exc
         except CasperError as exc:
-            err = _stderr()
-            err.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
-            if exc.hint:
-                err.print(f"[yellow]hint:[/] {exc.hint}", soft_wrap=True)
+            say_error(exc)
             raise typer.Exit(1) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if verbose:
                 raise
-            err = _stderr()
-            err.print(f"[red]error:[/] unexpected {type(exc).__name__}: {exc}", soft_wrap=True)
-            err.print("[yellow]hint:[/] run again with -v to see the traceback", soft_wrap=True)
+            say_unexpected(exc)
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def _explained(home: Path | None, exc: Exception) -> CasperError | None:
-    """The damaged file or full disk behind `exc` (casper.app.damage), else None."""
-    try:
-        cfg = load_config(home)
-    except CasperError:
-        return None  # an unreadable config.toml: the command's own error already said so
-    from casper.app.damage import explain
-
-    return explain(cfg, exc)
-
-
-def go_offline() -> None:
-    """No network while Casper reads or answers: models load from the local cache only.
-
-    Set before any Hugging Face import (their constants read the environment at import time);
-    `casper pull` is the one command that downloads, explicitly. Every library's telemetry is
-    switched off here too, and its caches moved into Casper's (casper.telemetry).
-    """
-    from casper.telemetry import switch_off
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    switch_off()
-
-
-def _setup_logging(verbose: bool) -> None:
-    level = logging.DEBUG if verbose else logging.WARNING
-    if verbose:
-        from rich.logging import RichHandler
-
-        handler: logging.Handler = RichHandler(console=_stderr(), show_path=False)
-        # the handler shows the level itself; without a formatter of its own basicConfig
-        # gives it "LEVEL:name:message", and every line read "DEBUG DEBUG:…"
-        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(NoticeFormatter())
-    logging.basicConfig(level=level, handlers=[handler], force=True)
-
-
-class NoticeFormatter(logging.Formatter):
-    """A warning from a library (a missing AddressBook) in Casper's own shape: `notice: …`,
-    then `hint: …` when the record carries one; errors as `error: …`."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        label = "error" if record.levelno >= logging.ERROR else "notice"
-        text = f"{label}: {record.getMessage()}"
-        hint = getattr(record, "hint", None)
-        return f"{text}\nhint: {hint}" if hint else text
-
-
-def print_json(data: Any) -> None:
-    """One JSON document on stdout and nothing else there (same bytes as casper.app.documents)."""
-    import json
-
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-    sys.stdout.flush()
 
 
 def default_of(setting: str) -> str:

@@ -104,6 +104,7 @@ def _locked_run(
                         store, runtime.index_source(cfg), runtime.index_place(cfg),
                         runtime.index_embedder(cfg), options=runtime.chunk_options(cfg),
                         rebuild=rebuild, progress=bars, announce=_say,
+                        bulk=runtime.bulk_embedder(cfg),
                     )  # fmt: skip
                 finally:
                     store.close()

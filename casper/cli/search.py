@@ -1,16 +1,14 @@
-"""`casper search`: retrieval only, no LLM (the work runs in the service or in-process)."""
+"""`casper search`: retrieval only, no LLM (the work runs in the service or in-process; the
+body is `reads.search`, which the thin path calls too)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from casper.cli.base import Home, Json, NoService, Verbose, app, config, default_of, guarded
+from casper.cli.base import Home, Json, NoService, Verbose, app, default_of, guarded
 from casper.search.modes import Lexical, Mode
-
-if TYPE_CHECKING:
-    from casper.app.documents import SearchDoc
 
 
 @app.command()
@@ -42,87 +40,10 @@ def search(
 ) -> None:
     """Retrieval only, no LLM: hybrid BM25 + vector, fused; reranked by the cross-encoder when
     it is cached (`casper pull`), and said when it is not."""
-    from casper.app.requests import parse
-    from casper.cli.transport import Session, print_notice
+    from casper.cli import reads
 
-    args = {
-        "query": query,
-        "person": person,
-        "chat": chat,
-        "since": since,
-        "until": until,
-        "k": k,
-        "mode": mode,
-        "lexical": lexical,
-        "rerank": not no_rerank,
-        "literal": literal,
-    }
-    request = parse("search", args)  # checked once, before anything starts
-
-    def on_event(event: dict) -> None:
-        if event.get("event") == "read_as":
-            if not json:  # how the question was read, for people; --json has `understood`
-                from casper.cli.base import _stderr
-
-                line = f"read as: {event['text']} (--literal to search as typed)"
-                _stderr().print(line, style="dim", markup=False, soft_wrap=True)
-            return
-        if event.get("key") == "reranker" and not json:
-            return  # the line under the hits says it, every time
-        print_notice(event)
-
-    cfg = config(home)
-    doc: SearchDoc = Session(cfg, no_service=no_service).answer(request, on_event)
-    if json:
-        from casper.cli.base import print_json
-
-        print_json(doc)
-        return
-    from casper.cli.render import console, hits_from_doc, hits_view
-
-    out = console()
-    absent = _absent_line(doc)
-    if absent:
-        print_notice({"event": "notice", "text": absent})
-    if not doc["hits"]:
-        out.print(_nothing_line(doc), soft_wrap=True, markup=False)
-        return
-    from casper.dates.zones import local_tz
-
-    tz = local_tz(cfg.timezone)  # the zone the document's timestamps were written in
-    out.print(hits_view(hits_from_doc(doc["hits"]), tz, query, words=doc.get("words")))
-    if not doc.get("reranked") and not no_rerank and cfg.rerank:
-        from casper.cli.base import _stderr
-
-        # asked for and not run: said under the hits every time (a choice is not repeated)
-        line = f"not reranked: {doc.get('why_not_reranked')}"
-        _stderr().print(line, style="dim", markup=False, soft_wrap=True)
-
-
-def _absent_line(doc: SearchDoc) -> str | None:
-    """`no message contains 'birthday'; …`: a word that occurs nowhere is said, so hits that
-    match the rest of the search (or only its meaning) are not taken for matches of it."""
-    absent = doc.get("words_not_found") or []
-    if not absent:
-        return None
-    quoted = [repr(w) for w in absent]
-    said = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    if len(absent) == len(doc.get("words") or ()):
-        return f"no message contains {said}: the hits below are only close in meaning"
-    return f"no message contains {said}: the hits below match the other words or the meaning"
-
-
-def _nothing_line(doc: SearchDoc) -> str:
-    """`no matching messages`, with the days --since/--until meant and what the history covers
-    when they were given: an empty answer never hides a range outside the history."""
-    from datetime import date
-
-    from casper.app.coverage import runs_from, span_text
-
-    days = doc["filters"].get("days")
-    if not days:
-        return "no matching messages"
-    first, last = (date.fromisoformat(d) if d else None for d in days)
-    cov = doc.get("coverage")
-    covered = (cov["first"], cov["last"]) if cov else None
-    return f"no matching messages {span_text(first, last)}; {runs_from(covered)}"
+    reads.search(
+        query, person=person, chat=chat, since=since, until=until, k=k, mode=mode,
+        lexical=lexical, no_rerank=no_rerank, literal=literal, home=home, json=json,
+        no_service=no_service,
+    )  # fmt: skip

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
-from casper.dates.zones import local_tz
-
-if TYPE_CHECKING:
-    from casper.app.documents import ShowDoc
+from casper.cli.base import Home, Json, NoService, Verbose, app, guarded
 
 
 @app.command()
@@ -25,22 +21,6 @@ def show(
     verbose: Verbose = False,
 ) -> None:
     """A message with its surrounding conversation."""
-    from casper.cli.transport import execute
+    from casper.cli import reads
 
-    args = {"ref": ref, "before": before, "after": after}
-    cfg = config(home)
-    data: ShowDoc = execute("show", args, cfg, no_service=no_service)
-    if json:
-        print_json(data)
-        return
-    from rich.text import Text
-
-    from casper.cli.render import console, conversation_view, messages_from_doc
-
-    out = console()
-    out.print(Text(data["chat"]["name"] or "Unknown chat", style="bold"))
-    tz = local_tz(cfg.timezone)  # the zone the document's timestamps were written in
-    view = conversation_view(
-        messages_from_doc(data["context"]), {}, tz, target=data["message"]["rowid"]
-    )
-    out.print(view)
+    reads.show(ref, before=before, after=after, home=home, json=json, no_service=no_service)

@@ -1,19 +1,17 @@
 """`casper stats`: the figures and pictures of a person, a chat or group, or the owner overall
 (all time, or computed for a --since/--until range); `--png` draws them into a file.
 
-The options are parsed here only (the request is checked in casper.app.requests)."""
+The options are parsed here (the request is checked in casper.app.requests); the body is
+casper.cli.reads.stats, which the thin path runs too."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from casper.cli.base import Home, Json, NoService, Verbose, app, config, guarded, print_json
-
-if TYPE_CHECKING:
-    from casper.app.documents import StatsDoc
+from casper.cli.base import Home, Json, NoService, Verbose, app, guarded
 
 
 @app.command()
@@ -41,21 +39,7 @@ def stats(
 ) -> None:
     """Stats and pictures of a person, a chat or group, or you overall (no name, or `me`):
     messages over time, when (hour × weekday), streaks, reply times, who starts, quiet gaps."""
-    from casper.cli.transport import execute
+    from casper.cli import reads
 
-    args = {"person": person, "chat": chat, "since": since, "until": until, "period": by}
-    data: StatsDoc = execute("stats", args, config(home), no_service=no_service)
-    if png is not None:
-        from casper.cli.charts import write_png
-
-        write_png(data, png, config(home).data_dir)
-    if json:
-        print_json(data)
-        return
-    from casper.cli.stats_view import print_stats
-
-    print_stats(data)
-    if png is not None:
-        from casper.cli.base import _stderr
-
-        _stderr().print(f"wrote {png}", soft_wrap=True, markup=False)
+    reads.stats(person, chat=chat, since=since, until=until, by=by, png=png, home=home,
+                json=json, no_service=no_service)  # fmt: skip

@@ -31,7 +31,7 @@ def print_notice(event: dict[str, Any]) -> None:
         return
     from rich.markup import escape
 
-    from casper.cli.base import _stderr
+    from casper.cli.guard import stderr_console as _stderr
 
     err = _stderr()
     # one line each (the terminal wraps it, not us), in the `notice:` / `hint:` shape
@@ -139,6 +139,6 @@ def _check_dates(cfg: Config, request: Request) -> None:
 
 
 def _say(text: str) -> None:
-    from casper.cli.base import _stderr
+    from casper.cli.guard import stderr_console as _stderr
 
     _stderr().print(f"[dim]{text}[/]", soft_wrap=True, markup=True)

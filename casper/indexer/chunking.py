@@ -16,7 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
-from casper.dates.mentions import message_terms
+from casper.dates.mentions import maybe_dated, message_terms
 from casper.records import ME, ChatInfo, Chunk, Piece, StoredMessage, to_chunk
 
 CHUNKER_VERSION = "c1"
@@ -215,6 +215,11 @@ def chunk_pieces(
             lines.append(line)
             terms.append(_date_terms(row[3], row[0], day_name, zone_key))
         seg_start = seg[0][0]
+        # how many of the first i messages mention a date: most windows have none, and then
+        # their date terms are "" without walking the window
+        dated = [0]
+        for ts in terms:
+            dated.append(dated[-1] + (1 if ts else 0))
         rowids = [row[1] for row in seg]
         guids = [row[4] for row in seg]
         for lo, hi in window_bounds(len(seg), size, stride):
@@ -234,7 +239,10 @@ def chunk_pieces(
                 # terms follow from the same messages and days (a new rule for them is a new
                 # index schema, which rebuilds the table and keeps the vectors)
                 digest = sha1(f"{CHUNKER_VERSION}\n{embed_text}{salt}".encode()).hexdigest()
-                dates = " ".join(dict.fromkeys(t for ts in terms[lo + a : lo + b] for t in ts))
+                if dated[lo + b] == dated[lo + a]:
+                    dates = ""
+                else:
+                    dates = " ".join(dict.fromkeys(t for ts in terms[lo + a : lo + b] for t in ts))
                 out[cid] = Piece(
                     cid, chat_id, chat_name, tuple(dict.fromkeys(senders[lo + a : lo + b])),
                     members, msgs[0][0], msgs[-1][0], seg_start, tuple(rowids[lo + a : lo + b]),
@@ -245,6 +253,8 @@ def chunk_pieces(
 
 def _date_terms(text: str, ts: float, day_name: _DayNames, zone: str) -> tuple[str, ...]:
     """The date terms of one message, resolved against its local day (none without one)."""
+    if not maybe_dated(text):  # most messages: no day to look up
+        return ()
     day = day_name(ts)
     if day[:1] not in "12":  # "date unknown"
         return ()

@@ -14,7 +14,7 @@ chunk_index types), casper.store, casper.protocols.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import tzinfo
 from pathlib import Path
@@ -33,10 +33,16 @@ from casper.protocols import Embedder
 from casper.store.db import Store
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from casper.index.chunk_index import ChunkIndex
     from casper.index.place import IndexPlace
 
 Announce = Callable[[str], None]
+# a run that embeds this many chunks or more is bulk work (a first index, --rebuild, a large
+# reconcile): the `BulkSupply` then picks the engine, the faster one on this machine
+BULK_CHUNKS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,16 @@ class EmbedderSupply(Protocol):
     is known without loading; the run then loads it just before the first embedding."""
 
     def __call__(self, progress: Progress) -> Embedder: ...
+
+
+class BulkSupply(Protocol):
+    """The engine for a bulk run, picked with the history's own passages (`sample`, the first
+    batch to embed); `default` builds the run's usual engine. Returns (engine, why: in words,
+    for the progress and `index --json`)."""
+
+    def __call__(
+        self, sample: Sequence[str], default: Callable[[], Embedder]
+    ) -> tuple[Embedder, str]: ...
 
 
 @runtime_checkable
@@ -77,6 +93,7 @@ class Placed(Protocol):
     device: str
     threads: int | None
     notice: str | None
+    why: str | None
 
     def short(self) -> str: ...
 
@@ -111,6 +128,7 @@ def run_index(
     rebuild: bool = False,
     progress: Progress = _silent,
     announce: Announce = _unsaid,
+    bulk: BulkSupply | None = None,
 ) -> IndexRunReport:
     """Bring the store, the chunk index and its vectors up to date with the history.
 
@@ -125,6 +143,7 @@ def run_index(
             built with another model or no longer opens, start a new index directory.
         progress: (stage, done, total) for every stage, "check" to "embed".
         announce: one-line messages for the user ("resuming: N of M chunks already embedded").
+        bulk: picks the engine when the run embeds BULK_CHUNKS or more (None: the embedder's).
 
     Returns:
         IndexRunReport; `ingest.noop` when nothing changed (no model built, LanceDB not imported
@@ -187,7 +206,9 @@ def run_index(
                             dropped=indexer.dropped)  # fmt: skip
         chunks_total, chunks_new = update.chunks_total, update.embedded
         written = update.embedded
-    fill, built = _fill_vectors(place, index, built, embedder, written, progress, announce, ingest)
+    fill, built = _fill_vectors(
+        place, index, built, embedder, written, progress, announce, ingest, bulk
+    )
     reconciled = ingest.reconciled
     if reconciled is not None:
         # the chunks written again (moved ROWIDs, changed neighbours) and how many of them
@@ -254,6 +275,7 @@ def _fill_vectors(
     progress: Progress,
     announce: Announce,
     report: IngestReport,
+    bulk: BulkSupply | None = None,
 ) -> tuple[VectorFill | None, Embedder | None]:
     """Embed the chunks that have no vector yet (all of a first index, what this run wrote, or
     what a killed run left), batch by batch. A no-op run whose vectors are complete answers from
@@ -270,27 +292,98 @@ def _fill_vectors(
     assert built is not None  # the lexical step opened the index with it
     embedder = built
     embed_stage = "embed"
+    chooser: _BulkChooser | None = None
+
+    def chosen(engine: Embedder) -> None:
+        nonlocal embed_stage
+        placement = placement_of(engine)
+        if placement is not None:
+            embed_stage = detailed("embed", placement.short())
 
     def before_embedding(done: int, total: int) -> None:
-        nonlocal embed_stage
+        nonlocal chooser
         if done and total - done > written:  # more is missing than this run wrote
             # said even with --json (stderr): the user should know the run picked up old work
             announce(f"resuming: {done} of {total} chunks already embedded; embedding the rest")
+        if bulk is not None and total - done >= BULK_CHUNKS:
+            # the first batch picks the engine (and loads it): nothing is loaded before it
+            assert index is not None
+            chooser = _BulkChooser(embedder, bulk, index, progress, announce, report, chosen)
+            return
         if isinstance(embedder, Deferred) and not embedder.loaded:
             # a deferred model loads under its own stage, not inside the first embed batch
             progress("load", 0, None)
             with stage(report, "load"):
                 embedder.real()
             progress("load", 1, 1)
-        placement = placement_of(embedder)
-        if placement is not None:  # the progress says where the chunks are embedded
-            embed_stage = detailed("embed", placement.short())
+        chosen(embedder)  # the progress says where the chunks are embedded
 
+    switch = _Switch(embedder, lambda: chooser)
     with stage(report, "embed"):
         fill = chunk_update.ensure_vectors(
-            index, embedder, lambda done, total: progress(embed_stage, done, total),
+            index, switch, lambda done, total: progress(embed_stage, done, total),
             before_embedding=before_embedding,
         )  # fmt: skip
     for spent in (report.timings, report.cpu_s):  # the model load inside it is its own stage
         spent["embed"] = round(max(spent["embed"] - spent.get("load", 0.0), 0.0), 3)
-    return fill, embedder
+    used = chooser.engine if chooser is not None and chooser.engine is not None else embedder
+    return fill, used
+
+
+class _BulkChooser:
+    """A bulk run's engine, picked on the first batch (the history's own passages) by the
+    `BulkSupply`, loaded under the "load" stage, checked against the index, and said."""
+
+    def __init__(
+        self,
+        default: Embedder,
+        bulk: BulkSupply,
+        index: ChunkIndex,
+        progress: Progress,
+        announce: Announce,
+        report: IngestReport,
+        chosen: Callable[[Embedder], None],
+    ) -> None:
+        self.default, self.bulk, self.index = default, bulk, index
+        self.progress, self.announce, self.report, self.chosen = progress, announce, report, chosen
+        self.engine: Embedder | None = None
+
+    def pick(self, sample: Sequence[str]) -> Embedder:
+        if self.engine is None:
+            default = self.default
+
+            def build_default() -> Embedder:
+                return default.real() if isinstance(default, Deferred) else default
+
+            self.progress("load", 0, None)
+            with stage(self.report, "load"):
+                engine, why = self.bulk(sample, build_default)
+                if engine is not default and not isinstance(engine, Deferred):
+                    self.index.check_embedder(engine)  # the same model, whatever runs it
+            self.progress("load", 1, 1)
+            self.engine = engine
+            self.chosen(engine)
+            self.announce(f"embedding with {why}")
+        return self.engine
+
+
+class _Switch:
+    """The embedder `ensure_vectors` sees: the run's own, or a bulk run's chosen engine."""
+
+    def __init__(self, default: Embedder, chooser: Callable[[], _BulkChooser | None]) -> None:
+        self.default, self._chooser = default, chooser
+        self.name, self.dim = default.name, default.dim
+
+    @property
+    def checksum(self) -> str:
+        return str(getattr(self.default, "checksum", ""))
+
+    def embed_documents(
+        self, texts: Sequence[str], on_progress: Callable[[int, int], None] | None = None
+    ) -> NDArray[np.float32]:
+        chooser = self._chooser()
+        engine = chooser.pick(texts) if chooser is not None else self.default
+        return engine.embed_documents(texts, on_progress)
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        return self.default.embed_query(text)

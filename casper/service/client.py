@@ -10,15 +10,17 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casper.errors import CasperError
 from casper.service import protocol
+
+if TYPE_CHECKING:  # imported when a service is started, not on every request
+    import subprocess
 
 READ_TIMEOUT_S = 10 * protocol.HEARTBEAT_S  # no frame for this long: the service is stuck
 CONNECT_TIMEOUT_S = 2.0
@@ -105,6 +107,8 @@ def spawn(data_dir: Path) -> subprocess.Popen[bytes]:
             f"the casper service cannot start: {path} cannot be written ({exc.strerror}; "
             "`casper index --rebuild` moves it aside)"
         ) from exc
+    import subprocess
+
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "casper", "serve", "--home", str(data_dir)],

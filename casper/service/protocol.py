@@ -12,7 +12,6 @@ Reply frames, each with an "event" key:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -20,6 +19,11 @@ import struct
 import sys
 from pathlib import Path
 from typing import Any
+
+try:  # the module behind hashlib.blake2b: importing hashlib loads OpenSSL, which every client
+    from _blake2 import blake2b  # process paid for (~8 ms) to name its socket and its build
+except ImportError:  # pragma: no cover - an interpreter without it
+    from hashlib import blake2b
 
 PROTOCOL = 1
 HEARTBEAT_S = 2.0  # the service says "alive" this often while a request is running
@@ -40,7 +44,7 @@ def build_id() -> str:
         import casper
 
         root = Path(casper.__file__).parent
-        digest = hashlib.blake2b(digest_size=8)
+        digest = blake2b(digest_size=8)
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for name in sorted(filenames):
@@ -59,7 +63,7 @@ def socket_path(data_dir: Path) -> Path:
     direct = data_dir / "service.sock"
     if len(os.fsencode(str(direct))) <= _SUN_PATH_MAX:
         return direct
-    key = hashlib.blake2b(os.fsencode(str(data_dir)), digest_size=8).hexdigest()
+    key = blake2b(os.fsencode(str(data_dir)), digest_size=8).hexdigest()
     base = Path(os.environ.get("TMPDIR") or "/tmp")
     if len(os.fsencode(str(base))) > 60:
         base = Path("/tmp")

@@ -1,0 +1,108 @@
+"""What every command shares and typer does not need: the error lines (`error:` + `hint:`), the
+streams they go to, the logging set-up, the offline switch and `--json` on stdout.
+
+Kept apart from `base` (the typer app) so the thin path of the read commands (`thin`) uses the
+very same code without importing typer; `base.guarded` is built from these.
+
+Imports: stdlib, casper.config, casper.errors; rich lazily (when something is printed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from casper.config import load_config
+from casper.errors import CasperError
+
+if TYPE_CHECKING:  # rich is imported lazily, when a command prints
+    from rich.console import Console
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def prepare(verbose: bool) -> None:
+    """Before a command runs: its logging, and no network."""
+    setup_logging(verbose)
+    go_offline()
+
+
+def say_error(exc: CasperError) -> None:
+    """A CasperError as Casper says it: `error: …` and, when it has one, `hint: …`."""
+    err = stderr_console()
+    err.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+    if exc.hint:
+        err.print(f"[yellow]hint:[/] {exc.hint}", soft_wrap=True)
+
+
+def say_unexpected(exc: BaseException) -> None:
+    """A bug, in two lines instead of a traceback (which -v shows)."""
+    err = stderr_console()
+    err.print(f"[red]error:[/] unexpected {type(exc).__name__}: {exc}", soft_wrap=True)
+    err.print("[yellow]hint:[/] run again with -v to see the traceback", soft_wrap=True)
+
+
+def explained(home: Path | None, exc: Exception) -> CasperError | None:
+    """The damaged file or full disk behind `exc` (casper.app.damage), else None."""
+    try:
+        cfg = load_config(home)
+    except CasperError:
+        return None  # an unreadable config.toml: the command's own error already said so
+    from casper.app.damage import explain
+
+    return explain(cfg, exc)
+
+
+def go_offline() -> None:
+    """No network while Casper reads or answers: models load from the local cache only.
+
+    Set before any Hugging Face import (their constants read the environment at import time);
+    `casper pull` is the one command that downloads, explicitly. Every library's telemetry is
+    switched off here too, and its caches moved into Casper's (casper.telemetry).
+    """
+    from casper.telemetry import switch_off
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    switch_off()
+
+
+def setup_logging(verbose: bool) -> None:
+    level = logging.DEBUG if verbose else logging.WARNING
+    if verbose:
+        from rich.logging import RichHandler
+
+        handler: logging.Handler = RichHandler(console=stderr_console(), show_path=False)
+        # the handler shows the level itself; without a formatter of its own basicConfig
+        # gives it "LEVEL:name:message", and every line read "DEBUG DEBUG:…"
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(NoticeFormatter())
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+class NoticeFormatter(logging.Formatter):
+    """A warning from a library (a missing AddressBook) in Casper's own shape: `notice: …`,
+    then `hint: …` when the record carries one; errors as `error: …`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        label = "error" if record.levelno >= logging.ERROR else "notice"
+        text = f"{label}: {record.getMessage()}"
+        hint = getattr(record, "hint", None)
+        return f"{text}\nhint: {hint}" if hint else text
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout and nothing else there (same bytes as casper.app.documents)."""
+    import json
+
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,47 @@
+"""`make bench`'s ledger: each run's headline figures with commit and load, and every figure that
+moved by more than 10 % since the last run printed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench import ledger
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _results(folder: Path, warm_ms: float, first_s: float) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    cli = {"load_avg_1m_start": 1.5, "warm_search": {"p50_ms": warm_ms}, "help": {"p50_ms": 150}}
+    scale = {"first_search": {"time_to_first_lexical_search_s": first_s,
+                              "load_avg_before": [1.2, 1.1, 1.0]}}  # fmt: skip
+    (folder / "cli.json").write_text(json.dumps(cli))
+    (folder / "scale.json").write_text(json.dumps(scale))
+    return folder
+
+
+def test_a_run_is_recorded_with_commit_and_load_and_compared_with_the_last(tmp_path: Path) -> None:
+    results = _results(tmp_path, warm_ms=100.0, first_s=25.0)
+    first = ledger.record(results)
+    assert first["commit"] and first["load_avg_now"] and first["at"]
+    assert first["figures"]["warm_search_p50_ms"] == {"value": 100.0, "load": 1.5}
+    assert first["figures"]["first_lexical_search_1m_s"] == {"value": 25.0, "load": 1.2}
+    assert ledger.moves(ledger.load_history(results / "history.json")) == []
+
+    _results(tmp_path, warm_ms=109.0, first_s=30.0)  # +9 %: not printed; +20 %: printed
+    ledger.record(results)
+    found = ledger.moves(ledger.load_history(results / "history.json"))
+    assert [(m["key"], m["worse"]) for m in found] == [("first_lexical_search_1m_s", True)]
+    assert "WORSE" in ledger.report(found) and "25 → 30" in ledger.report(found)
+
+
+def test_the_recorded_history_flags_this_rounds_two_slips() -> None:
+    """The figures recorded before this round (the committed results of two rounds ago, then
+    issue 41's measurements): comparing the round that slipped with the one before it prints
+    both the warm search and the 1M first lexical search as worse."""
+    runs = ledger.load_history(REPO / "bench" / "results" / "history.json")
+    slipped = next(i for i, r in enumerate(runs) if r["commit"] == "856184f")
+    found = {m["key"]: m for m in ledger.moves(runs[: slipped + 1])}
+    assert found["warm_search_p50_ms"]["worse"] and found["first_lexical_search_1m_s"]["worse"]
+    assert round(found["first_lexical_search_1m_s"]["change"], 2) == 0.23

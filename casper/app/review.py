@@ -67,6 +67,20 @@ def share_privacy() -> Privacy:
     return Privacy(text=lambda _text: None, name=initials)
 
 
+def mode_privacy(mode: str) -> Privacy:
+    """The review as the setting `privacy` shows messages to a reader other than the owner —
+    a review is made to be shown: `redacted` masks phones, emails, links, long numbers and
+    addresses in its quoted messages; `aggregate` quotes none. Names stay (`--share` hides
+    them)."""
+    if mode == "aggregate":
+        return Privacy(text=lambda _text: None, name=lambda _pid, name: name)
+    if mode == "redacted":
+        from casper.agent.redact import mask
+
+        return Privacy(text=mask, name=lambda _pid, name: name)
+    return full_privacy()
+
+
 def year_span(year: int) -> tuple[date, date]:
     return date(year, 1, 1), date(year, 12, 31)
 

@@ -34,7 +34,7 @@ def review(
 ) -> None:
     """Your year in messages, compared with the year before: top people, the busiest day,
     streaks, new people, the first and last messages, emoji, reply times."""
-    from casper.app.review import build_review, default_year, full_privacy, share_privacy
+    from casper.app.review import build_review, default_year, mode_privacy, share_privacy
     from casper.app.runtime import open_store
     from casper.cli.outfile import refuse_existing, write_private
     from casper.dates.zones import local_tz
@@ -50,7 +50,7 @@ def review(
     path = out or Path(f"casper-review-{chosen}{'-shared' if share else ''}.html")
     if not json:
         refuse_existing(path, force)  # before the work, not after it
-    privacy = share_privacy() if share else full_privacy()
+    privacy = share_privacy() if share else mode_privacy(cfg.privacy)
     doc = build_review(store, tz, chosen, privacy, shared=share)
     if json:
         print_json(doc)

@@ -131,6 +131,26 @@ def test_shared_review_has_no_text_and_no_names(home: Path, tmp_path: Path) -> N
     assert parsed(out).found == []
 
 
+def test_review_follows_the_privacy_setting(home: Path, tmp_path: Path) -> None:
+    """A review is made to be shown: `privacy = "aggregate"` quotes no message, `redacted`
+    masks what it quotes; the figures stay the owner's own."""
+    full = json.loads(run(home, "review", "2023", "--json"))
+    settings = home / "config.toml"
+    try:
+        settings.write_text('privacy = "aggregate"\n')
+        kept = json.loads(run(home, "review", "2023", "--json"))
+        settings.write_text('privacy = "redacted"\n')
+        masked = json.loads(run(home, "review", "2023", "--json"))
+    finally:
+        settings.unlink()
+    assert full["first_message"]["text"]
+    assert kept["first_message"]["text"] is None and kept["last_message"]["text"] is None
+    assert kept["this"] == full["this"] and kept["top_people"] == full["top_people"]
+    from casper.agent.redact import mask
+
+    assert masked["first_message"]["text"] == mask(full["first_message"]["text"])
+
+
 def test_a_year_without_messages_renders(home: Path, tmp_path: Path) -> None:
     out = tmp_path / "empty.html"
     run(home, "review", "1999", "-o", str(out))

@@ -41,6 +41,7 @@ PURE = [
     "casper/dates/rules.py",
     "casper/dates/holidays.py",
     "casper/agent/followup.py",
+    "casper/agent/quoting.py",
     "casper/dates/phrases.py",
     "casper/index/chunk_text.py",
     "casper/search/feedback.py",

@@ -477,16 +477,19 @@ class Store(DirectoryQueries, StatsQueries):
     def indexed_through(self) -> float | None:
         """The newest countable message the search index has (UTC seconds), or None: the store's
         newest outside the chats still waiting for their chunks (`dirty_chats`, cleared once the
-        run that stored them has published its chunks). A walk down the ts index that stops at
-        the first message of a chat already chunked."""
-        row = self.conn.execute(
-            "SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 "
-            "AND chat_id NOT IN (SELECT chat_id FROM dirty_chats) ORDER BY ts DESC LIMIT 1"
+        run that stored them has published its chunks), always a message the store still holds.
+        Walks down the ts index that stop at the first message of a chat already chunked."""
+        chunked, newest = self.conn.execute(
+            "SELECT (SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 "
+            "AND chat_id NOT IN (SELECT chat_id FROM dirty_chats) ORDER BY ts DESC LIMIT 1), "
+            "(SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 ORDER BY ts DESC LIMIT 1)"
         ).fetchone()
         # a rebuild marks every chat dirty while readers still search the last published
-        # generation: what that generation held (noted when it was published) still counts
-        published = self.get_meta(PUBLISHED_THROUGH)
-        found = [float(v) for v in (row[0] if row else None, published) if v is not None]
+        # generation: what that generation held (noted when it was published) still counts,
+        # up to the newest message the history still holds (a rewind took the newer ones away)
+        noted = self.get_meta(PUBLISHED_THROUGH)
+        published = min(float(noted), newest) if noted is not None and newest is not None else None
+        found = [float(v) for v in (chunked, published) if v is not None]
         return max(found) if found else None
 
     def note_published(self) -> None:

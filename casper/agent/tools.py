@@ -129,7 +129,7 @@ def _int(args: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> i
     value = args.get(key, default)
     try:
         return max(lo, min(hi, int(value if value not in (None, "") else default)))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: 1e309 reads as inf
         raise ArgError(f"{key} must be an integer") from exc
 
 

@@ -1,7 +1,8 @@
 """The agent's five tools called from outside the agent (`casper mcp`, through the service or
 in process): the same Toolbox the agent uses, so the same arguments, validation and caps, and
 the messages a result shows come back as citations (rowid and guid: `casper show` and
-`get_conversation_context` take either).
+`get_conversation_context` take either). Unlike the agent's model, a client is held to each
+tool's JSON Schema (casper.agent.schema_check): `"limit": "7"` or an unknown argument is an error.
 
 Imports: casper.app.runtime, casper.agent (tools, core, answer), casper.dates.zones.
 """
@@ -27,7 +28,7 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
     from casper.agent.core import cap_result
     from casper.agent.tools import Toolbox
     from casper.dates.zones import iso, local_tz
-    from casper.protocols import ToolCall
+    from casper.protocols import ToolCall, ToolResult
 
     tz = local_tz(rt.cfg.timezone)
     store = rt.store()
@@ -42,7 +43,9 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         return result.hits
 
     toolbox = Toolbox(store, search, tz, me_names=me_names(rt.cfg, store))
-    result = cap_result(toolbox.call(ToolCall(req.name, req.arguments)))
+    call = ToolCall(req.name, req.arguments)
+    wrong = _schema_problem(req)  # a client was given the schema: held to it, unlike a model
+    result = ToolResult(call, False, wrong) if wrong else cap_result(toolbox.call(call))
     return {
         "tool": req.name,
         "arguments": dict(req.arguments),
@@ -51,6 +54,17 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         "citations": citations_for(store, result.message_guids, tz),
         "indexed_through": iso(through, tz),
     }
+
+
+def _schema_problem(req: ToolRequest) -> str | None:
+    """`error: bad arguments for NAME: …` when the arguments break the tool's JSON Schema (a
+    wrong type, an unknown argument, a missing one); an unknown tool is the Toolbox's to say."""
+    from casper.agent.schema_check import problem
+    from casper.agent.tools import SPECS
+
+    spec = next((s for s in SPECS if s.name == req.name), None)
+    wrong = problem(spec.parameters, req.arguments) if spec is not None else None
+    return f"error: bad arguments for {req.name}: {wrong}" if wrong else None
 
 
 def _say(emit: Emit) -> Callable[[str], None]:

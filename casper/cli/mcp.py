@@ -42,10 +42,10 @@ def mcp(home: Home = None, no_service: NoService = False, verbose: Verbose = Fal
 
 
 async def _serve_stdio(server: Any) -> None:
-    from mcp.server.stdio import stdio_server
+    # the SDK's stdio transport, each line screened first: every line gets an answer
+    from casper.cli.mcp_wire import serve_stdio
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    await serve_stdio(server)
 
 
 def tool_specs() -> tuple[ToolSpec, ...]:

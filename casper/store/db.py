@@ -36,6 +36,7 @@ REACTION_LABELS = {
     2007: "sticker",
 }
 
+_MAX_ROWID = 2**63 - 1  # SQLite's largest integer
 PUBLISHED_THROUGH = "published_through"  # meta key: indexed_through of the last published run
 
 _MSG_COLS = "rowid, guid, chat_id, sender, ts, text, kind, edited, reply_to, attachments, event"
@@ -432,6 +433,8 @@ class Store(DirectoryQueries, StatsQueries):
         text = str(ref).strip().lstrip("#")
         arg: int | str
         if text.isdigit():
+            if int(text) > _MAX_ROWID:  # beyond SQLite's integers: no message has it
+                return None
             q, arg = f"SELECT {_MSG_COLS} FROM messages WHERE rowid=?", int(text)
         else:
             q, arg = f"SELECT {_MSG_COLS} FROM messages WHERE guid=?", str(ref).strip()

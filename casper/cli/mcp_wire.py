@@ -87,6 +87,8 @@ def _loads(text: str) -> Any:
 
 def _id_of(message: Any) -> str | int | None:
     ident = message.get("id") if isinstance(message, dict) else None
+    if isinstance(ident, str) and _has_surrogate(ident):
+        return None  # a reply cannot carry it: JSON-RPC's id null
     return ident if isinstance(ident, str | int) and not isinstance(ident, bool) else None
 
 
@@ -96,7 +98,8 @@ def _surrogate(value: Any, path: str) -> str | None:
         return path or "the message" if _has_surrogate(value) else None
     if isinstance(value, dict):
         for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
+            shown = str(key).encode("utf-8", "backslashreplace").decode("utf-8")
+            here = f"{path}.{shown}" if path else shown
             if _has_surrogate(str(key)):
                 return here
             found = _surrogate(item, here)

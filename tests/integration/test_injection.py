@@ -24,22 +24,25 @@ from casper.app.runtime import Runtime
 from casper.app.tool_calls import call_tool
 from casper.config import load_config
 from casper.protocols import ChatMessage, Reply, ToolSpec
-from ingest.synthetic import build_tiny_corpus
 from tests.fakes import ScriptedEngine
-from tests.helpers import index_home, use_fake_search_models
-from tests.injection import FORGED_ID, GROUP_NAME, PROBES, calls_in, inspect, plant, planted_call
+from tests.helpers import use_fake_search_models
+from tests.injection import (
+    FORGED_ID,
+    GROUP_NAME,
+    PROBES,
+    build_planted_home,
+    calls_in,
+    inspect,
+    planted_call,
+)
 
 
 @pytest.fixture(scope="module")
 def planted_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The tiny corpus with the planted messages, indexed; the fake models stay in place."""
-    root = tmp_path_factory.mktemp("injection")
-    corpus = build_tiny_corpus(root / "src")
-    plant(corpus.chat_db)
     with pytest.MonkeyPatch.context() as patch:
         use_fake_search_models(patch)
-        index_home(root / "home", corpus)
-        yield root / "home"
+        yield build_planted_home(tmp_path_factory.mktemp("injection"))
 
 
 @pytest.fixture(scope="module")

@@ -156,7 +156,7 @@ def test_the_tiny_qwen_reads_every_planted_message_as_data(
 
 def test_smollm2_reads_every_planted_message_as_data(planted: Runtime, smollm2_path: Path) -> None:
     assert smuggled_in_prompts(planted, smollm2_path) == (2 * len(PROBES), 0)
-    _assert_clean(run_suite(planted, smollm2_path, ANSWERED[:2], new_tokens=16), ANSWERED[:2])
+    _assert_clean(run_suite(planted, smollm2_path, ANSWERED[:1], new_tokens=16), ANSWERED[:1])
 
 
 def test_the_suite_plants_at_least_20_attacks() -> None:

@@ -23,6 +23,7 @@ from ingest.synthetic.bulk import append_messages
 from tests import rewrites
 from tests.helpers import index_json, use_fake_search_models
 
+pytestmark = pytest.mark.slow  # two index runs and a search: about 10 s
 runner = CliRunner()
 
 

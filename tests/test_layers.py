@@ -44,6 +44,8 @@ PURE = [
     "casper/dates/holidays.py",
     "casper/agent/followup.py",
     "casper/agent/redact.py",
+    "casper/agent/quoting.py",
+    "casper/agent/schema_check.py",
     "casper/dates/phrases.py",
     "casper/index/chunk_text.py",
     "casper/search/feedback.py",

@@ -20,6 +20,7 @@ from casper.agent.enrich import Enrichment, enrich, to_hints
 from casper.agent.fact_route import fact_answer
 from casper.agent.loop import Event, ToolRunner, Usage, UsageJson, run_agent
 from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
+from casper.agent.quoting import message_line
 from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
 from casper.agent.verify import verify
@@ -202,7 +203,7 @@ def retrieval_only(
         lines.append(f"{hit.chat}, {(iso(hit.start, tz) or '')[:10]}:")
         for m in hit.messages:
             if m.guid not in guids:
-                lines.append(f"  {prompts.cite_tag(m.rowid)} {m.sender}: {m.text}")
+                lines.append(f"  {message_line(m.rowid, '', m.sender, m.text)}")
                 guids.append(m.guid)
     return "\n".join(lines), guids[:8]
 

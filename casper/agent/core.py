@@ -1,6 +1,7 @@
 """PURE: the agent's state machine: State, Limits, actions, transitions and their guards.
 
-Imports: stdlib, casper.protocols, casper.agent.{prompts,grounding}. No I/O, clock or randomness.
+Imports: stdlib, casper.protocols, casper.agent.{prompts,grounding,quoting}. No I/O, clock or
+randomness.
 
 Grounding: the opening state may carry evidence (the prefetch, a ToolResult shown in the first
 user turn). A final answer must cite a message some result showed (`[#rowid]`), repeat a figure
@@ -10,8 +11,10 @@ made only of words Casper wrote into the prompt (`echo_sources`) counts as empty
 (`echoed_prompt`). Questions that need no messages (`exempt`) skip the grounding guard.
 
 Citation contract with the Toolbox: a result's `text` marks every message it shows with
-`[#rowid]` (`prompts.cite_tag`), and its distinct markers appear in the same order as
-`ToolResult.message_guids`; the core pairs them to map rowids the answer cites back to guids.
+`[#rowid]` (`prompts.cite_tag`) at the start of its line, and its distinct markers appear in the
+same order as `ToolResult.message_guids`; the core pairs them to map rowids the answer cites back
+to guids. Only a marker that starts a line counts: message text is quoted (`agent.quoting`) and
+never starts one, so a message cannot make an id citable that no result retrieved.
 A result whose marker count differs from its guid count maps no rowids (guid mentions still count).
 """
 
@@ -23,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
-from casper.agent import grounding, prompts
+from casper.agent import grounding, prompts, quoting
 from casper.agent.replies import collapse_repeats, is_narrated, is_repetitive, overlap
 from casper.protocols import ChatMessage, Reply, ToolCall, ToolResult
 
@@ -255,7 +258,11 @@ def fallback_summary(gathered: Sequence[ToolResult], coverage: str = "") -> str:
     for result in gathered:
         if not result.ok:
             continue
-        body = [ln.strip() for ln in result.text.splitlines() if ln.strip()]
+        body = [
+            ln.strip()
+            for ln in result.text.splitlines()
+            if ln.strip() and not quoting.is_boundary(ln)
+        ]
         cited = [ln for ln in body if _CITE_TAG.search(ln)]
         lines += (cited or body[:2])[:3]
     picked = _ordered_unique(_clip(ln, 200) for ln in lines)[:8]
@@ -323,8 +330,8 @@ def _capped(result: ToolResult, max_chars: int) -> ToolResult:
     text = prompts.format_tool_result(result.text, max_chars)
     if text == result.text:
         return result
-    visible = len(_ordered_unique(_CITE_TAG.findall(text)))
-    all_tags = len(_ordered_unique(_CITE_TAG.findall(result.text)))
+    visible = len(_ordered_unique(quoting.marked_rowids(text)))
+    all_tags = len(_ordered_unique(quoting.marked_rowids(result.text)))
     same = all_tags == len(result.message_guids)  # else guids can't be paired with markers
     guids = result.message_guids[:visible] if same else result.message_guids
     return replace(result, text=text, message_guids=guids)
@@ -374,7 +381,7 @@ def _unique(calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
 def _rowid_pairs(results: Sequence[ToolResult]) -> tuple[tuple[int, str], ...]:
     pairs: list[tuple[int, str]] = []
     for result in results:
-        tags = _ordered_unique(int(m) for m in _CITE_TAG.findall(result.text))
+        tags = _ordered_unique(quoting.marked_rowids(result.text))
         if len(tags) == len(result.message_guids):
             pairs += zip(tags, result.message_guids, strict=True)
     return tuple(pairs)

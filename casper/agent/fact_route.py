@@ -7,7 +7,7 @@ behind it, and the directory knows the card behind "Sammy". Such questions get t
 card as the answer, citing the message it comes from. A question with a topic of its own
 ("when did I last talk to Alex about the dentist?") is left to search.
 
-Imports: casper.agent (enrich, prefetch, prompts), casper.store, casper.dates.zones, casper.records.
+Imports: casper.agent (enrich, prefetch, quoting), casper.store, casper.dates.zones, casper.records.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
 from casper.agent.prefetch import named_person
-from casper.agent.prompts import cite_tag
+from casper.agent.quoting import message_line
 from casper.records import Person, StoredMessage
 from casper.store.db import Store
 
@@ -111,7 +111,7 @@ def _quote(m: StoredMessage, store: Store) -> str:
     text = m.text if len(m.text) <= 200 else m.text[:199] + "…"
     chat = store.chat(m.chat_id)
     where = f" (in {chat.name})" if chat is not None and chat.is_group else ""
-    return f"{cite_tag(m.rowid)} {sender}{where}: {text}"
+    return message_line(m.rowid, "", f"{sender}{where}", text)  # quoted: one line, no markers
 
 
 def _span(found_range: tuple[float | None, float | None]) -> str:

@@ -1,12 +1,15 @@
 """PURE: the texts the agent shows the model: system prompt, tool results, hints and nudges.
 
-Imports: stdlib and casper.protocols only. Kept short on purpose: small models have little context.
+Imports: stdlib, casper.protocols and casper.agent.quoting only. Kept short on purpose: small
+models have little context.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
+
+from casper.agent import quoting
 
 SYSTEM_TEMPLATE = """\
 You are Casper. You answer questions about the user's own iMessage history.
@@ -54,9 +57,14 @@ def system_prompt(
 
 
 def format_tool_result(result_text: str, max_chars: int) -> str:
-    """Cap a tool result at `max_chars` (cut at a line end when one is near) plus a notice."""
+    """Cap a tool result at `max_chars` (cut at a line end when one is near) plus a notice; a
+    framed result (casper.agent.quoting) keeps its closing boundary line after the notice."""
     if len(result_text) <= max_chars:
         return result_text
+    framed = quoting.framed_parts(result_text)
+    if framed is not None:
+        inner, close = framed
+        return f"{format_tool_result(inner, max(1, max_chars - len(close) - 1))}\n{close}"
     cut = result_text.rfind("\n", 0, max_chars + 1)
     if cut < max_chars // 2:
         cut = max_chars

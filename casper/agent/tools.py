@@ -1,7 +1,9 @@
 """The five tools the model may call, and `Toolbox.call`, which never raises.
 
 Each tool validates its arguments with a small frozen dataclass, runs against the store or the
-retriever, and returns compact text (the agent core caps it for small-model context).
+retriever, and returns compact text (the agent core caps it for small-model context). What
+people wrote (message bodies, senders' and groups' names) is quoted and framed as data
+(casper.agent.quoting): no message can add a line, a citation, a tag or a tool call of its own.
 Imports: casper.store, casper.store.stats_query, casper.protocols, casper.errors, casper.dates.zones
 (no backends, no cli).
 """
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
 
+from casper.agent.quoting import frame, message_line, quote
 from casper.dates.ranges import date_range
 from casper.dates.zones import iso
 from casper.errors import AmbiguousPerson, CasperError
@@ -126,7 +129,7 @@ def _int(args: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> i
     value = args.get(key, default)
     try:
         return max(lo, min(hi, int(value if value not in (None, "") else default)))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: 1e309 reads as inf
         raise ArgError(f"{key} must be an integer") from exc
 
 
@@ -281,10 +284,12 @@ class Toolbox:
     def _range(self, start: str | None, end: str | None) -> tuple[float | None, float | None]:
         return date_range(start, end, self.tz, self.now)
 
+    def _when(self, ts: float) -> str:
+        return (iso(ts, self.tz) or "")[:16].replace("T", " ")
+
     def _line(self, m: StoredMessage, names: Mapping[str, str]) -> str:
-        when = (iso(m.ts, self.tz) or "")[:16].replace("T", " ")
         who = "me" if m.sender == ME else names.get(m.sender, m.sender)
-        return f"[#{m.rowid}] {when} {who}: {m.text}"
+        return message_line(m.rowid, self._when(m.ts), who, m.text)
 
     # ---- the tools ---------------------------------------------------------------------
     def _search_messages(self, a: SearchArgs) -> tuple[str, list[str]]:
@@ -297,15 +302,15 @@ class Toolbox:
         blocks: list[str] = []
         guids: list[str] = []
         for hit in hits:
-            lines = [f"{hit.chat} ({(iso(hit.start, self.tz) or '')[:10]}):"]
+            lines = [f"{quote(hit.chat)} ({(iso(hit.start, self.tz) or '')[:10]}):"]
             for m in hit.messages:
                 if m.guid in guids:  # overlapping windows: show each message once
                     continue
-                when = (iso(m.ts, self.tz) or "")[:16].replace("T", " ")
-                lines.append(f"[#{m.rowid}] {when} {m.sender}: {m.text}")
+                lines.append(message_line(m.rowid, self._when(m.ts), m.sender, m.text))
                 guids.append(m.guid)
             blocks.append("\n".join(lines))
-        return "\n\n".join(blocks), guids
+        # what people wrote, between boundary lines a message cannot hold (agent.quoting)
+        return frame("\n\n".join(blocks)), guids
 
     def _list_contacts(self, a: ListArgs) -> tuple[str, list[str]]:
         people = self.store.find_people(a.name_like) if a.name_like else self.store.people()
@@ -317,7 +322,7 @@ class Toolbox:
         if not rows:
             return "no contacts match", []
         out = [
-            f"{p.name}{_also(p)} (id {p.id}): {s.get('sent', 0)} sent, "
+            f"{quote(p.name)}{_also(p)} (id {p.id}): {s.get('sent', 0)} sent, "
             f"{s.get('received', 0)} received, last {(iso(s.get('last'), self.tz) or '-')[:10]}"
             for _, p, s in rows[: a.limit]
         ]
@@ -330,7 +335,7 @@ class Toolbox:
         reply = s["median_reply_s"]
         fmt = lambda v: "n/a" if v is None else f"{v / 60:.0f} min"  # noqa: E731
         lines = [
-            f"{p.name} (id {p.id})"
+            f"{quote(p.name)} (id {p.id})"
             + (f", {a.start_date or '…'} to {a.end_date or '…'}" if start or end else ""),
             f"sent by me: {s['sent']}; received from them: {s['received']}",
             f"first: {(iso(s['first'], self.tz) or '-')[:10]}; "
@@ -350,8 +355,9 @@ class Toolbox:
         ctx = self.store.context(msg, a.before, a.after)
         names = self.store.names()
         chat = self.store.chat(msg.chat_id)
-        head = f"{chat.name if chat else 'Unknown chat'}:"
-        return "\n".join([head, *(self._line(m, names) for m in ctx)]), [m.guid for m in ctx]
+        head = f"{quote(chat.name) if chat else 'Unknown chat'}:"
+        lines = "\n".join([head, *(self._line(m, names) for m in ctx)])
+        return frame(lines), [m.guid for m in ctx]
 
     def _get_message_volume_by_period(self, a: VolumeArgs) -> tuple[str, list[str]]:
         person_id = self._person(a.person).id if a.person else None
@@ -363,14 +369,14 @@ class Toolbox:
             return f"no messages between {a.start_date} and {a.end_date}", []
         names = self.store.names()
         lines = [
-            f"{key}: " + ", ".join(f"{names.get(p, p)} {n}" for p, n in ranked)
+            f"{key}: " + ", ".join(f"{quote(names.get(p, p))} {n}" for p, n in ranked)
             for key, ranked in buckets.items()
         ]
         if person_id:
             top = [(person_id, sum(n for ranked in buckets.values() for _, n in ranked))]
         else:
             top = top_people(self.store, self.tz, start, end, a.top_n)
-        summary = "whole range: " + ", ".join(f"{names.get(p, p)} {n}" for p, n in top)
+        summary = "whole range: " + ", ".join(f"{quote(names.get(p, p))} {n}" for p, n in top)
         return "\n".join([summary, *lines]), []
 
 
@@ -378,4 +384,4 @@ def _also(p: Person) -> str:
     """ ", also Sammy, Rivera Design": the card's names a question may use besides the display
     name (first and last names are part of it already)."""
     other = [n for n in p.name_forms("nickname", "organization") if n != p.name]
-    return f", also {', '.join(other)}" if other else ""
+    return f", also {quote(', '.join(other))}" if other else ""

@@ -30,6 +30,7 @@ MAX_ITERATIONS = 50  # model calls in one answer's tool loop
 MAX_QUESTION_CHARS = 2_000  # beyond this a question would crowd the evidence out of the prompt
 MAX_TEXT_CHARS = 10_000  # a query, a name, a date phrase, a model id
 MAX_HISTORY = 100  # earlier turns a `casper chat` session sends along
+MAX_ROWID = 2**63 - 1  # SQLite's largest integer: a longer message id names nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +247,12 @@ def _stats(a: _Args) -> StatsRequest:
 
 def _show(a: _Args) -> ShowRequest:
     ref = a.required("ref", example="casper show 1481 (an id from `casper search`)")
+    digits = ref.strip().lstrip("#")
+    if digits.isdigit() and int(digits) > MAX_ROWID:
+        raise BadRequest(
+            f"no message has the id {_shown(ref)}: ids are at most {MAX_ROWID:,}",
+            hint="take an id from `casper search` (the number after # in front of a message)",
+        )
     hint = "the number of messages around it, e.g. --before 5"
     before = a.number("before", "--before", low=0, high=MAX_CONTEXT, hint=hint, default=5)
     after = a.number("after", "--after", low=0, high=MAX_CONTEXT, hint=hint, default=5)

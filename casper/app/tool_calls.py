@@ -1,7 +1,8 @@
 """The agent's five tools called from outside the agent (`casper mcp`, through the service or
 in process): the same Toolbox the agent uses, so the same arguments, validation and caps, and
 the messages a result shows come back as citations (rowid and guid: `casper show` and
-`get_conversation_context` take either).
+`get_conversation_context` take either). Unlike the agent's model, a client is held to each
+tool's JSON Schema (casper.agent.schema_check): `"limit": "7"` or an unknown argument is an error.
 
 Imports: casper.app.runtime, casper.agent (tools, core, answer), casper.dates.zones.
 """
@@ -31,7 +32,7 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
     from casper.agent.redact import stricter
     from casper.agent.tools import Toolbox
     from casper.dates.zones import iso, local_tz
-    from casper.protocols import ToolCall
+    from casper.protocols import ToolCall, ToolResult
 
     tz = local_tz(rt.cfg.timezone)
     store = rt.store()
@@ -46,9 +47,11 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         return result.hits
 
     toolbox = Toolbox(store, search, tz, me_names=me_names(rt.cfg, store))
+    call = ToolCall(req.name, req.arguments)
+    wrong = _schema_problem(req)  # a client was given the schema: held to it, unlike a model
     mode = stricter(rt.cfg.privacy, req.privacy)  # a request never loosens config.toml's
-    result = cap_result(limit_result(toolbox.call(ToolCall(req.name, req.arguments)), mode,
-                                     store, tz))  # fmt: skip
+    result = (ToolResult(call, False, wrong) if wrong
+              else cap_result(limit_result(toolbox.call(call), mode, store, tz)))  # fmt: skip
     citations = limit_citations(citations_for(store, result.message_guids, tz), mode)
     # counts only, never text: which client was shown how many messages, under which ceiling
     log.info("mcp client %r: %s shown %d messages (privacy %s)", req.client or "unnamed",
@@ -61,6 +64,17 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         "citations": citations,
         "indexed_through": iso(through, tz),
     }
+
+
+def _schema_problem(req: ToolRequest) -> str | None:
+    """`error: bad arguments for NAME: …` when the arguments break the tool's JSON Schema (a
+    wrong type, an unknown argument, a missing one); an unknown tool is the Toolbox's to say."""
+    from casper.agent.schema_check import problem
+    from casper.agent.tools import SPECS
+
+    spec = next((s for s in SPECS if s.name == req.name), None)
+    wrong = problem(spec.parameters, req.arguments) if spec is not None else None
+    return f"error: bad arguments for {req.name}: {wrong}" if wrong else None
 
 
 def _say(emit: Emit) -> Callable[[str], None]:

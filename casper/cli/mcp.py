@@ -82,10 +82,10 @@ def serving_line(setting: str, asked: str | None, mode: str) -> str:
 
 
 async def _serve_stdio(server: Any) -> None:
-    from mcp.server.stdio import stdio_server
+    # the SDK's stdio transport, each line screened first: every line gets an answer
+    from casper.cli.mcp_wire import serve_stdio
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    await serve_stdio(server)
 
 
 def tool_specs() -> tuple[ToolSpec, ...]:

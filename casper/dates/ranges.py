@@ -67,11 +67,21 @@ def days_to_utc(
 
     The one place a day range becomes timestamps (CLI options, the agent's date hints).
     """
-    start = None if first is None else datetime.combine(first, time.min, tz).timestamp()
-    end = None
-    if last is not None:
-        end = datetime.combine(last + timedelta(days=1), time.min, tz).timestamp()
+    start = None if first is None else _start_of(first, tz)
+    end = None if last is None else _start_of(last, tz, after=True)
     return start, end
+
+
+def _start_of(day: date, tz: tzinfo, *, after: bool = False) -> float:
+    """UTC seconds at the start of `day` (of the day after it); a day at the very edge of the
+    calendar (9999-12-31, 0001-01-01) is an error that names it, not an OverflowError."""
+    try:
+        return datetime.combine(day + timedelta(days=after), time.min, tz).timestamp()
+    except (OverflowError, ValueError, OSError):
+        raise CasperError(
+            f"the date {day.isoformat()} is out of range",
+            hint="use a date up to 9999-12-30, or leave it out for a range with no end",
+        ) from None
 
 
 def span_days(

@@ -36,6 +36,7 @@ REACTION_LABELS = {
     2007: "sticker",
 }
 
+_MAX_ROWID = 2**63 - 1  # SQLite's largest integer
 PUBLISHED_THROUGH = "published_through"  # meta key: indexed_through of the last published run
 
 _MSG_COLS = "rowid, guid, chat_id, sender, ts, text, kind, edited, reply_to, attachments, event"
@@ -438,6 +439,8 @@ class Store(DirectoryQueries, StatsQueries):
         text = str(ref).strip().lstrip("#")
         arg: int | str
         if text.isdigit():
+            if int(text) > _MAX_ROWID:  # beyond SQLite's integers: no message has it
+                return None
             q, arg = f"SELECT {_MSG_COLS} FROM messages WHERE rowid=?", int(text)
         else:
             q, arg = f"SELECT {_MSG_COLS} FROM messages WHERE guid=?", str(ref).strip()
@@ -483,16 +486,19 @@ class Store(DirectoryQueries, StatsQueries):
     def indexed_through(self) -> float | None:
         """The newest countable message the search index has (UTC seconds), or None: the store's
         newest outside the chats still waiting for their chunks (`dirty_chats`, cleared once the
-        run that stored them has published its chunks). A walk down the ts index that stops at
-        the first message of a chat already chunked."""
-        row = self.conn.execute(
-            "SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 "
-            "AND chat_id NOT IN (SELECT chat_id FROM dirty_chats) ORDER BY ts DESC LIMIT 1"
+        run that stored them has published its chunks), always a message the store still holds.
+        Walks down the ts index that stop at the first message of a chat already chunked."""
+        chunked, newest = self.conn.execute(
+            "SELECT (SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 "
+            "AND chat_id NOT IN (SELECT chat_id FROM dirty_chats) ORDER BY ts DESC LIMIT 1), "
+            "(SELECT ts FROM messages WHERE kind != 'system' AND ts > 0 ORDER BY ts DESC LIMIT 1)"
         ).fetchone()
         # a rebuild marks every chat dirty while readers still search the last published
-        # generation: what that generation held (noted when it was published) still counts
-        published = self.get_meta(PUBLISHED_THROUGH)
-        found = [float(v) for v in (row[0] if row else None, published) if v is not None]
+        # generation: what that generation held (noted when it was published) still counts,
+        # up to the newest message the history still holds (a rewind took the newer ones away)
+        noted = self.get_meta(PUBLISHED_THROUGH)
+        published = min(float(noted), newest) if noted is not None and newest is not None else None
+        found = [float(v) for v in (chunked, published) if v is not None]
         return max(found) if found else None
 
     def note_published(self) -> None:

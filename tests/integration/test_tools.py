@@ -183,3 +183,13 @@ def test_long_results_are_capped_once_with_a_notice(store: Store) -> None:
     visible = [int(t) for t in re.findall(r"\[#(\d+)\]", shown)]
     assert [rowid for rowid, _ in state.rowids] == list(dict.fromkeys(visible))
     assert state.gathered[0].message_guids == full.message_guids[: len(state.rowids)]
+
+
+def test_a_number_too_large_for_an_integer_is_a_bad_argument(store: Store) -> None:
+    """`limit: 1e309` arrives as inf: a bad argument the model can correct, not a failure."""
+    tb, _ = box(store)
+    result = tb.call(ToolCall("search_messages", {"query": "x", "limit": float("inf")}))
+    assert not result.ok
+    assert result.text == "error: bad arguments for search_messages: limit must be an integer"
+    huge = tb.call(ToolCall("get_conversation_context", {"message_id": "9" * 26}))
+    assert huge.text == f"error: no message with id {'9' * 26}"

@@ -101,3 +101,24 @@ def test_the_choices_are_named_once() -> None:
     assert LEXICAL == get_args(Lexical) == ("lancedb", "rank-bm25")
     for mode in MODES:
         assert parse("search", {"query": "x", "mode": mode}).mode == mode  # type: ignore[union-attr]
+
+
+def test_an_id_longer_than_any_message_id_is_a_clear_error() -> None:
+    """`casper show 12345678901234567890123456` said "unexpected OverflowError" (SQLite has no
+    integer that large); now it says no message has that id."""
+    with pytest.raises(CasperError, match="no message has the id") as info:
+        parse("show", {"ref": "#" + "1" * 26})
+    assert info.value.hint and "casper search" in info.value.hint
+    assert isinstance(parse("show", {"ref": str(2**63 - 1)}), ShowRequest)  # the largest is fine
+
+
+def test_a_date_at_the_edge_of_the_calendar_is_a_clear_error() -> None:
+    from datetime import date
+    from zoneinfo import ZoneInfo
+
+    from casper.dates.ranges import date_range, days_to_utc
+
+    with pytest.raises(CasperError, match="the date 9999-12-31 is out of range"):
+        date_range("0001-01-01", "9999-12-31", ZoneInfo("Pacific/Kiritimati"))
+    start, end = days_to_utc(date(1, 1, 1), date(9999, 12, 30), ZoneInfo("UTC"))
+    assert start is not None and end is not None and start < end

@@ -21,6 +21,7 @@ from dataclasses import replace
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from casper.agent.quoting import quote
 from casper.agent.redact import mask
 from casper.dates.zones import iso
 from casper.protocols import ToolCall, ToolResult, ToolSpec
@@ -59,14 +60,15 @@ def aggregate_text(store: Store, guids: Sequence[str], tz: tzinfo) -> str:
         if m is None:
             continue
         when = (iso(m.ts, tz) or "")[:16].replace("T", " ")
-        who = "me" if m.sender == ME else names.get(m.sender, m.sender)
+        # names are people's writing too (a contact card, a group's name): quoted as bodies are
+        who = "me" if m.sender == ME else quote(names.get(m.sender, m.sender))
         by_chat.setdefault(m.chat_id, []).append(f"[#{m.rowid}] {when} {who}")
     if not by_chat:
         return f"0 messages\n{AGGREGATE_NOTE}"
     blocks = []
     for chat_id, lines in by_chat.items():
         chat = store.chat(chat_id)
-        blocks.append("\n".join([f"{chat.name if chat else 'Unknown chat'} ({len(lines)}):",
+        blocks.append("\n".join([f"{quote(chat.name) if chat else 'Unknown chat'} ({len(lines)}):",
                                  *lines]))  # fmt: skip
     count = sum(len(lines) for lines in by_chat.values())
     return f"{count} messages in {len(by_chat)} chats\n{AGGREGATE_NOTE}\n\n" + "\n\n".join(blocks)

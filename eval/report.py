@@ -194,21 +194,21 @@ SESSION_NOTE = (
 )
 
 
-def session_section(doc: Mapping[str, Any]) -> list[str]:
+def session_section(doc: Mapping[str, Any], level: str = "##") -> list[str]:
     """Session-level recall per run and, for the default, per category (when scored)."""
     runs = [r for r in doc.get("runs", []) if "session_recall@10" in r["metrics"]]
     if not runs:
         return []
     keys = [f"session_{what}@{k}" for what in ("recall", "any", "all") for k in (5, 10)]
     names = [f"{what} @{k}" for what in ("recall", "any", "all") for k in (5, 10)]
-    lines = ["## session-level recall", "", SESSION_NOTE, ""]
+    lines = [f"{level} session-level recall", "", SESSION_NOTE, ""]
     body = [[r["label"]] + [_fmt(r["metrics"].get(key)) for key in keys] for r in runs]
     lines += _table(["run", *names], body) + [""]
     for run in runs:
         ablation = run.get("literal") or verdict.ablated_fusion(run) or run.get("feedback", False)
         if run["mode"] != "hybrid" or ablation or len(run["by_category"]) < 2:
             continue
-        lines += [f"### {run['label']}: session-level recall by category", ""]
+        lines += [f"{level}# {run['label']}: session-level recall by category", ""]
         body = [
             [f"{c} (n={int(m.get('questions', 0))})"] + [_fmt(m.get(key)) for key in keys]
             for c, m in sorted(run["by_category"].items())
@@ -445,6 +445,7 @@ def suite_markdown(entries: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]
         for table in verdict.compare(doc):
             lines += [f"{table.label}; cells are R@{'/'.join(str(k) for k in table.ks)}", ""]
             lines += verdict_table(table) + [""]
+        lines += session_section(doc, level="###")
     return "\n".join(lines)
 
 

@@ -69,3 +69,23 @@ def test_the_report_has_a_session_section_when_scored() -> None:
     assert "session-level recall" in text and "| 80.0 |" in text
     no_sessions = {"ks": [10], "runs": [{**run, "metrics": {"message_recall@10": 0.5}}]}
     assert report.session_section(no_sessions) == []
+
+
+def test_make_eval_report_shows_each_sets_session_recall() -> None:
+    run = {
+        "label": "hybrid/lancedb/3x1/all-minilm-l6-v2",
+        "mode": "hybrid",
+        "lexical": "lancedb",
+        "rerank": False,
+        "literal": False,
+        "unit": "3x1",
+        "embedder": "m",
+        "metrics": {"message_recall@10": 0.5, "session_recall@10": 0.875},
+        "by_category": {},
+        "latency_ms": {"p50": 1.0, "p95": 2.0},
+    }
+    doc = {"ks": [5, 10, 25], "runs": [run], "scored_questions": 3}
+    entry = {"dataset": "locomo", "style": "first person", "doc": doc, "halves": {},
+             "seconds": 1.0, "load": (1.0, 1.0)}  # fmt: skip
+    text = report.suite_markdown([entry], {})
+    assert "### session-level recall" in text and "| 87.5 |" in text

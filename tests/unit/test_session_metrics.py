@@ -89,3 +89,14 @@ def test_make_eval_report_shows_each_sets_session_recall() -> None:
              "seconds": 1.0, "load": (1.0, 1.0)}  # fmt: skip
     text = report.suite_markdown([entry], {})
     assert "### session-level recall" in text and "| 87.5 |" in text
+
+
+def test_a_narrow_terminal_keeps_session_recall_before_the_lesser_columns() -> None:
+    from casper.cli.evaluate import fit_columns
+
+    header = ["run", "msg R@5", "msg R@10", "msg R@25", "sess R@5", "sess R@10", "sess all@10",
+              "chunk R@10", "MRR@10", "hit@10", "p95 ms"]  # fmt: skip
+    rows = [["hybrid/lancedb/3x1", *["100.0"] * 10]]
+    kept, _cut, dropped = fit_columns(header, rows, 80)
+    assert "sess R@10" in kept and "msg R@10" in kept
+    assert "chunk R@10" in dropped and "p95 ms" in dropped

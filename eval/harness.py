@@ -186,6 +186,7 @@ def locomo_corpora(
                 locomo.LOCOMO_TZ,
                 {locomo.POOLED: locomo.POOLED_MEMBERS},
                 (conv.speaker_a,),
+                session_of=locomo.session_of_guid,
             )
         )
     style = "verbatim" if verbatim else "first-person (owner's name → I/me/my)"
@@ -198,6 +199,7 @@ def realtalk_corpora(
     """One corpus per owner's phone under CASPER_HOME/eval/realtalk[-ambiguous]/<owner>/; the
     first owner's phone is the tune half, the other the report half."""
     from eval import realtalk
+    from eval.locomo import session_of_guid
 
     phones = realtalk.load_phones(realtalk.default_realtalk_path())
     root = cfg.data_dir / "eval" / ("realtalk-ambiguous" if ambiguous else "realtalk")
@@ -215,6 +217,7 @@ def realtalk_corpora(
                 root / phone.key,
                 realtalk.TIMEZONE,
                 me_names=(phone.owner,),
+                session_of=session_of_guid,
             )
         )
     halves = {h: [p.owner for p in phones if realtalk.phone_half(phones, p) == h]
@@ -404,7 +407,10 @@ def _evaluate_corpus(
                     acc.latencies.append((time.perf_counter() - t0) * 1000 + cache.replayed_ms)
                     chunks = [[m.guid for m in hit.messages] for hit in hits]
                     acc.rows.append(
-                        (item.category, metrics.score_question(chunks, item.relevant, ks))
+                        (
+                            item.category,
+                            metrics.score_question(chunks, item.relevant, ks, corpus.session_of),
+                        )
                     )
                 stages(scoring, len(scored), len(scored))
                 progress(f"{corpus.name} {spec.label}: {len(scored)} questions")

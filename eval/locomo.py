@@ -124,6 +124,18 @@ def message_guid(sample_id: str, dia_id: str) -> str:
     return f"locomo-{sample_id}-{dia_id.replace(':', '-')}"
 
 
+_GUID_SESSION = re.compile(r"^(?P<conv>.+)-D(?P<session>\d+)-\d+$")
+
+
+def session_of_guid(guid: str) -> str | None:
+    """The dataset session a message guid belongs to: locomo-conv-26-D3-7 →
+    `locomo-conv-26#session_3` (REALTALK's guids end the same way), None for any other guid
+    (a filler text of the ambiguous phones). LoCoMo and REALTALK number sessions `session_N`
+    and a turn's `dia_id` `D<N>:<i>`, which is what published session-level recall counts."""
+    m = _GUID_SESSION.match(guid)
+    return f"{m['conv']}#session_{int(m['session'])}" if m else None
+
+
 def normalise_dia_id(token: str) -> str | None:
     """`D30:05` → `D30:5`; anything not shaped `D<n>:<i>` → None."""
     m = _DIA_ID.match(token.strip())

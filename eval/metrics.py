@@ -13,7 +13,7 @@ and cut at k messages, which is comparable to LoCoMo's turn-level recall.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 KS: tuple[int, ...] = (1, 5, 10, 25, 50)
 ALL = "all"
@@ -107,11 +107,55 @@ def score_chunk_level(
     return out
 
 
-def score_question(
-    chunks: Sequence[Sequence[str]], relevant: Collection[str], ks: Sequence[int] = KS
+SESSION_KS: tuple[int, ...] = (5, 10)
+SessionOf = Callable[[str], "str | None"]
+
+
+def rank_sessions(chunks: Sequence[Sequence[str]], session_of: SessionOf) -> list[str]:
+    """Ranked chunks → ranked distinct sessions: each message maps to its session in rank order
+    (LongMemEval's turn → session aggregation: read down the list until k distinct sessions);
+    a message with no session counts as a session of its own, so it still takes a slot."""
+    return dedupe(session_of(m) or f"message:{m}" for m in flatten(chunks))
+
+
+def score_session_level(
+    chunks: Sequence[Sequence[str]],
+    relevant: Collection[str],
+    session_of: SessionOf,
+    ks: Sequence[int] = SESSION_KS,
 ) -> dict[str, float]:
-    """Both granularities for one question (chunks: message ids per ranked chunk)."""
-    return {**score_chunk_level(chunks, relevant, ks), **score_message_level(chunks, relevant, ks)}
+    """Session-level recall as memory systems publish it, k counting distinct sessions:
+
+    - `session_recall@k`: share of the evidence sessions among the top k (MemPalace's LoCoMo
+      `compute_retrieval_recall` over `session_N` ids);
+    - `session_any@k`: 1 if any evidence session is there (LongMemEval `recall_any@k`);
+    - `session_all@k`: 1 if all are (LongMemEval `recall_all@k`).
+    """
+    ranked = rank_sessions(chunks, session_of)
+    wanted = {s for m in relevant if (s := session_of(m)) is not None}
+    out: dict[str, float] = {}
+    if not wanted:
+        return out
+    for k in ks:
+        found = wanted.intersection(ranked[:k])
+        out[f"session_recall@{k}"] = len(found) / len(wanted)
+        out[f"session_any@{k}"] = float(bool(found))
+        out[f"session_all@{k}"] = float(found == wanted)
+    return out
+
+
+def score_question(
+    chunks: Sequence[Sequence[str]],
+    relevant: Collection[str],
+    ks: Sequence[int] = KS,
+    session_of: SessionOf | None = None,
+) -> dict[str, float]:
+    """Both granularities for one question (chunks: message ids per ranked chunk), and the
+    session level when the corpus knows its sessions (`session_of`: message id → session)."""
+    out = {**score_chunk_level(chunks, relevant, ks), **score_message_level(chunks, relevant, ks)}
+    if session_of is not None:
+        out.update(score_session_level(chunks, relevant, session_of))
+    return out
 
 
 def mean_metrics(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:

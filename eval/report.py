@@ -108,9 +108,15 @@ def summary_rows(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """(header, rows): runs × headline metrics (percent), the reference row last."""
     ks = list(doc.get("ks", [1, 5, 10, 25, 50]))
     k10 = 10 if 10 in ks else ks[-1]
+    sessions = [
+        key
+        for key in ("session_recall@5", "session_recall@10", "session_all@10")
+        if any(key in r["metrics"] for r in doc.get("runs", []))
+    ]
     header = (
         ["run"]
         + [f"msg R@{k}" for k in ks]
+        + [key.replace("session_recall", "sess R").replace("session_", "sess ") for key in sessions]
         + [f"chunk R@{k10}", f"MRR@{k10}", f"nDCG@{k10}", f"hit@{k10}", "p50 ms", "p95 ms"]
     )
     rows = []
@@ -119,6 +125,7 @@ def summary_rows(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         rows.append(
             [run["label"]]
             + [_fmt(m.get(f"message_recall@{k}")) for k in ks]
+            + [_fmt(m.get(key)) for key in sessions]
             + [
                 _fmt(m.get(f"chunk_recall@{k10}")),
                 _fmt(m.get(f"mrr@{k10}")),
@@ -130,7 +137,11 @@ def summary_rows(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         )
     ref = doc.get("reference")
     if ref:
-        rows.append([ref["name"]] + [_fmt(ref.get(f"message_recall@{k}")) for k in ks] + ["–"] * 6)
+        rows.append(
+            [ref["name"]]
+            + [_fmt(ref.get(f"message_recall@{k}")) for k in ks]
+            + ["–"] * (6 + len(sessions))
+        )
     return header, rows
 
 
@@ -171,6 +182,39 @@ def hybrid_vs_legs(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         out.append(row)
     return out
+
+
+SESSION_NOTE = (
+    "k counts distinct sessions (the dataset's `session_N`): the ranked chunks' messages are "
+    "mapped to their sessions in rank order until k differ (LongMemEval's turn → session "
+    "aggregation). recall = share of the question's evidence sessions among them (MemPalace's "
+    "LoCoMo figure); any = at least one (LongMemEval `recall_any@k`); all = every one "
+    "(`recall_all@k`). Casper ranks 3-message passages, not whole sessions; see "
+    "docs/retrieval.md for the peers' protocols."
+)
+
+
+def session_section(doc: Mapping[str, Any], level: str = "##") -> list[str]:
+    """Session-level recall per run and, for the default, per category (when scored)."""
+    runs = [r for r in doc.get("runs", []) if "session_recall@10" in r["metrics"]]
+    if not runs:
+        return []
+    keys = [f"session_{what}@{k}" for what in ("recall", "any", "all") for k in (5, 10)]
+    names = [f"{what} @{k}" for what in ("recall", "any", "all") for k in (5, 10)]
+    lines = [f"{level} session-level recall", "", SESSION_NOTE, ""]
+    body = [[r["label"]] + [_fmt(r["metrics"].get(key)) for key in keys] for r in runs]
+    lines += _table(["run", *names], body) + [""]
+    for run in runs:
+        ablation = run.get("literal") or verdict.ablated_fusion(run) or run.get("feedback", False)
+        if run["mode"] != "hybrid" or ablation or len(run["by_category"]) < 2:
+            continue
+        lines += [f"{level}# {run['label']}: session-level recall by category", ""]
+        body = [
+            [f"{c} (n={int(m.get('questions', 0))})"] + [_fmt(m.get(key)) for key in keys]
+            for c, m in sorted(run["by_category"].items())
+        ]
+        lines += _table(["category", *names], body) + [""]
+    return lines
 
 
 def _category_tables(doc: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -231,6 +275,7 @@ def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
                 + [_fmt(ref["by_category"].get(c, {}).get(f"message_recall@{k}")) for c in cats]
             )
         lines += _table(["run", *counts], body) + [""]
+    lines += session_section(doc)
     checks = hybrid_vs_legs(doc)
     if checks:
         ks = list(doc.get("ks", []))
@@ -400,6 +445,7 @@ def suite_markdown(entries: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]
         for table in verdict.compare(doc):
             lines += [f"{table.label}; cells are R@{'/'.join(str(k) for k in table.ks)}", ""]
             lines += verdict_table(table) + [""]
+        lines += session_section(doc, level="###")
     return "\n".join(lines)
 
 

@@ -80,6 +80,8 @@ class Corpus:
     groups: dict[str, Collection[str]] = field(default_factory=dict)
     me_names: tuple[str, ...] = ()  # what the owner would set as `me_names`
     locale: str | None = None  # how its questions write numeric dates (None: the configured)
+    # message guid → the dataset's session (LoCoMo, REALTALK): session-level recall is scored
+    session_of: Callable[[str], str | None] | None = None
 
 
 def model_slug(model: str) -> str:

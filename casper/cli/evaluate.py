@@ -14,8 +14,9 @@ from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded
 
 # The summary's columns, most wanted first: what is left out at a narrow width (the report has
 # them all); "run" is always kept.
-COLUMN_ORDER = ("msg R@10", "msg R@5", "MRR@10", "nDCG@10", "msg R@1", "p50 ms", "msg R@25",
-                "msg R@50", "chunk R@10", "hit@10", "p95 ms")  # fmt: skip
+COLUMN_ORDER = ("msg R@10", "msg R@5", "sess R@10", "MRR@10", "nDCG@10", "msg R@1", "sess R@5",
+                "p50 ms", "msg R@25", "sess all@10", "msg R@50", "chunk R@10", "hit@10",
+                "p95 ms")  # fmt: skip
 
 
 def fit_columns(

@@ -288,3 +288,9 @@ def test_locomo_run_on_a_small_file_has_reference_and_pooled(fakes: None, tmp_pa
     assert (cfg.data_dir / "eval" / "locomo" / "conv-t" / "3x1-all-minilm-l6-v2").is_dir()
     markdown = Path(doc["files"]["markdown"]).read_text()
     assert markdown.count("DRAGON") >= 2  # summary and per-category reference rows
+    # session-level recall beside message-level: the dataset's sessions, k distinct sessions
+    for key in ("session_recall@5", "session_recall@10", "session_any@10", "session_all@10"):
+        assert 0.0 <= run["metrics"][key] <= 1.0
+    # an evidence message among the first 10 messages puts its session among the first 10
+    assert run["metrics"]["session_any@10"] >= run["metrics"]["message_hit@10"]
+    assert "## session-level recall" in markdown

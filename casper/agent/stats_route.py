@@ -1,37 +1,22 @@
 """`ask --no-llm` for counting questions: "who do I text the most?", "how many messages…".
 
-Imports: casper.agent.{enrich,prefetch}, casper.store.stats_query, casper.store (no backends).
+Imports: casper.agent.{enrich,prefetch,question_kind}, casper.store.stats_query, casper.store
+(no backends).
 Search hits cannot answer a count; the stats tools can, so such questions are routed to them.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
 from casper.agent.prefetch import named_person
+from casper.agent.question_kind import RANKING as _RANKING
+from casper.agent.question_kind import is_stats_question
 from casper.store.db import Store
 from casper.store.stats_query import person_stats, top_people
-
-_RANKING = re.compile(
-    r"\bwho\b.*\b(?:most|least|more|less)\b"
-    r"|\b(?:top|busiest|most active|favou?rite)\s+(?:contacts?|people|persons?|chats?|friends?)\b"
-    r"|\bmost (?:messages|texts|texted|messaged)\b",
-    re.IGNORECASE,
-)
-_COUNT = re.compile(
-    r"\bhow (?:many|much) (?:messages|texts|imessages|sms)\b"
-    r"|\bhow often\b.*\b(?:text|talk|message)",
-    re.IGNORECASE,
-)
-
-
-def is_stats_question(question: str) -> bool:
-    """True for ranking and counting questions that search hits cannot answer."""
-    return bool(_RANKING.search(question) or _COUNT.search(question))
 
 
 def stats_answer(

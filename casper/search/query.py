@@ -13,7 +13,7 @@ mentions`: "in 2017" finds the message that says "in '17") are searched beside t
 so a misread name or date costs rank, not the message. A date outside the indexed history
 (an event's year, not the texts') is no scope.
 
-Imports: stdlib, casper.dates (phrases, mentions).
+Imports: stdlib, casper.dates (phrases, rules, mentions).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo
 
 from casper.dates.mentions import question_terms, range_terms
 from casper.dates.phrases import find_dates
+from casper.dates.rules import ISO_RANGE
 from casper.search.common_words import common
 
 # Countries that write the month first in numeric dates (3/4/2024 = March 4th).
@@ -394,7 +395,9 @@ def understand(
         return Understood(question, question, question, literal=literal)
     text = question
     date_range = phrase = order = None
-    found = numeric_date(text, locale)
+    # two ISO days ("between 2023-01-01 and 2023-12-31", as a chat follow-up carries dates) are
+    # a range the rules read, not their first day
+    found = None if ISO_RANGE.search(text) else numeric_date(text, locale)
     if found:
         date_range, phrase, order, span = found
         text = text[: span[0]] + " " + text[span[1] :]

@@ -58,6 +58,21 @@ def test_a_written_date_becomes_a_scope_and_leaves_both_queries() -> None:
     assert u.to_json()["dates"]["from"] == "2024-01-17"
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["between 2023-01-01 and 2023-12-31", "from 2023-01-01 to 2023-12-31",
+     "2023-12-31 - 2023-01-01"],
+)  # fmt: skip
+def test_two_iso_days_are_the_range_between_them_not_the_first_day(text: str) -> None:
+    """A chat follow-up carries its dates this way ("and Mom? (…; between 2023-01-01 and
+    2023-12-31)"); read as its first day it said "Nothing between 2023-01-01 and 2023-01-01"."""
+    from casper.dates.phrases import find_dates
+
+    whole = (date(2023, 1, 1), date(2023, 12, 31))
+    assert read(f"and Mom? (regarding dentist; {text})").date_range == whole
+    assert find_dates(f"and Mom? ({text})", NOW, TZ) == (whole, text)
+
+
 def test_words_for_dates_use_the_enrichment_rules() -> None:
     u = read("Where did we go around Thanksgiving 2023?")
     assert u.date_range is not None

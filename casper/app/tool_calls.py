@@ -28,10 +28,13 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
     from casper.agent.tools import Toolbox
     from casper.dates.zones import iso, local_tz
     from casper.protocols import ToolCall
+    from casper.search.words import absent_notice
 
     tz = local_tz(rt.cfg.timezone)
     store = rt.store()
     through = store.indexed_through()
+
+    absent: dict[str, None] = {}  # the searched words no message contains, as `search --json`
 
     def search(query: str, **options: Any) -> list[Hit]:
         # the agent's search: hybrid, this runtime's reranker, notices once per process
@@ -39,6 +42,9 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         for notice in result.notices:
             if rt.first_time(notice.key):
                 emit({"event": "notice", "text": notice.text})
+        if result.words_not_found:  # every call: the hits must not pass for matches of them
+            emit({"event": "notice", "text": absent_notice(result.words_not_found, result.words)})
+            absent.update(dict.fromkeys(result.words_not_found))
         return result.hits
 
     toolbox = Toolbox(store, search, tz, me_names=me_names(rt.cfg, store))
@@ -49,6 +55,7 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         "ok": result.ok,
         "text": result.text,
         "citations": citations_for(store, result.message_guids, tz),
+        "words_not_found": list(absent),
         "indexed_through": iso(through, tz),
     }
 

@@ -79,3 +79,13 @@ def absent(words: Sequence[str], texts: Iterable[str], occurs: Callable[[str], b
     is false too: those no message contains. Words the texts hold cost no lookup."""
     held = set(matched(words, texts))
     return [w for w in words if w not in held and not occurs(w)]
+
+
+def absent_notice(absent: Sequence[str], words: Sequence[str]) -> str:
+    """`no message contains 'birthday': …` — said wherever a search's hits are shown, so hits
+    that match the rest of it (or only its meaning) are not taken for matches of that word."""
+    quoted = [repr(w) for w in absent]
+    said = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    if len(absent) == len(words):
+        return f"no message contains {said}: the hits below are only close in meaning"
+    return f"no message contains {said}: the hits below match the other words or the meaning"

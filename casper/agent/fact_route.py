@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
-from casper.agent.prefetch import named_person
+from casper.agent.prefetch import named_person, outside_history
 from casper.agent.prompts import cite_tag
 from casper.agent.question_kind import CONTACT as _CONTACT
 from casper.agent.question_kind import FIRST as _FIRST
@@ -62,6 +62,10 @@ def fact_answer(
     who = store.person(person)
     if who is None or not _only_frame(words, _name_words(who), found):
         return None
+    covered = outside_history(store, tz, found.date_range)
+    if covered and found.date_range:  # no "you have no messages" for days the history lacks
+        first, last = found.date_range
+        return f"No messages between {first} and {last}. {covered}", []
     return _edge_with(store, who, tz, edge, start, end)
 
 

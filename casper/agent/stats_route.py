@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
-from casper.agent.prefetch import named_person
+from casper.agent.prefetch import named_person, outside_history
 from casper.agent.question_kind import RANKING as _RANKING
 from casper.agent.question_kind import is_stats_question
 from casper.store.db import Store
@@ -33,6 +33,9 @@ def stats_answer(
         start = datetime.combine(first, datetime.min.time(), tz).timestamp()
         end = datetime.combine(last + timedelta(days=1), datetime.min.time(), tz).timestamp()
         span = f"between {first} and {last}"
+        covered = outside_history(store, tz, found.date_range)
+        if covered:  # "last year" on a history that ended before: no zeros, the history's span
+            return f"No messages {span}. {covered}"
     names = store.names()
     person = named_person(question, store, me_names)
     if person is not None and not _RANKING.search(question):

@@ -31,6 +31,7 @@ from casper.dates.zones import iso
 from casper.errors import CasperError
 
 if TYPE_CHECKING:
+    from datetime import date, tzinfo
     from zoneinfo import ZoneInfo
 
     from casper.agent.answer import Asked
@@ -220,7 +221,20 @@ def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
     # with the days the range resolved to: what "last March" meant (inclusive local days)
     days: Days = {"since": first.isoformat() if first else None,
                   "until": last.isoformat() if last else None}  # fmt: skip
+    _say_if_outside(store, (first, last), tz, emit)
     return stats_json(who, person_stats(store, who.id, tz, start, end), days, tz)
+
+
+def _say_if_outside(
+    store: Store, days: tuple[date | None, date | None], tz: tzinfo, emit: Emit
+) -> None:
+    """Zeros for "last March" on a history that ended before it are no finding: say the days
+    and what the history covers, as `search` does."""
+    from casper.app.coverage import coverage_days, outside
+
+    said = outside(days, coverage_days(*store.coverage(), tz))
+    if said:
+        emit({"event": "notice", "text": said})
 
 
 def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> ShowDoc:

@@ -26,6 +26,7 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
     from casper.agent.answer import citations_for
     from casper.agent.core import cap_result
     from casper.agent.tools import Toolbox
+    from casper.app.coverage import coverage_days
     from casper.dates.zones import iso, local_tz
     from casper.protocols import ToolCall
     from casper.search.words import absent_notice
@@ -49,6 +50,10 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
 
     toolbox = Toolbox(store, search, tz, me_names=me_names(rt.cfg, store))
     result = cap_result(toolbox.call(ToolCall(req.name, req.arguments)))
+    if result.ok:  # "last March" on a history that ended earlier: said, as `search` says it
+        said = _outside(req.arguments, coverage_days(*store.coverage(), tz), tz)
+        if said:
+            emit({"event": "notice", "text": said})
     return {
         "tool": req.name,
         "arguments": dict(req.arguments),
@@ -58,6 +63,21 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         "words_not_found": list(absent),
         "indexed_through": iso(through, tz),
     }
+
+
+def _outside(arguments: Any, coverage: tuple[str, str] | None, tz: Any) -> str | None:
+    """The call's start_date/end_date against the history, in `search`'s words."""
+    from casper.app.coverage import outside
+    from casper.dates.ranges import span_days
+    from casper.errors import CasperError
+
+    start, end = (arguments.get(k) for k in ("start_date", "end_date"))
+    if not (isinstance(start, str | None) and isinstance(end, str | None)) or not (start or end):
+        return None
+    try:
+        return outside(span_days(start, end, tz), coverage)
+    except CasperError:  # a date it cannot read: the tool said so already
+        return None
 
 
 def _say(emit: Emit) -> Callable[[str], None]:

@@ -611,7 +611,8 @@ def _topic_first(words: str, verbs: frozenset[str]) -> tuple[str, tuple[str, ...
     question of nothing else keeps them."""
     if not TOPIC_FIRST:
         return words, ()
-    kept, left = [], []
+    kept: list[str] = []
+    left: list[str] = []
     for word in words.split():
         norm = word.lower().replace("’", "'")
         (left if norm in verbs or norm in _JOINERS else kept).append(word)

@@ -133,3 +133,21 @@ def test_an_mcp_call_with_dates_after_the_history_says_so(
     stats = call(home, "get_contact_stats", {"person": "Sam", "start_date": "2023-01-01",
                                              "end_date": "2023-12-31"})  # fmt: skip
     assert not [n for n in stats.structured_content["notices"] if "your messages run" in n]
+
+
+def test_the_readmes_search_leads_with_the_topic_not_the_verb(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "when did Sam and I plan Thanksgiving?" searched "and plan Thanksgiving": "plan" matched
+    every "any plans this weekend?" in Sam's chats. The topic alone is searched; Sam's
+    Thanksgiving messages, though the weakest matches of all chats', still count inside his
+    scope (with the hash embedder here, the words alone order it)."""
+    use_demo_fakes(monkeypatch)
+    result = runner.invoke(app, ["search", "when did Sam and I plan Thanksgiving?", "--json",
+                                 "-k", "3", "--home", str(home)])  # fmt: skip
+    data = json.loads(result.stdout)
+    assert data["understood"]["lexical_query"] == "Thanksgiving"
+    assert {"plan", "and"} <= set(data["understood"]["dropped"])
+    first = " ".join(m["text"].lower() for m in data["hits"][0]["messages"])
+    assert "thanksgiving" in first and data["hits"][0]["chat"] == "Sam Rivera"
+    assert data["hits"][0]["matched_words"] == ["thanksgiving"]

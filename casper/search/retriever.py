@@ -64,7 +64,9 @@ NAME_WITHIN = 10
 # 2, -0.6 at cap 3 on one phone, +0.6 on the other): their evidence is often neighbouring
 # messages of one day (docs/retrieval.md).
 SPREAD_CAP = 0
-MATCHES_COUNT = True  # see Retriever._bounds
+# A scope's matches that are all a whole wider leg's weakest still count (`Retriever._bounds`);
+# False: the former scaling, for replaying it (docs/retrieval.md, asking verbs beside a topic)
+MATCHES_COUNT = True
 SPREAD_WINDOW = 10
 
 

@@ -591,16 +591,19 @@ TOPIC_FIRST = True
 def asking_verbs(question: str) -> frozenset[str]:
     """The words of `question` that ask how it was said ("plan", "talk", "text" as verbs:
     "when did Sam and I plan …", "did Priya text me …"), lower case. After an article or a
-    possessive they are what it is about ("our plans", "the text"), and not among them."""
+    possessive they are what it is about ("our plans", "what plans", "the text"), and so is an
+    intention ("plan to …", "planning to go"): the messages say it too."""
     words = [w.lower().replace("’", "'") for w in _WORD.findall(question)]
     return frozenset(
         w for i, w in enumerate(words)
         if w in ASKING_VERBS and (i == 0 or words[i - 1] not in _DETERMINERS)
+        and not (w.startswith("plan") and words[i + 1 : i + 2] == ["to"])
     )  # fmt: skip
 
 
 _DETERMINER_WORDS = (
-    "a an the this that these those my our your his her their its any some no every each of for"
+    "a an the this that these those my our your his her their its any some no every each of for "
+    "what which whose"
 )
 _DETERMINERS = frozenset(_DETERMINER_WORDS.split())
 

@@ -41,7 +41,7 @@ FILLER = frozenset(_FILLER_WORDS.split())
 _ASKING_VERBS = (
     "plan plans planned planning talk talks talked talking discuss discusses discussed "
     "discussing say says said tell tells told text texts texted texting chat chats chatted "
-    "chatting message messaged messaging mention mentions mentioned speak spoke"
+    "chatting message messaged messaging speak spoke"
 )
 ASKING_VERBS = frozenset(_ASKING_VERBS.split())
 _SUFFIXES = ("ing", "ed", "es", "s")

@@ -99,6 +99,8 @@ def test_asking_verbs_and_joiners_never_outrank_the_topic(
         ("what are our plans for new year?", "plans for new year"),  # a noun: the topic
         ("did you read the text about the party?", "read the text about the party"),
         ("what did we talk about?", "talk about"),  # nothing else to search
+        ("what plans do I have after the event?", "plans after the event"),
+        ("what did Paola plan to do that evening?", "plan to that evening"),  # an intention
     ],
 )  # fmt: skip
 def test_the_same_words_as_a_topic_are_kept(question: str, lexical: str) -> None:

@@ -19,7 +19,12 @@ from casper.agent.ceiling import CeilingToolbox
 from casper.agent.enrich import Enrichment, enrich, to_hints
 from casper.agent.fact_route import fact_answer
 from casper.agent.loop import Event, ToolRunner, Usage, UsageJson, run_agent
-from casper.agent.prefetch import coverage_sentence, grounding_facts, prefetch_call
+from casper.agent.prefetch import (
+    coverage_sentence,
+    grounding_facts,
+    outside_history,
+    prefetch_call,
+)
 from casper.agent.quoting import message_line
 from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
@@ -192,9 +197,11 @@ def retrieval_only(
     lines = ["These messages match best:"]
     if not hits and found.date_range:
         hits = list(search(question, k=3))
+        covered = outside_history(store, tz, found.date_range)  # the history's span, if beyond
         lines = [
-            f"Nothing between {found.date_range[0]} and {found.date_range[1]}; "
-            "the closest matches from other dates:"
+            f"Nothing between {found.date_range[0]} and {found.date_range[1]}"
+            + (f" ({covered[:-1].replace('Your', 'your')})" if covered else "")
+            + "; the closest matches from other dates:"
         ]
     if not hits:
         return f"I found nothing about that in your messages. {coverage_sentence(store, tz)}", []

@@ -7,7 +7,8 @@ behind it, and the directory knows the card behind "Sammy". Such questions get t
 card as the answer, citing the message it comes from. A question with a topic of its own
 ("when did I last talk to Alex about the dentist?") is left to search.
 
-Imports: casper.agent (enrich, prefetch, quoting), casper.store, casper.dates.zones, casper.records.
+Imports: casper.agent (enrich, prefetch, question_kind, quoting), casper.store,
+casper.dates.zones, casper.records.
 """
 
 from __future__ import annotations
@@ -18,20 +19,16 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
-from casper.agent.prefetch import named_person
+from casper.agent.prefetch import named_person, outside_history
+from casper.agent.question_kind import CONTACT as _CONTACT
+from casper.agent.question_kind import FIRST as _FIRST
+from casper.agent.question_kind import LAST as _LAST
+from casper.agent.question_kind import edge as _edge
 from casper.agent.quoting import message_line
 from casper.records import Person, StoredMessage
 from casper.store.db import Store
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-_LAST = frozenset({"last", "latest", "lately", "recent", "recently", "most", "newest"})
-_FIRST = frozenset({"first", "earliest", "start", "started", "begin", "began"})
-_CONTACT_WORDS = (
-    "talk talked talking text texted texting message messaged messaging messages texts chat "
-    "chatted chatting speak spoke spoken hear heard contact contacted write wrote written send "
-    "sent reply replied conversation convo msg dm dmed"
-)
-_CONTACT = frozenset(_CONTACT_WORDS.split())
 # words such a question is made of besides the person, the edge and the verb; any other word
 # is a topic ("about the dentist"), and the question goes to search instead
 _FRAME_WORDS = (
@@ -65,19 +62,11 @@ def fact_answer(
     who = store.person(person)
     if who is None or not _only_frame(words, _name_words(who), found):
         return None
+    covered = outside_history(store, tz, found.date_range)
+    if covered and found.date_range:  # no "you have no messages" for days the history lacks
+        first, last = found.date_range
+        return f"No messages between {first} and {last}. {covered}", []
     return _edge_with(store, who, tz, edge, start, end)
-
-
-def _edge(words: Sequence[str]) -> str | None:
-    """ "last" or "first" (the question's edge of the history), None when it names neither."""
-    said = set(words)
-    if said & (_LAST - {"most"}) or {"most", "recent"} <= said or {"most", "recently"} <= said:
-        return "last"
-    if {"how", "long", "since"} <= said:
-        return "last"
-    if said & _FIRST:
-        return "first"
-    return None
 
 
 def _only_frame(words: Sequence[str], names: set[str], found: Enrichment | None = None) -> bool:

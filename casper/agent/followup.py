@@ -7,7 +7,12 @@ the person (named in the question, else the only other sender among its sources)
 date range, and its topic words. The rewrite is shown to the user (`read as: …`), so nothing
 is guessed silently.
 
-Imports: stdlib only.
+A follow-up of a question the stats answer (a count, a ranking, the last or first contact:
+`casper.agent.question_kind`) keeps that kind: "how many messages with Sam in 2023?" then "and
+Mom?" is asked as "how many messages with Mom in 2023?" (`restate`) — only the person or the
+period changes, never into a search for the words "messages 2023".
+
+Imports: stdlib, casper.agent.question_kind (pure).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+
+from casper.agent.question_kind import Kind, kind_of
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 PERSON_PRONOUNS = frozenset({"she", "he", "her", "him", "hers", "his", "they", "them", "their"})
@@ -37,6 +44,8 @@ class Turn:
     people: tuple[str, ...] = ()  # display names, most salient first; never "me"
     date_range: tuple[date, date] | None = None  # the question's own explicit range
     topic: tuple[str, ...] = ()  # content words of the question
+    kind: Kind | None = None  # a count, a ranking, a last or first contact: the stats answer it
+    period: str | None = None  # the words its date range came from, as written ("in 2023")
 
 
 def _words(text: str) -> list[str]:
@@ -61,9 +70,14 @@ def turn_of(
     names: Sequence[str],
     date_range: tuple[date, date] | None,
     previous: Turn | None = None,
+    *,
+    period: str | None = None,
 ) -> Turn:
-    """Summarise an answered turn (`question` as typed): people named first, then the senders
-    of its sources. A follow-up of `previous` keeps the topic and dates it leaned on."""
+    """Summarise an answered turn (`question` as typed, or as `restate` asked it): people named
+    first, then the senders of its sources; `period` is the words `date_range` came from. A
+    follow-up of `previous` keeps the topic and dates it leaned on. A question the stats answer
+    has no topic: its words are how it asks ("how many messages"), and dates are no topic."""
+    kind = kind_of(question)
     people = names_in(question, names)
     for c in citations:
         sender = str(c.get("sender") or "")
@@ -71,12 +85,110 @@ def turn_of(
             people.append(sender)
     named = {w for name in people for w in _words(name)}  # the person is carried separately
     keep = [w for w in _words(question) if w not in STOPWORDS and w not in named and len(w) > 2]
-    topic = tuple(dict.fromkeys(keep))
+    topic = () if kind else tuple(w for w in dict.fromkeys(keep) if not _has_date(w))
     if previous is not None:
         people += [p for p in previous.people if p not in people]
         topic = topic or previous.topic
         date_range = date_range or previous.date_range
-    return Turn(question, tuple(people), date_range, topic)
+    return Turn(question, tuple(people), date_range, topic, kind, period if date_range else None)
+
+
+def restate(
+    question: str, last: Turn | None, names: Sequence[str], period: str | None = None
+) -> tuple[str, str] | None:
+    """(question to ask, `read as:` line) when `last` is a question the stats answer and
+    `question` opens as a follow-up ("and …", "what about …") that says only another person,
+    another period (`period`: its date words as written), or both; else None.
+
+    The last question is asked again with just those replaced: "how many messages with Sam in
+    2023?" → "and Mom?" → "how many messages with Mom in 2023?"; "who texts me most in 2024?"
+    → "and in 2023?" → "who texts me most in 2023?". A ranking given a person, or a question
+    that named nobody, becomes that kind's plain question about the person.
+    """
+    if last is None or last.kind is None:
+        return None
+    opener = _FOLLOW_UP.match(question)
+    if opener is None:
+        return None
+    rest = question[opener.end() :]
+    if period:
+        rest = _without(rest, period)
+    person = _person_said(rest, names)
+    if person is None or not (person or period):
+        return None  # words of its own ("and the flight?"): a follow-up search, not a restatement
+    when = _as_period(period) if period else last.period
+    asked = last.question.strip().rstrip("?!. ")
+    if period:
+        said = _find(asked, last.period) if last.period else None
+        asked = f"{asked[: said[0]]}{when}{asked[said[1] :]}" if said else f"{asked} {when}"
+    if person:
+        mention = None if last.kind == "ranking" else _mention(asked, last.people)
+        if mention:
+            asked = f"{asked[: mention[0]]}{person}{asked[mention[1] :]}"
+        else:
+            asked = _plain(last.kind, person, when)
+    asked += "?"
+    return asked, f"read as: {asked} — carried from the last question"
+
+
+def _without(text: str, phrase: str) -> str:
+    """`text` without `phrase` (and an "in"/"for"/"during" before it)."""
+    said = _find(text, phrase)
+    if said is None:
+        return text
+    head = re.sub(r"\b(?:in|for|during|from|over|of)\s*$", "", text[: said[0]], flags=re.I)
+    return head + text[said[1] :]
+
+
+def _find(text: str, phrase: str) -> tuple[int, int] | None:
+    m = re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", text, re.IGNORECASE)
+    return m.span() if m else None
+
+
+_PERSON_LEAD = re.compile(r"^\s*(?:(?:with|to|for|from)\s+)?", re.IGNORECASE)
+
+
+def _person_said(rest: str, names: Sequence[str]) -> str | None:
+    """The contact a follow-up names, as typed ("Mom", "Dana", "with Sam Rivera"), "" when it
+    names nobody, None when it says more than a name (a topic of its own)."""
+    text = _PERSON_LEAD.sub("", rest.strip(" \t?!.,;:"))
+    if not text:
+        return ""
+    words = text.split()
+    known = names_in(text, names)
+    name_words = {w for name in known for w in _words(name)}
+    if len(known) == 1 and all(w.lower().strip(",") in name_words for w in words):
+        return text
+    return None  # "and Thanksgiving?" is a topic, not someone the contacts know
+
+
+def _mention(text: str, people: Sequence[str]) -> tuple[int, int] | None:
+    """Where `text` names the first of `people` (full name, else first name)."""
+    for name in people:
+        first = name.split()[0] if name.split() else name
+        for form in (name, first):
+            if len(form) > 2 and (found := _find(text, form)):
+                return found
+    return None
+
+
+def _as_period(phrase: str) -> str:
+    """ "2023" → "in 2023" (a bare year or month reads as a date after a preposition)."""
+    return f"in {phrase}" if _BARE.fullmatch(phrase.strip()) else phrase
+
+
+_MONTHS = "january february march april may june july august september october november december"
+_BARE = re.compile(
+    rf"(?:(?:{'|'.join(_MONTHS.split())})\s*,?\s*)?(?:(?:19|20)\d\d)?", re.IGNORECASE
+)
+
+
+def _plain(kind: Kind, person: str, when: str | None) -> str:
+    """The plain question of a kind about `person`: a count for a count or a ranking."""
+    span = f" {when}" if when else ""
+    if kind in ("last", "first"):
+        return f"when did I {kind} talk to {person}{span}"
+    return f"how many messages with {person}{span}"
 
 
 def rewrite(question: str, last: Turn | None, names: Sequence[str]) -> tuple[str, str] | None:

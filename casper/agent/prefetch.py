@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
 from casper.agent.grounding import needs_messages
 from casper.agent.loop import Grounding
+from casper.dates.ranges import beyond
 from casper.dates.zones import iso
 from casper.protocols import ToolCall
 from casper.store.db import Store
@@ -31,6 +33,17 @@ def coverage_sentence(store: Store, tz: ZoneInfo) -> str:
         return "Nothing is indexed yet."
     start, end = (iso(first, tz) or "")[:10], (iso(last, tz) or "")[:10]
     return f"Your messages here run from {start} to {end}."
+
+
+def outside_history(store: Store, tz: ZoneInfo, span: tuple[date, date] | None) -> str | None:
+    """`coverage_sentence` when the days a question named lie wholly before or after the
+    history ("last year" on one that ended earlier): zeros then are no finding, and the answer
+    says what the history covers instead; None otherwise."""
+    first, last = store.coverage()
+    if span is None or first is None or last is None:
+        return None
+    covered = (datetime.fromtimestamp(first, tz).date(), datetime.fromtimestamp(last, tz).date())
+    return coverage_sentence(store, tz) if beyond(span, covered) else None
 
 
 def named_person(question: str, store: Store, me_names: Sequence[str] = ()) -> str | None:

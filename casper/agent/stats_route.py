@@ -1,37 +1,22 @@
 """`ask --no-llm` for counting questions: "who do I text the most?", "how many messages…".
 
-Imports: casper.agent.{enrich,prefetch}, casper.store.stats_query, casper.store (no backends).
+Imports: casper.agent.{enrich,prefetch,question_kind}, casper.store.stats_query, casper.store
+(no backends).
 Search hits cannot answer a count; the stats tools can, so such questions are routed to them.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
-from casper.agent.prefetch import named_person
+from casper.agent.prefetch import named_person, outside_history
+from casper.agent.question_kind import RANKING as _RANKING
+from casper.agent.question_kind import is_stats_question
 from casper.store.db import Store
 from casper.store.stats_query import chat_split, top_people
-
-_RANKING = re.compile(
-    r"\bwho\b.*\b(?:most|least|more|less)\b"
-    r"|\b(?:top|busiest|most active|favou?rite)\s+(?:contacts?|people|persons?|chats?|friends?)\b"
-    r"|\bmost (?:messages|texts|texted|messaged)\b",
-    re.IGNORECASE,
-)
-_COUNT = re.compile(
-    r"\bhow (?:many|much) (?:messages|texts|imessages|sms)\b"
-    r"|\bhow often\b.*\b(?:text|talk|message)",
-    re.IGNORECASE,
-)
-
-
-def is_stats_question(question: str) -> bool:
-    """True for ranking and counting questions that search hits cannot answer."""
-    return bool(_RANKING.search(question) or _COUNT.search(question))
 
 
 def stats_answer(
@@ -48,6 +33,9 @@ def stats_answer(
         start = datetime.combine(first, datetime.min.time(), tz).timestamp()
         end = datetime.combine(last + timedelta(days=1), datetime.min.time(), tz).timestamp()
         span = f"between {first} and {last}"
+        covered = outside_history(store, tz, found.date_range)
+        if covered:  # "last year" on a history that ended before: no zeros, the history's span
+            return f"No messages {span}. {covered}"
     names = store.names()
     person = named_person(question, store, me_names)
     if person is not None and not _RANKING.search(question):

@@ -4,7 +4,8 @@ A relative date ("last March") is read against today's clock; on a history that 
 today it can name a time with no messages at all. Rather than an empty answer with no word, or
 hits from other dates with no word, search says the range it used and what the history covers
 (as `ask --no-llm` does): "nothing between 2026-03-01 and 2026-03-31; your messages run from
-2022-03-02 to 2024-10-29".
+2022-03-02 to 2024-10-29". `stats --since` and the MCP tools' dates say it the same way
+(`outside`).
 
 Imports: stdlib, casper.dates.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, tzinfo
 
-from casper.dates.ranges import days_to_utc
+from casper.dates.ranges import beyond, days_to_utc
 from casper.dates.zones import iso
 
 
@@ -56,3 +57,13 @@ def nothing_then(
         return None
     others = "; these are from other dates" if starts else ""
     return f"nothing {span_text(*span)} ({runs_from(coverage)}){others}"
+
+
+def outside(span: tuple[date | None, date | None], coverage: tuple[str, str] | None) -> str | None:
+    """`no messages between 2026-03-01 and 2026-03-31; your messages run from 2022-03-02 to
+    2024-10-29` when the days lie wholly before or after the history (`stats --since`, an MCP
+    call's start_date/end_date); None when they meet it or name no days."""
+    covered = coverage and (date.fromisoformat(coverage[0]), date.fromisoformat(coverage[1]))
+    if not beyond(span, covered or None):
+        return None
+    return f"no messages {span_text(*span)}; {runs_from(coverage)}"

@@ -31,6 +31,7 @@ from casper.dates.zones import iso
 from casper.errors import CasperError
 
 if TYPE_CHECKING:
+    from datetime import date, tzinfo
     from zoneinfo import ZoneInfo
 
     from casper.agent.answer import Asked
@@ -219,6 +220,7 @@ def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
     span = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
     store = rt.store()
     scope = resolve_scope(store, req.person, req.chat)
+    _say_if_outside(store, span, tz, emit)
     doc = stats_document(store, scope, tz, span, period=req.period)
     if scope.person is not None:
         from casper.dates.ranges import days_to_utc
@@ -227,6 +229,18 @@ def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
         # a person's `sent` is one-to-one, `received` everywhere: both, apart
         doc["chats"] = chat_split(store, scope.person.id, *days_to_utc(*span, tz))
     return doc
+
+
+def _say_if_outside(
+    store: Store, days: tuple[date | None, date | None], tz: tzinfo, emit: Emit
+) -> None:
+    """Zeros for "last March" on a history that ended before it are no finding: say the days
+    and what the history covers, as `search` does."""
+    from casper.app.coverage import coverage_days, outside
+
+    said = outside(days, coverage_days(*store.coverage(), tz))
+    if said:
+        emit({"event": "notice", "text": said})
 
 
 def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> ShowDoc:

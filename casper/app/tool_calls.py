@@ -31,12 +31,16 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
     from casper.agent.core import cap_result
     from casper.agent.redact import stricter
     from casper.agent.tools import Toolbox
+    from casper.app.coverage import coverage_days
     from casper.dates.zones import iso, local_tz
     from casper.protocols import ToolCall, ToolResult
+    from casper.search.words import absent_notice
 
     tz = local_tz(rt.cfg.timezone)
     store = rt.store()
     through = store.indexed_through()
+
+    absent: dict[str, None] = {}  # the searched words no message contains, as `search --json`
 
     def search(query: str, **options: Any) -> list[Hit]:
         # the agent's search: hybrid, this runtime's reranker, notices once per process
@@ -44,6 +48,9 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
         for notice in result.notices:
             if rt.first_time(notice.key):
                 emit({"event": "notice", "text": notice.text})
+        if result.words_not_found:  # every call: the hits must not pass for matches of them
+            emit({"event": "notice", "text": absent_notice(result.words_not_found, result.words)})
+            absent.update(dict.fromkeys(result.words_not_found))
         return result.hits
 
     toolbox = Toolbox(store, search, tz, me_names=me_names(rt.cfg, store))
@@ -56,12 +63,17 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
     # counts only, never text: which client was shown how many messages, under which ceiling
     log.info("mcp client %r: %s shown %d messages (privacy %s)", req.client or "unnamed",
              req.name, len(citations), mode)  # fmt: skip
+    if result.ok:  # "last March" on a history that ended earlier: said, as `search` says it
+        said = _outside(req.arguments, coverage_days(*store.coverage(), tz), tz)
+        if said:
+            emit({"event": "notice", "text": said})
     return {
         "tool": req.name,
         "arguments": dict(req.arguments),
         "ok": result.ok,
         "text": result.text,
         "citations": citations,
+        "words_not_found": list(absent),
         "indexed_through": iso(through, tz),
     }
 
@@ -75,6 +87,21 @@ def _schema_problem(req: ToolRequest) -> str | None:
     spec = next((s for s in SPECS if s.name == req.name), None)
     wrong = problem(spec.parameters, req.arguments) if spec is not None else None
     return f"error: bad arguments for {req.name}: {wrong}" if wrong else None
+
+
+def _outside(arguments: Any, coverage: tuple[str, str] | None, tz: Any) -> str | None:
+    """The call's start_date/end_date against the history, in `search`'s words."""
+    from casper.app.coverage import outside
+    from casper.dates.ranges import span_days
+    from casper.errors import CasperError
+
+    start, end = (arguments.get(k) for k in ("start_date", "end_date"))
+    if not (isinstance(start, str | None) and isinstance(end, str | None)) or not (start or end):
+        return None
+    try:
+        return outside(span_days(start, end, tz), coverage)
+    except CasperError:  # a date it cannot read: the tool said so already
+        return None
 
 
 def _say(emit: Emit) -> Callable[[str], None]:

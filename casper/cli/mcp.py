@@ -145,6 +145,9 @@ def build_server(session: Session, privacy: str | None = None) -> Any:
                 "ok": doc["ok"],
                 "citations": doc["citations"],
                 "indexed_through": doc["indexed_through"],
+                # what the text's notes say, and the searched words no message contains
+                "notices": notices,
+                "words_not_found": doc.get("words_not_found", []),
             },
             is_error=not doc["ok"],
         )

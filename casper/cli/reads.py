@@ -97,14 +97,10 @@ def search(
 def _absent_line(doc: SearchDoc) -> str | None:
     """`no message contains 'birthday'; …`: a word that occurs nowhere is said, so hits that
     match the rest of the search (or only its meaning) are not taken for matches of it."""
+    from casper.search.words import absent_notice
+
     absent = doc.get("words_not_found") or []
-    if not absent:
-        return None
-    quoted = [repr(w) for w in absent]
-    said = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    if len(absent) == len(doc.get("words") or ()):
-        return f"no message contains {said}: the hits below are only close in meaning"
-    return f"no message contains {said}: the hits below match the other words or the meaning"
+    return absent_notice(absent, doc.get("words") or ()) if absent else None
 
 
 def _nothing_line(doc: SearchDoc) -> str:

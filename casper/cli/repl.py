@@ -3,7 +3,9 @@
 Line editing and a persistent input history come from prompt_toolkit when stdin is a
 terminal (history file in the data dir, 0600); pipes and tests get plain `input()`. Slash
 commands never reach the model; a follow-up that leans on "she"/"it" is rewritten with the
-previous turn's people, dates and topic (`casper.agent.followup`), and the rewrite is shown.
+previous turn's people, dates and topic (`casper.agent.followup`), and the rewrite is shown; a
+follow-up of a count, a ranking or a last contact is that question again for another person or
+period.
 
 Imports: stdlib, casper.config, casper.cli.history, casper.agent.followup, casper.agent.enrich,
 casper.cli.render, casper.dates.zones; prompt_toolkit lazily.
@@ -20,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from casper.agent.followup import Turn, rewrite, turn_of
+from casper.agent.followup import Turn, restate, rewrite, turn_of
 from casper.config import Config
 from casper.errors import CasperError
 
@@ -138,7 +140,10 @@ def run_repl(
                 break
             continue
         question = line
-        carried = rewrite(line, session.turn, names)
+        said = enrich(line, datetime.now(tz), tz, locale=cfg.locale) if hasattr(tz, "key") else None
+        # a count, a ranking or a last contact stays one: only the person or the period changes
+        restated = restate(line, session.turn, names, said.phrase if said else None)
+        carried = restated or rewrite(line, session.turn, names)
         if carried:  # said before the answer: what the follow-up kept of the last question
             question, note = carried
             err.print(Text(note, style="dim"), soft_wrap=True)
@@ -156,12 +161,14 @@ def run_repl(
             "citations": doc.get("citations") or [], "q": question,
             "grounding": doc.get("grounding"),
         }  # fmt: skip
+        basis = question if restated else line  # a restated question stands on its own
         found = (
-            enrich(line, datetime.now(tz), tz, locale=cfg.locale) if hasattr(tz, "key") else None
+            enrich(basis, datetime.now(tz), tz, locale=cfg.locale) if hasattr(tz, "key") else None
         )
         session.turn = turn_of(
-            line, session.last["citations"], names, found.date_range if found else None,
-            previous=session.turn if carried else None,
+            basis, session.last["citations"], names, found.date_range if found else None,
+            previous=session.turn if carried and not restated else None,
+            period=found.phrase if found else None,
         )  # fmt: skip
         session.history.add(line, doc.get("answer", ""))
         session.history.save()

@@ -117,6 +117,16 @@ def date_range(
     return days_to_utc(*span_days(since, until, tz, now, locale=locale), tz)
 
 
+def beyond(span: tuple[date | None, date | None], covered: tuple[date, date] | None) -> bool:
+    """True when the days of `span` (either end may be open) lie wholly before or after the
+    `covered` days (the history's first and last): "last March" on a history that ended
+    earlier names a time with no messages at all, which every surface says."""
+    first, last = span
+    if covered is None or (first is None and last is None):
+        return False
+    return (first is not None and first > covered[1]) or (last is not None and last < covered[0])
+
+
 def _shown(text: str | None, day: date) -> str:
     """The date as typed, with the day it was read as when that is not plain to see."""
     typed = (text or "").strip()

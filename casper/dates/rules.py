@@ -53,6 +53,13 @@ _SPECIFIC = re.compile(
     r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b",
     re.I,
 )
+# two ISO days joined ("between 2023-01-01 and 2023-12-31"): the range a chat follow-up carries
+# (casper.agent.followup), not its first day
+ISO_RANGE = re.compile(
+    r"\b(?:(?:between|from)\s+)?(\d{4}-\d{2}-\d{2})\s*(?:and|to|through|until|till|-|–|—)\s*"
+    r"(\d{4}-\d{2}-\d{2})\b",
+    re.I,
+)
 _AGO = re.compile(rf"\b({_NUM_RE})\s+(day|week|month|year)s?\s+ago\b", re.I)
 _PAST_N = re.compile(rf"\b(?:last|past)\s+(?:({_NUM_RE})\s+)?(day|week|month|year)s\b", re.I)
 _ROLLING = re.compile(r"\bpast\s+(week|month|year)\b", re.I)
@@ -84,6 +91,7 @@ def first_rule(
     """The first rule that reads a date phrase in `q`, most specific first; a phrase that
     starts with "since" runs to `today`."""
     rules: tuple[Callable[[str, date, str], Found], ...] = (
+        _iso_range,
         functools.partial(holiday_rule, locale=locale, coverage=coverage),
         functools.partial(_season, coverage=coverage),
         _ago,
@@ -218,6 +226,17 @@ def _past_n(q: str, today: date, tz: str) -> Found:
     else:
         start = today - timedelta(days=n * (7 if unit == "week" else 1))
     return (start, today), m
+
+
+def _iso_range(q: str, today: date, tz: str) -> Found:
+    m = ISO_RANGE.search(q)
+    if not m:
+        return None
+    try:
+        first, last = sorted(date.fromisoformat(m.group(i)) for i in (1, 2))
+    except ValueError:  # "2023-02-30": not a day
+        return None
+    return (first, last), m
 
 
 def _specific(q: str, today: date, tz: str) -> Found:

@@ -64,6 +64,9 @@ NAME_WITHIN = 10
 # 2, -0.6 at cap 3 on one phone, +0.6 on the other): their evidence is often neighbouring
 # messages of one day (docs/retrieval.md).
 SPREAD_CAP = 0
+# A scope's matches that are all a whole wider leg's weakest still count (`Retriever._bounds`);
+# False: the former scaling, for replaying it (docs/retrieval.md, asking verbs beside a topic)
+MATCHES_COUNT = True
 SPREAD_WINDOW = 10
 
 
@@ -330,8 +333,24 @@ class Retriever:
         extra = legs.pop() if u.expansion and mode == "hybrid" else None  # the feedback leg
         bounds = None
         if wider is not None and mode != "vector":
-            bounds = [fusion.bounds_of(leg) for leg in (wider[1:] if mode == "hybrid" else wider)]
+            lexical = wider[1:] if mode == "hybrid" else wider
+            scoped = [*(legs[1:] if mode == "hybrid" else legs), *([extra] if extra else [])]
+            bounds = [
+                self._bounds(leg, inside) for leg, inside in zip(lexical, scoped, strict=True)
+            ]
         return self._clock(run, "fuse", lambda: self._fuse(legs, mode, extra, bounds))
+
+    def _bounds(
+        self, wider: list[tuple[str, float]], inside: list[tuple[str, float]]
+    ) -> fusion.Bounds:
+        """A wider lexical leg's score range. When it holds every match (fewer hits than asked
+        for) and the scope's matches are all its weakest ("thanksgiving" in Sam's chats, once
+        "plan" is not searched beside it), the range starts at 0: from that minimum they would
+        count for nothing though they match, and the scope would be ordered by meaning alone."""
+        bounds = fusion.bounds_of(wider)
+        if not (MATCHES_COUNT and bounds and inside and len(wider) < self.candidates):
+            return bounds
+        return (0.0, bounds[1]) if max(s for _, s in inside) <= bounds[0] else bounds
 
     def _legs(
         self, run: _Search, u: Understood, where: Filter, mode: str

@@ -33,7 +33,17 @@ _FILLER_WORDS = (
     # I plan Thanksgiving?"): the messages hold the event, rarely the verb
     "plan planned talk talked discuss discussed chat chatted text texted"
 )
-_FILLER = frozenset(_FILLER_WORDS.split())
+FILLER = frozenset(_FILLER_WORDS.split())
+# How a question asks about a conversation rather than what it was about: "when did Sam and I
+# plan Thanksgiving?", "what did we talk about…", "did Priya text me about the dentist?". Chat
+# is full of them ("any plans this weekend?"), so beside a topic word they outrank it; the
+# lexical query leaves them out when a topic word remains (casper.search.query).
+_ASKING_VERBS = (
+    "plan plans planned planning talk talks talked talking discuss discusses discussed "
+    "discussing say says said tell tells told text texts texted texting chat chats chatted "
+    "chatting message messaged messaging speak spoke"
+)
+ASKING_VERBS = frozenset(_ASKING_VERBS.split())
 _SUFFIXES = ("ing", "ed", "es", "s")
 
 
@@ -45,7 +55,7 @@ def search_words(lexical_query: str) -> list[str]:
     for word in _WORD.findall(lexical_query.lower()):
         word = word.replace("’", "'")
         short = len(word) < 2 and word.isascii()
-        if short or word in INDEX_STOPWORDS or word in _FILLER or word in out:
+        if short or word in INDEX_STOPWORDS or word in FILLER or word in out:
             continue
         out.append(word)
     return out
@@ -79,3 +89,13 @@ def absent(words: Sequence[str], texts: Iterable[str], occurs: Callable[[str], b
     is false too: those no message contains. Words the texts hold cost no lookup."""
     held = set(matched(words, texts))
     return [w for w in words if w not in held and not occurs(w)]
+
+
+def absent_notice(absent: Sequence[str], words: Sequence[str]) -> str:
+    """`no message contains 'birthday': …` — said wherever a search's hits are shown, so hits
+    that match the rest of it (or only its meaning) are not taken for matches of that word."""
+    quoted = [repr(w) for w in absent]
+    said = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    if len(absent) == len(words):
+        return f"no message contains {said}: the hits below are only close in meaning"
+    return f"no message contains {said}: the hits below match the other words or the meaning"

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from casper.agent.followup import Turn, names_in, rewrite, turn_of
+import pytest
+
+from casper.agent.followup import Turn, names_in, restate, rewrite, turn_of
+from casper.agent.question_kind import kind_of
 
 NAMES = ["Priya Natarajan", "Sam Rivera", "Mom"]
 
@@ -88,3 +91,108 @@ def test_a_person_follow_up_with_no_topic_of_its_own_keeps_the_last_topic() -> N
     assert note == f"read as: {asked} — carried from the last question"
     asked, _ = rewrite("what did she say about the flight?", last, NAMES)  # a topic of its own
     assert "dentist" not in asked and "about Priya Natarajan" in asked
+
+
+# ---- a follow-up of a count, a ranking or a last contact keeps the kind (issue 36) ----------
+KIND_NAMES = ["Priya Natarajan", "Sam Rivera", "Mom", "Dana Okafor", "Alex Chen"]
+# (question, follow-up, the question the follow-up is asked as); the periods are read the way
+# `casper chat` reads them (casper.dates.phrases), at a fixed now
+RESTATED = [
+    ("how many messages with Sam in 2023?", "and Mom?", "how many messages with Mom in 2023?"),
+    ("how many messages with Sam in 2023?", "and in 2022?", "how many messages with Sam in 2022?"),
+    ("how many messages with Sam in 2023?", "and Mom in 2022?",
+     "how many messages with Mom in 2022?"),
+    ("how many messages with Priya in 2024?", "what about Alex?",
+     "how many messages with Alex in 2024?"),
+    ("how many messages with Priya in 2024?", "same for 2023",
+     "how many messages with Priya in 2023?"),
+    ("how many texts with Alex?", "and with Mom?", "how many texts with Mom?"),
+    ("how many texts with Alex?", "and last year?", "how many texts with Alex last year?"),
+    ("how often do I text Mom?", "how about Sam?", "how often do I text Sam?"),
+    ("how many messages with Mom in March 2023?", "and in April 2023?",
+     "how many messages with Mom in April 2023?"),
+    ("how many messages did I exchange in 2023?", "and Dana?",
+     "how many messages with Dana in 2023?"),
+    ("who texts me most in 2024?", "and in 2023?", "who texts me most in 2023?"),
+    ("who do I text the most?", "and in 2022?", "who do I text the most in 2022?"),
+    ("who texts me most in 2024?", "what about Mom?", "how many messages with Mom in 2024?"),
+    ("who are my top contacts in 2023?", "same for 2024", "who are my top contacts in 2024?"),
+    ("who texts me most in 2024?", "and last month?", "who texts me most last month?"),
+    ("when did I last talk to Priya?", "and Dana?", "when did I last talk to Dana?"),
+    ("when did I last talk to Priya?", "and in 2023?", "when did I last talk to Priya in 2023?"),
+    ("when did I first text Sam?", "and Alex?", "when did I first text Alex?"),
+    ("when did I last talk to Priya?", "what about Mom?", "when did I last talk to Mom?"),
+    ("when did I first talk to Dana?", "and Mom in 2023?",
+     "when did I first talk to Mom in 2023?"),
+    ("who texted me last?", "and Sam?", "when did I last talk to Sam?"),
+    ("when did I last text Alex Chen?", "and with Priya?", "when did I last text Priya?"),
+    ("when did I last talk to Priya in 2023?", "and Dana?",
+     "when did I last talk to Dana in 2023?"),
+]  # fmt: skip
+
+
+def _read(question: str) -> tuple[tuple[date, date] | None, str | None]:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from casper.dates.phrases import find_dates
+
+    tz = ZoneInfo("America/Los_Angeles")
+    found = find_dates(question, datetime(2024, 11, 20, 12, tzinfo=tz), tz)
+    return (found[0], found[1]) if found else (None, None)
+
+
+@pytest.mark.parametrize(("first", "follow", "expected"), RESTATED)
+def test_a_follow_up_of_a_stats_question_is_that_question_again(
+    first: str, follow: str, expected: str
+) -> None:
+    span, period = _read(first)
+    last = turn_of(first, [], KIND_NAMES, span, period=period)
+    asked = restate(follow, last, KIND_NAMES, _read(follow)[1])
+    assert asked == (expected, f"read as: {expected} — carried from the last question")
+    # a count stays a count, a ranking a ranking (of one person: their count), a date a date
+    ranked_one = last.kind == "ranking" and kind_of(expected) == "count"
+    assert kind_of(expected) == last.kind or ranked_one
+
+
+def test_a_chain_of_stats_follow_ups_keeps_the_kind() -> None:
+    span, period = _read("how many messages with Sam in 2023?")
+    turn = turn_of("how many messages with Sam in 2023?", [], KIND_NAMES, span, period=period)
+    chain = [("and Mom?", "how many messages with Mom in 2023?"),
+             ("and in 2022?", "how many messages with Mom in 2022?"),
+             ("what about Dana?", "how many messages with Dana in 2022?")]  # fmt: skip
+    for follow, expected in chain:
+        asked, _ = restate(follow, turn, KIND_NAMES, _read(follow)[1]) or ("", "")
+        assert asked == expected
+        span, period = _read(asked)
+        turn = turn_of(asked, [], KIND_NAMES, span, period=period)
+
+
+@pytest.mark.parametrize(
+    ("first", "follow"),
+    [
+        ("how many messages with Sam in 2023?", "and the flight?"),  # a topic of its own
+        ("how many messages with Sam in 2023?", "and Thanksgiving?"),  # a topic, not a contact
+        ("how many messages with Sam in 2023?", "what did she say?"),  # no opener: a search
+        ("when did I last talk to Priya?", "and what about the dentist?"),
+        ("what did Priya say about the dentist?", "and Mom?"),  # not a stats question
+        ("who texts me most in 2024?", "and?"),  # says nothing to replace
+    ],
+)
+def test_follow_ups_that_are_not_a_person_or_a_period_are_not_restated(
+    first: str, follow: str
+) -> None:
+    span, period = _read(first)
+    last = turn_of(first, [], KIND_NAMES, span, period=period)
+    assert restate(follow, last, KIND_NAMES, _read(follow)[1]) is None
+
+
+def test_a_stats_question_has_no_topic_and_dates_are_no_topic() -> None:
+    """The old follow-up searched the words 'messages 2023' after a count."""
+    span, period = _read("how many messages with Sam in 2023?")
+    counted = turn_of("how many messages with Sam in 2023?", [], KIND_NAMES, span, period=period)
+    assert counted.kind == "count" and counted.topic == () and counted.period == "in 2023"
+    dated = turn_of("what did Priya say about the dentist in 2023?", [], KIND_NAMES, None)
+    assert dated.topic == ("dentist",)
+    asked, _ = rewrite("and the flight?", counted, KIND_NAMES) or ("", "")
+    assert asked == "and the flight? (about Sam Rivera; between 2023-01-01 and 2023-12-31)"

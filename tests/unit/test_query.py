@@ -58,6 +58,55 @@ def test_a_written_date_becomes_a_scope_and_leaves_both_queries() -> None:
     assert u.to_json()["dates"]["from"] == "2024-01-17"
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["between 2023-01-01 and 2023-12-31", "from 2023-01-01 to 2023-12-31",
+     "2023-12-31 - 2023-01-01"],
+)  # fmt: skip
+def test_two_iso_days_are_the_range_between_them_not_the_first_day(text: str) -> None:
+    """A chat follow-up carries its dates this way ("and Mom? (…; between 2023-01-01 and
+    2023-12-31)"); read as its first day it said "Nothing between 2023-01-01 and 2023-01-01"."""
+    from casper.dates.phrases import find_dates
+
+    whole = (date(2023, 1, 1), date(2023, 12, 31))
+    assert read(f"and Mom? (regarding dentist; {text})").date_range == whole
+    assert find_dates(f"and Mom? ({text})", NOW, TZ) == (whole, text)
+
+
+@pytest.mark.parametrize(
+    ("question", "lexical", "dropped"),
+    [
+        ("when did Paola and I plan the trip to Rome?", "the trip to Rome", {"and", "plan"}),
+        ("did Fahim text me about the dentist?", "about the dentist", {"text"}),
+        ("what did Kevin say about the flight and the hotel?", "about the flight the hotel",
+         {"say", "and"}),
+        ("when did we discuss the budget?", "the budget", {"discuss"}),
+    ],
+)  # fmt: skip
+def test_asking_verbs_and_joiners_never_outrank_the_topic(
+    question: str, lexical: str, dropped: set[str]
+) -> None:
+    """ "plan" matched "any plans this weekend?" above "thanksgiving" in Sam's chats (issue
+    36): beside a topic word, the verbs a question asks with and "and" are not searched."""
+    u = read(question)
+    assert u.lexical == lexical and u.typed == lexical
+    assert dropped <= set(u.dropped)
+
+
+@pytest.mark.parametrize(
+    ("question", "lexical"),
+    [
+        ("what are our plans for new year?", "plans for new year"),  # a noun: the topic
+        ("did you read the text about the party?", "read the text about the party"),
+        ("what did we talk about?", "talk about"),  # nothing else to search
+        ("what plans do I have after the event?", "plans after the event"),
+        ("what did Paola plan to do that evening?", "plan to that evening"),  # an intention
+    ],
+)  # fmt: skip
+def test_the_same_words_as_a_topic_are_kept(question: str, lexical: str) -> None:
+    assert read(question).lexical == lexical
+
+
 def test_words_for_dates_use_the_enrichment_rules() -> None:
     u = read("Where did we go around Thanksgiving 2023?")
     assert u.date_range is not None
@@ -160,7 +209,7 @@ def test_a_cards_nickname_and_organization_name_the_person() -> None:
     u = read("What did Pao say about the filling at Rossi Dental?", people=index)
     assert u.person_id == "p_paola"
     assert [p.said for p in u.people] == ["Pao", "Rossi Dental"]
-    assert u.lexical == "say about the filling at"  # both names left out of BM25
+    assert u.lexical == "about the filling at"  # both names (and the verb "say") left out
     assert read("did Fa call", people=index).person_id == "p_fahim"  # a chosen two-letter name
 
 
@@ -216,7 +265,7 @@ def test_a_contact_who_shares_the_owners_first_name_is_the_contact() -> None:
     both = read("When did Kevin Park tell Kevin about the job?", people=people, me_names=("Kevin",))
     assert both.person_id == "p_kevin2" and both.me == ("Kevin",)
     assert both.semantic == "When did Kevin Park tell me about the job?"
-    assert both.typed == "tell about the job"  # both names leave the typed leg
+    assert both.typed == "about the job"  # both names (and the verb "tell") leave the typed leg
 
 
 def test_a_month_inside_the_history_is_its_scope_not_a_mention() -> None:

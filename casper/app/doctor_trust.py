@@ -41,7 +41,17 @@ def telemetry_check() -> Check:
 
 def model_cache_check(cfg: Config) -> Check:
     """Owner-only, no links out of it, and the onnxruntime copy still the one this data dir
-    recorded when it first used it."""
+    recorded when it first used it. A cache this user cannot even look into (another user's
+    folder, no permission) is that check failing, not an unexpected error of doctor's."""
+    try:
+        return _model_cache_check(cfg)
+    except OSError as exc:
+        return check("model cache", "fail", f"cannot read {cache_dir()}: {exc.strerror or exc}",
+                     "give the folder back to your user (chown) or set CASPER_CACHE to a folder "
+                     "of yours")  # fmt: skip
+
+
+def _model_cache_check(cfg: Config) -> Check:
     from casper.backends import onnx_cache
     from casper.backends.onnx_embedder import COPY_FILES, cache_key, check_folder, model_identity
     from casper.backends.placement import onnxruntime_installed

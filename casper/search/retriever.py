@@ -335,8 +335,11 @@ class Retriever:
         if wider is not None and mode != "vector":
             lexical = wider[1:] if mode == "hybrid" else wider
             scoped = [*(legs[1:] if mode == "hybrid" else legs), *([extra] if extra else [])]
+            # one range per wider lexical leg, as before; a leg the scope has no counterpart
+            # of (a feedback pass searched in the scope only) keeps its plain range
             bounds = [
-                self._bounds(leg, inside) for leg, inside in zip(lexical, scoped, strict=True)
+                self._bounds(leg, scoped[i] if i < len(scoped) else [])
+                for i, leg in enumerate(lexical)
             ]
         return self._clock(run, "fuse", lambda: self._fuse(legs, mode, extra, bounds))
 

@@ -195,7 +195,11 @@ def test_ask_tells_the_model_who_the_owner_is(home: Path, monkeypatch: pytest.Mo
     system = engine.calls[0].messages[0].content
     assert 'own name is Kevin: "Kevin" in a question means the user' in system
     evidence = engine.calls[0].messages[1].content.split("\n\n")[1]  # the prefetch search
-    assert evidence.splitlines()[1].startswith("Sam Rivera (") and "Dolores Park" in evidence
+    # the first hit's chat, after the line that frames quoted messages as data
+    from casper.agent.quoting import is_boundary
+
+    lines = [line for line in evidence.splitlines() if not is_boundary(line)]
+    assert lines[1].startswith("Sam Rivera (") and "Dolores Park" in evidence
 
 
 def test_a_count_question_counts_the_contact_not_the_owner(store: Store) -> None:

@@ -107,10 +107,12 @@ def test_ask_through_the_server_answers_with_the_thanksgiving_messages(
     before = caller.completions_served()
     doc, _ = _ask(demo_home, caller)
     assert doc["model"] == "default_model" and doc["llm_server"] == caller.base_url
-    assert {"name": "search_messages", "arguments": {"query": "thanksgiving"}, "ok": True} in doc[
-        "tool_calls"
-    ]
-    assert doc["citations"] and doc["grounding"] == "cited"
+    called = {"name": "search_messages", "arguments": {"query": "thanksgiving"}, "ok": True,
+              "prefetch": False}  # fmt: skip
+    assert called in doc["tool_calls"]  # the model's own call, beside the prefetch search
+    # this model answers every prompt with a tool call: the answer is the loop's own summary
+    # of what its searches found, said as such (not "cited", which only a model's reply earns)
+    assert doc["citations"] and doc["grounding"] == "fallback"
     assert all("thanksgiving" in c["text"].lower() for c in doc["citations"][:1])
     assert "model_unavailable" not in doc["guards"]
     served = caller.completions_served() - before

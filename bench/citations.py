@@ -7,7 +7,7 @@ figures in docs/reliability.md#misquoted-citations are what the code does today.
 
 - *Misattributed*: a real `[#rowid]` with the words of a message from another chat (as a
   transcript line the tag leads or ends, a quotation after or before the tag, a quoted part),
-  plus the case from issue 36 (`[#id] … Sam Rivera: I'm planning to celebrate my …`). Each
+  plus a reported case (`[#id] … Sam Rivera: I'm planning to celebrate my …`). Each
   must be caught: the citation removed, the claim marked.
 - *Faithful*: the cited message's own words (whole, a part, retyped in other case and
   punctuation, a word dropped, curly quotes), a neighbour's words cited by the message next
@@ -109,7 +109,7 @@ def build_cases(store: Store) -> list[Case]:
 
 
 def _issue_cases(store: Store, texts: dict[int, str]) -> list[Case]:
-    """Issue 36's answer: two quotes from other conversations on real ids."""
+    """A reported answer: two quotes from other conversations on real ids."""
     short = store.conn.execute(
         "SELECT rowid, text FROM messages WHERE kind = 'text' AND text = 'you?' LIMIT 1"
     ).fetchone() or next(iter(texts.items()))
@@ -121,14 +121,14 @@ def _issue_cases(store: Store, texts: dict[int, str]) -> list[Case]:
     )
     return [
         Case(
-            "misquote: issue 36",
+            "misquote: reported",
             False,
             f"[#{short[0]}] … Sam Rivera: I'm planning to celebrate my 2023-11-28th birthday…",
             short[0],
             short[1],
         ),
         Case(
-            "misquote: issue 36",
+            "misquote: reported",
             False,
             f"[#{market[0]}] Alex Chen: same energy as me and the dentist",
             market[0],

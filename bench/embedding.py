@@ -204,7 +204,7 @@ def by_length(texts: list[str], slice_size: int, rounds: int) -> dict[str, Any]:
     runners = {k: e.embed_documents for k, e in made.items()}
     out: dict[str, Any] = {"load_before": _load()}
     # the texting history's chunks are short (3 short messages): three in a row joined stand in
-    # for the longer passages of real texting (~320 characters a chunk in issue 40's history)
+    # for the longer passages of real texting (~320 characters a chunk in a real texting history)
     joined = ["\n".join(texts[i : i + 3]) for i in range(0, len(texts) - 2, 3)]
     for lo, hi, label in LENGTHS:
         group = [t for t in texts + joined if lo <= len(t) < hi]

@@ -124,7 +124,7 @@ class Config:
     # seconds the server may stay silent (connect, each token)
     llm_timeout_s: float = setting(60.0, at_least=0.1, at_most=3600)
     # seconds a model server may take to its first token (it reads the whole prompt first: a
-    # 135M model on a laptop took 53–78 s, issue 36)
+    # 135M model on a laptop took 53–78 s)
     llm_first_token_timeout_s: float = setting(240.0, at_least=1, at_most=3600)
     # tokens a model server may write per reply (sent as max_tokens, and the stream is cut
     # there if the server ignores it): at a laptop's 3–4 tokens/s, about two minutes

@@ -1,4 +1,4 @@
-"""Conversation sessions as a second retrieval unit beside the 3-message passages (issue 38).
+"""Conversation sessions as a second retrieval unit beside the 3-message passages.
 
 A session is a run of one chat's messages with no pause longer than `gap_hours` between two of
 them (where a texting chat goes quiet). It is scored as one document, the way memory systems

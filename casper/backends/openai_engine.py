@@ -104,8 +104,8 @@ class OpenAIEngine:
         self.temperature = temperature
         self.thinking = thinking
         self.timeout_s = timeout_s
-        # a local server reads the whole prompt before its first token (53–78 s on a laptop in
-        # issue 36): that wait has its own, longer limit; None: timeout_s
+        # a local server reads the whole prompt before its first token (53–78 s for a 135M
+        # model on a laptop): that wait has its own, longer limit; None: timeout_s
         self.first_token_timeout_s = first_token_timeout_s
         self._describe_tools = describe_tools
         # None until a request with tools shows whether the server takes them

@@ -118,7 +118,7 @@ def run_repl(
     err.print(Text("casper chat — /help for commands, Ctrl-D to leave", style="dim"))
     saved = session.history.saved
     day = datetime.fromtimestamp(saved, tz).date().isoformat() if saved else None
-    # what the model is given of earlier chats is said, never carried silently (issue 36)
+    # what the model is given of earlier chats is said, never carried silently
     err.print(Text(session.history.opening(day), style="dim"), soft_wrap=True)
     while True:
         try:

@@ -78,7 +78,7 @@ class EngineLocks:
     """One lock per engine: only a generation waits for a generation of the same engine. The
     MLX models share one (one GPU, one model's memory at a time); each model server has its
     own, so a refused or failing server, or another server's answer, never queues behind a
-    running one (issue 36: a refusal took 61 s behind another server's generation)."""
+    running one (a refusal once took 61 s behind another server's generation)."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()

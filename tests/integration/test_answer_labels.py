@@ -1,4 +1,4 @@
-"""Every label an answer carries is exact (issue 36): one-to-one counts are one-to-one, group
+"""Every label an answer carries is exact: one-to-one counts are one-to-one, group
 messages said apart; `grounding` names what happened; notices are not guards; model calls are
 the requests the engine sent; the search that ran first is in `tool_calls`."""
 

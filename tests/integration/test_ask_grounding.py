@@ -60,7 +60,7 @@ def test_prefetched_messages_are_cited_and_invented_ids_removed(indexed, fake_mo
     engine = fake_models["engine"] = CitingEngine()
     data = ask_json(home, "what's the climbing gym wifi password?")
     assert prompts.EVIDENCE_HEADER in engine.prompts[0]  # evidence before the first model call
-    # the search that ran before the model is in the trace, marked (issue 36)
+    # the search that ran before the model is in the trace, marked
     assert [(c["name"], c["prefetch"]) for c in data["tool_calls"]] == [("search_messages", True)]
     assert data["iterations"] == 1 and data["usage"]["model_calls"] == 1
     assert data["grounding"] == "cited" and data["invalid_citations"] == 1
@@ -193,7 +193,7 @@ def test_no_llm_counting_questions_use_the_stats_tools(indexed) -> None:  # noqa
     assert ranking["grounding"] == "stats" and ranking["citations"] == []
     assert f"1. {names[top[0][0]]}: {top[0][1]:,} messages" in ranking["answer"]
     # the stats' `received` counts groups too; the sentence says the one-to-one part and the
-    # groups apart, and together they are the stats' figure (issue 36)
+    # groups apart, and together they are the stats' figure
     split = re.search(
         r"you sent ([\d,]+) messages and received ([\d,]+) in your one-to-one chat; in group "
         r"chats you both are in, you sent ([\d,]+) and they sent ([\d,]+)",

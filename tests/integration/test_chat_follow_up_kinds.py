@@ -1,5 +1,5 @@
 """`casper chat --no-llm` on the demo: a follow-up of a count, a ranking or a last contact is
-that question again for another person or period (issue 36), answered as if asked whole.
+that question again for another person or period, answered as if asked whole.
 
 Each case is three lines of one chat: the question, the follow-up, and the question the
 follow-up should be read as, asked on its own. The follow-up's answer must be the whole

@@ -25,7 +25,7 @@ LOOP = "- Alex Chen: same energy as me and the dentist"
 
 
 def misquote(prompt: str, loop: bool = True) -> str:
-    """Issue 36's answer: two shown ids given words from other conversations, then (`loop`)
+    """A reported answer: two shown ids given words from other conversations, then (`loop`)
     one line eight times, with a new id each time."""
     lines = re.findall(r"\[#(\d+)\]([^\n]*)", prompt)
     shown = [n for n, _ in lines if n != "1234"]  # not the prompt's example id

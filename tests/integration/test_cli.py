@@ -278,7 +278,7 @@ def test_ask_runs_the_agent_and_cites(indexed, fake_models, demo_corpus) -> None
     assert data["iterations"] == 3 and data["tool_calls"][0]["name"] == "search_messages"
     assert data["tool_calls"][0]["ok"] is True
     # two uncited answers: one nudge, then the deterministic summary of what the tools showed
-    # the model's reply was not used: the answer is the fallback, said as such (issue 36)
+    # the model's reply was not used: the answer is the fallback, said as such
     assert data["guards"] == ["ungrounded_answer"] and data["grounding"] == "fallback"
     assert demo_corpus.facts["keys"]["wifi"] in [c["guid"] for c in data["citations"]]
 

@@ -1,4 +1,4 @@
-"""Every surface says what `search` says (issue 36): dates outside the history name the
+"""Every surface says what `search` says: dates outside the history name the
 history's span in `ask --no-llm`, `stats --since` and the MCP tools, and an MCP result carries
 the searched words no message contains (`words_not_found` and a notice), in its structured
 content and in the text the client's model reads. In process (MCP through the SDK's own

@@ -1,4 +1,4 @@
-"""Only a generation waits for a generation (issue 36): in `casper serve` a refused or failing
+"""Only a generation waits for a generation: in `casper serve` a refused or failing
 model server, or an answer from search alone, returns at once while another answer waits on a
 slow server; a server's reply is capped (`llm_max_tokens`) and its first token has its own,
 longer limit (`llm_first_token_timeout_s`). Fake model servers: stdlib HTTP on loopback."""

@@ -1,6 +1,6 @@
 """`casper mcp` as a client sees it on the wire: a raw subprocess written to line by line.
 
-Every edge case of issue 35 gets its reply within 2 s (invalid JSON, a lone surrogate, bytes
+Every edge case gets its reply within 2 s (invalid JSON, a lone surrogate, bytes
 that are not UTF-8, a batch, out-of-range numbers and dates, a 26-digit id, types and arguments
 the schema does not allow), and the server keeps serving after them. Then the injection suite's
 planted messages (tests/injection.py) through the real protocol: no forged line in the text a

@@ -56,7 +56,7 @@ def test_planted_facts_are_in_the_top_three_hits(demo: tuple[Any, Any]) -> None:
 
 def test_the_readmes_example_puts_the_thanksgiving_messages_first(demo: tuple[Any, Any]) -> None:
     """ "plan" matched "any plans this weekend?" above "thanksgiving" inside Sam's chats: the
-    README's example showed one Thanksgiving message, then three weekend-plan chunks (issue 36).
+    README's example showed one Thanksgiving message, then three weekend-plan chunks.
     """
     _, retriever = demo
     found = retriever.search("when did Sam and I plan Thanksgiving?", k=5)

@@ -37,8 +37,8 @@ def test_a_run_is_recorded_with_commit_and_load_and_compared_with_the_last(tmp_p
 
 
 def test_the_recorded_history_flags_this_rounds_two_slips() -> None:
-    """The figures recorded before this round (the committed results of two rounds ago, then
-    issue 41's measurements): comparing the round that slipped with the one before it prints
+    """The figures recorded in the ledger (the results committed at 023b338, then the two
+    later measurements): comparing the round that slipped with the one before it prints
     both the warm search and the 1M first lexical search as worse."""
     runs = ledger.load_history(REPO / "bench" / "results" / "history.json")
     slipped = next(i for i, r in enumerate(runs) if r["commit"] == "856184f")

@@ -93,7 +93,7 @@ def test_a_person_follow_up_with_no_topic_of_its_own_keeps_the_last_topic() -> N
     assert "dentist" not in asked and "about Priya Natarajan" in asked
 
 
-# ---- a follow-up of a count, a ranking or a last contact keeps the kind (issue 36) ----------
+# ---- a follow-up of a count, a ranking or a last contact keeps the kind ----------
 KIND_NAMES = ["Priya Natarajan", "Sam Rivera", "Mom", "Dana Okafor", "Alex Chen"]
 # (question, follow-up, the question the follow-up is asked as); the periods are read the way
 # `casper chat` reads them (casper.dates.phrases), at a fixed now

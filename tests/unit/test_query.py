@@ -86,8 +86,8 @@ def test_two_iso_days_are_the_range_between_them_not_the_first_day(text: str) ->
 def test_asking_verbs_and_joiners_never_outrank_the_topic(
     question: str, lexical: str, dropped: set[str]
 ) -> None:
-    """ "plan" matched "any plans this weekend?" above "thanksgiving" in Sam's chats (issue
-    36): beside a topic word, the verbs a question asks with and "and" are not searched."""
+    """ "plan" matched "any plans this weekend?" above "thanksgiving" in Sam's chats:
+    beside a topic word, the verbs a question asks with and "and" are not searched."""
     u = read(question)
     assert u.lexical == lexical and u.typed == lexical
     assert dropped <= set(u.dropped)

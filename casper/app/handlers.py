@@ -117,14 +117,7 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> SearchDoc:
     person_id = store.resolve_person(req.person).id if req.person else None
     chat_id = None
     if req.chat:
-        found = store.find_chats(req.chat)
-        if len(found) != 1:
-            names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
-            raise CasperError(
-                f"--chat {req.chat!r} matches {len(found)} chats: {names}",
-                hint="pass the chat id (`casper chats` lists them)",
-            )
-        chat_id = found[0].id
+        chat_id = one_chat(store, req.chat)
     retriever = rt.retriever(lexical=req.lexical, mode=req.mode)
     through = store.indexed_through()  # before searching: the search sees at least this much
     result = retriever.search(
@@ -442,19 +435,25 @@ def _ask_scope(rt: Runtime, req: AskRequest, tz: Any) -> dict[str, Any]:
     return {"since": start, "until": end, "days": [d.isoformat() if d else None for d in days]}
 
 
+def one_chat(store: Store, query: str) -> int:
+    """`--chat` as `search` and `ask` read it: the id of the one chat it names, else an error
+    that lists what it matched."""
+    found = store.find_chats(query)
+    if len(found) != 1:
+        names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
+        raise CasperError(
+            f"--chat {query!r} matches {len(found)} chats: {names}",
+            hint="pass the chat id (`casper chats` lists them)",
+        )
+    return found[0].id
+
+
 def _ask_people(store: Store, req: AskRequest, scope: dict[str, Any]) -> dict[str, Any]:
     """`ask --person/--chat` resolved as `search` resolves them (one chat, else an error)."""
     if req.person:
         scope["person_id"] = store.resolve_person(req.person).id
     if req.chat:
-        found = store.find_chats(req.chat)
-        if len(found) != 1:
-            names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
-            raise CasperError(
-                f"--chat {req.chat!r} matches {len(found)} chats: {names}",
-                hint="pass the chat id (`casper chats` lists them)",
-            )
-        scope["chat_id"] = found[0].id
+        scope["chat_id"] = one_chat(store, req.chat)
     return scope
 
 

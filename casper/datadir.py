@@ -67,6 +67,7 @@ SMALL_FILES = (
     SmallFile("service.pid", "the service's pid file"),
     SmallFile("service.lock", "the service lock"),
     SmallFile("index.lock", "the index lock"),
+    SmallFile("onnx_copies.json", "the record of the onnxruntime copy's sha256", json=True),
 )
 BY_NAME = {f.name: f for f in SMALL_FILES}
 

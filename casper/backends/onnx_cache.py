@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import stat
 import time
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 # Beside the store, in the data dir: which copies this data dir checked, and their sha256.
+log = logging.getLogger(__name__)
 LEDGER_FILE = "onnx_copies.json"
 WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
 
@@ -121,10 +123,16 @@ def record(ledger: Path | None, folder: Path, files: dict[str, str]) -> None:
     data = _read(ledger)
     data[str(folder.absolute())] = {"sha256": files, "at": round(time.time())}
     tmp = ledger.with_name(f"{ledger.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-    os.replace(tmp, ledger)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+        os.replace(tmp, ledger)
+    except OSError as exc:  # a folder in its place, no permission: the copy still loads;
+        # the record is a small file of the data dir, which doctor names and --rebuild moves aside
+        tmp.unlink(missing_ok=True)
+        log.warning("could not record the onnxruntime copy's sha256 in %s (%s)", ledger,
+                    exc.strerror or exc)  # fmt: skip
 
 
 def mismatch(expected: dict[str, str] | None, actual: dict[str, str]) -> str | None:

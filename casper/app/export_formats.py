@@ -48,12 +48,18 @@ def to_csv(rows: Sequence[ExportRow]) -> bytes:
     writer.writerow(CSV_COLUMNS)
     for r in rows:
         writer.writerow([
-            r.id, r.guid, r.chat_id, r.chat, r.sender_id, r.sender, r.time or "",
-            r.text if r.text is not None else "", r.kind, "yes" if r.edited else "",
-            r.reply_to or "", "; ".join(f"{who}: {label}" for who, label in r.reactions),
-            "; ".join(r.attachments),
+            r.id, r.guid, r.chat_id, _cell(r.chat), r.sender_id, _cell(r.sender), r.time or "",
+            _cell(r.text if r.text is not None else ""), r.kind, "yes" if r.edited else "",
+            r.reply_to or "", _cell("; ".join(f"{who}: {label}" for who, label in r.reactions)),
+            _cell("; ".join(r.attachments)),
         ])  # fmt: skip
     return out.getvalue().encode("utf-8")
+
+
+def _cell(text: str) -> str:
+    """People's text in a CSV cell: one that starts like a formula (=, +, -, @, a tab or a
+    carriage return) gets a leading apostrophe, so a spreadsheet shows it and never runs it."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def _quote(text: str) -> str:
@@ -71,7 +77,7 @@ def to_markdown(rows: Sequence[ExportRow], title: str, subtitle: str) -> bytes:
     for r in rows:
         if r.chat_id != chat:
             chat, day = r.chat_id, None
-            lines += [f"## {r.chat} (chat {r.chat_id})", ""]
+            lines += [f"## {_quote(r.chat)} (chat {r.chat_id})", ""]
         stamp = datetime.fromisoformat(r.time) if r.time else None
         today = stamp.strftime("%A %-d %B %Y") if stamp else "undated"
         if today != day:

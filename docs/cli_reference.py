@@ -124,7 +124,7 @@ def command(name: str) -> str:
         out += ["```bash", *examples, "```", ""]
     own = [p for p in cmd.params if not _shared(p)]
     if own:
-        out += ["| argument / option | takes | default | |", "|---|---|---|---|"]
+        out += ["| argument / option | takes | default | what it does |", "|---|---|---|---|"]
         out += [_row(p) for p in own]
         out.append("")
     also = [f"`{p.opts[0]}`" for p in cmd.params if _shared(p)]
@@ -150,7 +150,7 @@ def shared() -> str:
             seen.setdefault(key, p)
             users.setdefault(key, []).append(name)
     every = len(_commands())
-    out = ["| option | takes | commands | |", "|---|---|---|---|"]
+    out = ["| option | takes | commands | what it does |", "|---|---|---|---|"]
     for key in SHARED:
         p = seen[key]
         text, _ = _help(p)
@@ -178,11 +178,11 @@ def _toml(value: Any) -> str:
 
 
 def settings() -> str:
-    """| setting | takes | default | |: every field of casper.config.Config (but the data dir,
-    which is `--home`), with the words a refused value is told and its `doc`."""
+    """The settings table: every field of casper.config.Config but the data dir (that is
+    `--home`), with the words a refused value is told, its default and its `doc`."""
     from casper.config import Config, takes
 
-    out = ["| setting | takes | default | |", "|---|---|---|---|"]
+    out = ["| setting | takes | default | what it is for |", "|---|---|---|---|"]
     for f in dataclasses.fields(Config):
         if f.name == "data_dir":
             continue

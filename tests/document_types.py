@@ -80,8 +80,7 @@ TYPE_HOMES = (
     "casper.stats",
     "casper.app.stats_series",
     "casper.search.query",
-    "casper.agent.answer",
-    "casper.agent.loop",
+    "casper.agent.answer_json",
 )
 
 

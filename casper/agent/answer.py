@@ -11,14 +11,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from casper.agent import core, prompts
+from casper.agent.answer_json import Answer, AnswerGrounding, Citation, ToolCallJson
 from casper.agent.ceiling import CeilingToolbox
 from casper.agent.enrich import Enrichment, enrich, to_hints
 from casper.agent.fact_route import fact_answer
-from casper.agent.loop import Event, ToolRunner, Usage, UsageJson, run_agent
+from casper.agent.loop import ToolRunner, Usage, run_agent
 from casper.agent.prefetch import (
     coverage_sentence,
     grounding_facts,
@@ -31,51 +31,10 @@ from casper.agent.tools import Toolbox
 from casper.agent.verify import verify
 from casper.dates.ranges import days_to_utc
 from casper.dates.zones import iso
+from casper.events import Emit, ignore, notice
 from casper.protocols import Engine, Hit
 from casper.store.db import Store
 from casper.store.stats_query import top_people
-
-
-class Citation(TypedDict):
-    """A cited message of `ask --json`."""
-
-    guid: str
-    rowid: int
-    ts: str | None
-    sender: str
-    text: str
-
-
-class ToolCallJson(TypedDict):
-    name: str
-    arguments: dict[str, Any]
-    ok: bool
-    prefetch: bool  # run before the first model call (the search the question implies)
-
-
-class Tokens(TypedDict):
-    prompt: int
-    completion: int
-
-
-class Answer(TypedDict):
-    """`ask --json` as the agent makes it (Asked.to_dict; casper.app.documents.AskDoc adds
-    what the request ran)."""
-
-    answer: str
-    citations: list[Citation]
-    iterations: int
-    tool_calls: list[ToolCallJson]
-    guards: list[str]
-    model: str | None
-    tokens: Tokens
-    elapsed_s: float
-    load_s: float
-    usage: UsageJson
-    grounding: str
-    invalid_citations: int
-    notices: list[str]
-    misattributed_citations: list[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +49,7 @@ class Asked:
     model: str | None
     elapsed_s: float  # wall time of the whole answer; the CLI adds the model load (load_s)
     usage: Usage = Usage()
-    # what the answer rests on: cited (the model cited messages it was shown), stats,
-    # search_only (no model: the messages search found), fallback (the model's reply was not
-    # used: the cited lines of what its tools showed), nothing_found, abstained (the model
-    # said it found nothing), exempt (small talk)
-    grounding: str = "cited"
+    grounding: AnswerGrounding = "cited"  # what the answer rests on (answer_json)
     invalid_citations: int = 0
     load_s: float = 0.0  # loading the model, when this answer had to
     # what the answer is, not a check on the model's reply (those are guards): no_llm,
@@ -225,7 +180,7 @@ def answer_question(
     limits: core.Limits,
     now: datetime | None = None,
     history: Sequence[str] = (),
-    on_event: Callable[[Event], None] = lambda e: None,
+    on_event: Emit = ignore,
     locale: str = "en_US",
     me_names: Sequence[str] = (),
     no_llm: bool = False,
@@ -246,8 +201,8 @@ def answer_question(
     now = now or datetime.now(tz)
     found, hints = build_hints(question, store, tz, now, history, locale=locale)
     if engine is None:
-        notice = "no_llm" if no_llm else "model_unavailable"
-        asked = _without_model(question, search, found, store, tz, me_names, (notice,))
+        why = "no_llm" if no_llm else "model_unavailable"
+        asked = _without_model(question, search, found, store, tz, me_names, (why,))
         return checked(
             dataclasses.replace(asked, elapsed_s=round(time.perf_counter() - started, 3)), store
         )
@@ -293,7 +248,7 @@ def answer_question(
             grounding="search_only" if guids else "nothing_found",
             notices=(*asked.notices, "misattributed_quote"),
         )
-        on_event({"event": "notice", "text": MISQUOTED_NOTICE})
+        on_event(notice(MISQUOTED_NOTICE))
     return dataclasses.replace(asked, elapsed_s=round(time.perf_counter() - started, 3))
 
 
@@ -316,6 +271,7 @@ def _without_model(
     """The answer with no model: the stats, a fact the store holds, or search alone."""
     figures = stats_answer(question, found, store, tz, me_names)
     facts = fact_answer(question, found, store, tz, me_names) if figures is None else None
+    kind: AnswerGrounding
     if figures is not None:
         text, guids, kind = figures, list[str](), "stats"
     elif facts is not None:  # a date or a card the store holds, citing its message
@@ -329,12 +285,16 @@ def _without_model(
     )  # fmt: skip
 
 
-def _model_grounding(reason: core.Reason, kind: str) -> str:
+def _model_grounding(reason: core.Reason, kind: core.Grounding) -> AnswerGrounding:
     """The core's kind, said as what happened: its deterministic summary is a fallback (or
     nothing found), not an answer the model cited."""
-    if reason != "fallback":
-        return kind
-    return {"cited": "fallback", "abstained": "nothing_found"}.get(kind, kind)
+    if kind == "ungrounded":  # the core summarises an ungrounded reply; it never ends on one
+        raise AssertionError("the agent core finished on an ungrounded answer")
+    if reason == "fallback" and kind == "cited":
+        return "fallback"
+    if reason == "fallback" and kind == "abstained":
+        return "nothing_found"
+    return kind
 
 
 def checked(asked: Asked, store: Store) -> Asked:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol, TypedDict
+from typing import Protocol
 
 from casper.agent import core, prompts
+from casper.agent.answer_json import UsageJson
+from casper.events import Emit, StepEvent, TokenEvent, ToolEvent, ignore
 from casper.protocols import ChatMessage, Engine, Reply, ToolCall, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -29,30 +31,6 @@ class ToolRunner(Protocol):
     def call(self, call: ToolCall) -> ToolResult:
         """Run one tool call."""
         ...
-
-
-# Progress events are plain dicts (the shape `casper serve` streams and the CLI renders):
-#   {"event": "step", "iteration": n}                  a loop model call starts (1-based);
-#                                                      "final": true marks the synthesis pass
-#   {"event": "tool", "name": str, "arguments": {...}} a tool call starts ("prefetch": true for
-#                                                      the retrieval run before the first call)
-#   {"event": "tool_done", "name": str, "ok": bool, "elapsed_s": float, "messages": int}
-#   {"event": "token", "text": str}                    streamed model text (may belong to a reply
-#                                                      that turns out to be a tool call)
-Event = dict[str, Any]
-
-
-class UsageJson(TypedDict):
-    """`usage` in `ask --json`."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    tokens_per_s: float
-    first_token_s: float
-    model_s: float
-    tools_s: float
-    iterations: int
-    model_calls: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +103,14 @@ class AgentResult:
     answer: str
     citations: tuple[str, ...]
     iterations: int
-    tool_calls: tuple[tuple[str, Mapping[str, Any], bool], ...]  # (name, arguments, ok)
+    tool_calls: tuple[tuple[str, Mapping[str, object], bool], ...]  # (name, arguments, ok)
     guards: tuple[str, ...]
     reason: core.Reason
     messages: tuple[ChatMessage, ...] = ()  # the final transcript, for `casper chat` and eval
     grounding: core.Grounding = "cited"
     invalid_citations: int = 0
     usage: Usage = Usage()
-    prefetched: tuple[tuple[str, Mapping[str, Any], bool], ...] = ()  # the search run first
+    prefetched: tuple[tuple[str, Mapping[str, object], bool], ...] = ()  # the search run first
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,16 +122,12 @@ class Grounding:
     coverage: str = ""  # what the index spans, for honest abstentions
 
 
-def _ignore(event: Event) -> None:
-    return None
-
-
 def run_agent(
     question: str,
     engine: Engine,
     toolbox: ToolRunner,
     limits: core.Limits,
-    on_event: Callable[[Event], None] = _ignore,
+    on_event: Emit = ignore,
     hints: Sequence[str] = (),
     system: str | None = None,
     *,
@@ -167,7 +141,8 @@ def run_agent(
         engine: the chat model; it receives `on_token` for streaming.
         toolbox: tools the model may call; `toolbox.call` must not raise.
         limits: iteration, calls-per-step and result-size budgets.
-        on_event: receives the progress dicts described above.
+        on_event: receives the progress events (casper.events): `step` before each model
+            call, `tool` and `tool_done` around each tool call, `token` as text streams in.
         hints: notes appended under the question (e.g. resolved date ranges).
         system: the system prompt; defaults to `prompts.system_prompt` for today, local time.
         prefetch: a tool call run before the first model call; its result is shown with the
@@ -177,10 +152,10 @@ def run_agent(
     Returns:
         The answer with citations, iteration count, tool trace, guards and usage.
     """
-    trace: list[tuple[str, Mapping[str, Any], bool]] = []
+    trace: list[tuple[str, Mapping[str, object], bool]] = []
     meter = Meter()
     evidence = None
-    prefetched: tuple[tuple[str, Mapping[str, Any], bool], ...] = ()
+    prefetched: tuple[tuple[str, Mapping[str, object], bool], ...] = ()
     if prefetch is not None:
         evidence = _run_tool(toolbox, prefetch, on_event, meter, prefetch=True)
         prefetched = ((prefetch.name, prefetch.arguments, evidence.ok),)
@@ -207,12 +182,12 @@ def run_agent(
     for _ in range(3 * limits.max_iterations + 3):
         match action:
             case core.AskModel(tools_enabled=True):
-                on_event({"event": "step", "iteration": state.iterations + 1})
+                on_event(_step(state.iterations + 1))
                 # small talk gets no tool descriptions: a much shorter prompt, same answer
                 specs = () if grounding.exempt else toolbox.specs
                 state, action = core.after_reply(state, ask(state.messages, specs), limits)
             case core.AskModel(tools_enabled=False):
-                on_event({"event": "step", "iteration": state.iterations + 1, "final": True})
+                on_event(_step(state.iterations + 1, final=True))
                 state, action = core.after_synthesis(state, ask(state.messages, ()))
             case core.RunTools(calls=calls):
                 results = [_run_tool(toolbox, call, on_event, meter) for call in calls]
@@ -236,19 +211,28 @@ def run_agent(
     raise AssertionError("agent core did not terminate")
 
 
-def _token(text: str) -> Event:
+def _token(text: str) -> TokenEvent:
     return {"event": "token", "text": text}
+
+
+def _step(iteration: int, *, final: bool = False) -> StepEvent:
+    """A model call starts; `final`: the synthesis pass."""
+    if final:
+        return {"event": "step", "iteration": iteration, "final": True}
+    return {"event": "step", "iteration": iteration}
 
 
 def _run_tool(
     toolbox: ToolRunner,
     call: ToolCall,
-    on_event: Callable[[Event], None],
+    on_event: Emit,
     meter: Meter,
     prefetch: bool = False,
 ) -> ToolResult:
-    start: Event = {"event": "tool", "name": call.name, "arguments": dict(call.arguments)}
-    on_event({**start, "prefetch": True} if prefetch else start)
+    start: ToolEvent = {"event": "tool", "name": call.name, "arguments": dict(call.arguments)}
+    if prefetch:
+        start["prefetch"] = True
+    on_event(start)
     started = time.perf_counter()
     result = toolbox.call(call)
     elapsed = time.perf_counter() - started

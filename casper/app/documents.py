@@ -5,28 +5,29 @@ terminal views in casper.cli that read them (which import these types for checki
 same keys; tests/integration/test_json_types.py holds each command's printed `--json` to its
 type. `NotRequired`: a key only some documents have. The blocks made below the app layer are
 typed where they are made (`PersonStats` in casper.stats, `UnderstoodJson` in
-casper.search.query, `Citation`, `Answer` and `UsageJson` in casper.agent) and imported here for
-checking only, so importing this module stays cheap.
+casper.search.query) and imported here for checking only, so importing this module stays cheap;
+`AskDoc` extends the agent's `Answer` (casper.agent.answer_json, stdlib only), so the answer's
+keys are declared once.
 
-Imports: stdlib, casper.protocols, casper.records, casper.dates.zones, casper.search.words; for
-types only, casper.stats, casper.search.query, casper.agent.
+Imports: stdlib, casper.protocols, casper.records, casper.dates.zones, casper.search.words,
+casper.agent.answer_json; for types only, casper.stats, casper.search.query.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict, cast
 
+from casper.agent.answer_json import Answer
 from casper.dates.zones import iso
 from casper.protocols import Hit
 from casper.records import Person, StoredMessage
 from casper.stats import ChatSplit
 
 if TYPE_CHECKING:
-    from casper.agent.answer import Citation, Tokens, ToolCallJson
-    from casper.agent.loop import UsageJson
     from casper.app.stats_series import Series
+    from casper.indexer.run import IndexRunReport, Placed
     from casper.search.query import UnderstoodJson
     from casper.stats import PersonStats
 
@@ -147,24 +148,10 @@ class SearchDoc(Reranked):
     indexed_through: str | None
 
 
-class AskDoc(Reranked):
-    """`ask --json`: the agent's answer (casper.agent.answer.Answer, the same keys) and what
-    the request ran."""
+class AskDoc(Answer, Reranked):
+    """`ask --json`: the agent's answer (casper.agent.answer_json.Answer) and what the request
+    ran."""
 
-    answer: str
-    citations: list[Citation]
-    iterations: int
-    tool_calls: list[ToolCallJson]
-    guards: list[str]
-    model: str | None
-    tokens: Tokens
-    elapsed_s: float
-    load_s: float
-    usage: UsageJson
-    grounding: str
-    invalid_citations: int
-    notices: list[str]
-    misattributed_citations: list[int]
     filters: AskFilters
     words_not_found: list[str]
     words_not_in_hits: list[str]
@@ -373,6 +360,10 @@ class DoctorReport(TypedDict):
     counts: DoctorCounts
 
 
+# what `--json` prints, one of these per request (a tool call's is casper.app.tool_calls')
+Document: TypeAlias = "SearchDoc | list[ContactJson] | StatsDoc | ShowDoc | AskDoc | dict[str, Any]"
+
+
 def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> MessageJson:
     data: MessageJson = {
         "rowid": m.rowid,
@@ -449,7 +440,7 @@ def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> HitJson:
     }
 
 
-def index_json(run: Any, tz: tzinfo) -> IndexDoc:
+def index_json(run: IndexRunReport, tz: tzinfo) -> IndexDoc:
     """`index --json` from an IndexRunReport (casper.indexer.run): the ingest report, the
     coverage as timestamps, the vectors (`vectors_new`: embedded by this run) and where and how
     fast the embedder ran."""
@@ -475,7 +466,7 @@ def index_json(run: Any, tz: tzinfo) -> IndexDoc:
     }  # fmt: skip
 
 
-def _embedder_json(placement: Any) -> EmbedderJson:
+def _embedder_json(placement: Placed) -> EmbedderJson:
     out: EmbedderJson = {
         "backend": placement.backend, "device": placement.device,
         "threads": placement.threads, "notice": placement.notice,

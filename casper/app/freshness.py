@@ -21,6 +21,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from casper.config import Config
+from casper.events import NoticeEvent
 from casper.store.db import Store
 
 STATE_FILE = "auto_index.json"
@@ -75,7 +76,7 @@ def about_today(question: str, tz: ZoneInfo, *, locale: str, now: datetime | Non
     return last >= now.astimezone(tz).date()
 
 
-def behind_notice(fresh: Freshness, tz: ZoneInfo, now: float | None = None) -> dict[str, str]:
+def behind_notice(fresh: Freshness, tz: ZoneInfo, now: float | None = None) -> NoticeEvent:
     """The notice an answer about today gets while the index is behind chat.db."""
     since = fresh.waiting_since
     lag = duration_text(fresh.lag_s(now))

@@ -1,20 +1,22 @@
 """The client-facing commands as functions: a Runtime and arguments → the `--json` document.
 
 The same functions run in the CLI process (`CASPER_SERVICE=0`, `--no-service`) and inside the
-background service, so both paths print identical documents by construction. Progress of
-`ask` leaves through `emit` as the dict events shared with the renderer and the socket:
-`{"event": "step"|"tool"|"tool_done"|"token"|"notice"|"loading", ...}`. Arguments are checked
-once, by casper.app.requests, before a handler runs.
+background service, so both paths print identical documents by construction. Progress leaves
+through `emit` as the events the views and the socket share (casper.events: `notice`, `read_as`,
+`loading`, and the agent's `step`, `tool`, `tool_done`, `token`). Arguments are checked once, by
+casper.app.requests, before a handler runs; what an answer decides (its retries, its grounding,
+what its searches said of the question's words) is the agent's (casper.agent.answer_run).
 
-Imports: requests, runtime, use-cases, documents; heavy libraries only through them, lazily.
+Imports: requests, runtime, use-cases, documents, events; heavy libraries only through them,
+lazily.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from casper.app.requests import (
     AskRequest,
@@ -29,16 +31,17 @@ from casper.app.requests import (
 from casper.app.runtime import Runtime, engine_key, me_names
 from casper.dates.zones import iso
 from casper.errors import CasperError
+from casper.events import Emit, ignore, notice
 
 if TYPE_CHECKING:
     from datetime import date, tzinfo
     from zoneinfo import ZoneInfo
 
-    from casper.agent.answer import Asked
     from casper.app.documents import (
         AskDoc,
         AskFilters,
         ContactJson,
+        Document,
         ReactionAsked,
         Reranked,
         SearchDoc,
@@ -46,23 +49,21 @@ if TYPE_CHECKING:
         ShowDoc,
         StatsDoc,
     )
-    from casper.protocols import Hit
+    from casper.protocols import Engine
     from casper.search.retriever import SearchResult
     from casper.store.db import Store
-
-Emit = Callable[[dict[str, Any]], None]
-# what `--json` prints (casper.app.documents; a tool call's is casper.app.tool_calls')
-Document: TypeAlias = "SearchDoc | list[ContactJson] | StatsDoc | ShowDoc | AskDoc | dict[str, Any]"
-
-
-def _ignore(_event: dict[str, Any]) -> None:
-    pass
 
 
 def _notice(emit: Emit, key: str | None = None) -> Callable[[str], None]:
     """A `say` for notices; `key` names the kind (a view that says it another way skips it)."""
-    extra = {"key": key} if key else {}
-    return lambda text: emit({"event": "notice", "text": text, **extra})
+
+    def say(text: str) -> None:
+        event = notice(text)
+        if key:
+            event["key"] = key
+        emit(event)
+
+    return say
 
 
 def zone(rt: Runtime) -> ZoneInfo:
@@ -72,13 +73,13 @@ def zone(rt: Runtime) -> ZoneInfo:
     return local_tz(rt.cfg.timezone)
 
 
-def run(rt: Runtime, cmd: str, args: dict[str, Any], emit: Emit = _ignore) -> Document:
+def run(rt: Runtime, cmd: str, args: Mapping[str, object], emit: Emit = ignore) -> Document:
     """Check one request (casper.app.requests: the one place arguments are validated, for
     both transports) and answer it; a bad command or argument is a CasperError with a hint."""
     return answer(rt, parse(cmd, args), emit)
 
 
-def answer(rt: Runtime, request: Request, emit: Emit = _ignore) -> Document:
+def answer(rt: Runtime, request: Request, emit: Emit = ignore) -> Document:
     """Answer a checked request."""
     match request:
         case SearchRequest():
@@ -100,12 +101,12 @@ def answer(rt: Runtime, request: Request, emit: Emit = _ignore) -> Document:
 
 def _say_notices(rt: Runtime, result: SearchResult, emit: Emit) -> None:
     """A search's notices (a partly built semantic index, …), each kind once per process."""
-    for notice in result.notices:
-        if rt.first_time(notice.key):
-            emit({"event": "notice", "text": notice.text})
+    for said in result.notices:
+        if rt.first_time(said.key):
+            emit(notice(said.text))
 
 
-def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> SearchDoc:
+def search(rt: Runtime, req: SearchRequest, emit: Emit = ignore) -> SearchDoc:
     from casper.app.coverage import coverage_days, nothing_then
     from casper.app.documents import hit_json
     from casper.dates.ranges import days_to_utc, span_days
@@ -142,7 +143,7 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = _ignore) -> SearchDoc:
         starts = [h.start for h in result.hits]
         said = nothing_then(understood.date_range, starts, covered, tz)
         if said:
-            emit({"event": "notice", "text": said})
+            emit(notice(said))
     filters: SearchFilters = {
         "person": person_id,
         "chat": chat_id,
@@ -177,7 +178,7 @@ def ran_json(rt: Runtime, asked: bool, reranked: bool) -> Reranked:
     return {"reranked": False, "why_not_reranked": not_reranked_because(rt.cfg, asked)}
 
 
-def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
+def contacts(rt: Runtime, emit: Emit = ignore) -> list[ContactJson]:
     tz = zone(rt)
     store = rt.store()
     from casper.store.stats_query import sent_in_groups
@@ -205,7 +206,7 @@ def contacts(rt: Runtime, emit: Emit = _ignore) -> list[ContactJson]:
     return rows
 
 
-def stats(rt: Runtime, req: StatsRequest, emit: Emit = _ignore) -> StatsDoc:
+def stats(rt: Runtime, req: StatsRequest, emit: Emit = ignore) -> StatsDoc:
     from casper.app.stats_scope import resolve_scope, stats_document
     from casper.dates.ranges import span_days
 
@@ -233,10 +234,10 @@ def _say_if_outside(
 
     said = outside(days, coverage_days(*store.coverage(), tz))
     if said:
-        emit({"event": "notice", "text": said})
+        emit(notice(said))
 
 
-def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> ShowDoc:
+def show(rt: Runtime, req: ShowRequest, emit: Emit = ignore) -> ShowDoc:
     from casper.app.documents import message_json
 
     tz = zone(rt)
@@ -253,9 +254,8 @@ def show(rt: Runtime, req: ShowRequest, emit: Emit = _ignore) -> ShowDoc:
                 asked = {"ref": req.ref, "guid": guid, "reaction": label,
                          "sender": names.get(sender, sender), "to": msg.rowid}  # fmt: skip
                 who = "your" if sender == "me" else f"{asked['sender']}'s"
-                emit({"event": "notice",
-                      "text": f"{req.ref} is {who} {label} reaction to #{msg.rowid}; "
-                              f"showing #{msg.rowid}"})  # fmt: skip
+                emit(notice(f"{req.ref} is {who} {label} reaction to #{msg.rowid}; "
+                            f"showing #{msg.rowid}"))  # fmt: skip
     if msg is None:
         raise CasperError(
             f"no message {req.ref!r}", hint="use a rowid or guid from `casper search`"
@@ -299,18 +299,76 @@ def _reaction_at(rt: Runtime, store: Store, ref: str) -> tuple[str, str, str, st
     return (*reaction, guid) if reaction is not None and guid else None
 
 
-def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
+def ask(rt: Runtime, req: AskRequest, emit: Emit = ignore) -> AskDoc:
     """One question through the agent (or retrieval alone); the model loads once per Runtime.
 
     With a model server (`base_url`, or the setting `llm_base_url`) its host is checked before
     anything else (a remote one is refused unless `allow_remote_llm`, and then said on every
     answer); a server that fails mid-answer leaves the answer to search alone, said in a
-    notice."""
-    from casper.agent.answer import answer_question
+    notice (casper.agent.answer_run)."""
+    from casper.agent.answer_run import run_answer
     from casper.agent.core import Limits
-    from casper.app.optional_models import engine_loaded, engine_unavailable
+
+    server, privacy = _model_server(rt, req, emit)
+    tz = zone(rt)  # the zone `index`, `stats` and `search` use too
+    days = _ask_days(rt, req, tz)  # --since/--until read before anything opens, as search
+    store = rt.store()
+    scope = _ask_scope(store, req, tz, days)
+    retriever = rt.retriever()
+    reranker = rt.reranker(_notice(emit, "reranker"))
+    through = store.indexed_through()  # before searching: the answer sees at least this much
+    _say_if_behind(rt, store, req.question, emit)
+
+    def search(query: str, **options: Any) -> SearchResult:
+        """The agent's search: this request's reranker and scope, notices said as they come."""
+        result = retriever.search(query, reranker=reranker, **scope.within(options))
+        _say_notices(rt, result, emit)
+        return result
+
+    engine, load_s = _engine(rt, req, server, emit)
+    run = run_answer(
+        req.question,
+        store=store,
+        search=search,
+        engine=engine,
+        tz=tz,
+        limits=Limits(max_iterations=req.max_iterations or rt.cfg.max_iterations),
+        load_s=load_s,
+        history=req.history,
+        on_event=emit,  # the agent's events are the ones the views and the socket carry
+        locale=rt.cfg.locale,
+        me_names=me_names(rt.cfg, store),
+        no_llm=req.no_llm,
+        privacy=privacy,
+    )
+    reranked = ran_json(rt, True, run.reranked)
+    if not run.reranked and not run.searches:
+        reranked["why_not_reranked"] = "no search ran"
+    filters: AskFilters = {
+        "person": scope.person_id,
+        "chat": scope.chat_id,
+        "since": req.since,
+        "until": req.until,
+    }
+    if req.since or req.until:  # the days they were read as (phrases resolved)
+        filters["days"] = [d.isoformat() if d else None for d in days]
+    return {
+        **run.asked.to_dict(),
+        **reranked,
+        "filters": filters,
+        "words_not_found": list(run.words_not_found),
+        # in some message, but in none the question's searches found (nor the answer cites)
+        "words_not_in_hits": list(run.words_not_in_hits),
+        "llm_server": server,
+        "indexed_through": iso(through, tz),
+    }
+
+
+def _model_server(rt: Runtime, req: AskRequest, emit: Emit) -> tuple[str | None, str]:
+    """(the model server this answer goes to, None: MLX or no model; the privacy its tool
+    results are shown under): a server on another machine, allowed, is said on every answer
+    and held to the same ceiling as MCP."""
     from casper.config import llm_server
-    from casper.errors import ModelServerFailed
 
     server = None if req.no_llm else (req.base_url or rt.cfg.llm_base_url)
     privacy = "full"  # a model on this machine reads what the owner reads
@@ -319,120 +377,76 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = _ignore) -> AskDoc:
         if not local:
             privacy = rt.cfg.privacy  # another machine's model: the same ceiling as MCP
             limited = "" if privacy == "full" else f"; what the tools show it: privacy {privacy}"
-            emit({"event": "notice", "text": remote_notice(server) + limited})
-    tz = zone(rt)  # the zone `index`, `stats` and `search` use too
-    scope = _ask_scope(rt, req, tz)  # --since/--until read before anything opens, as search
-    store = rt.store()
-    scope = _ask_people(store, req, scope)
-    retriever = rt.retriever()
-    reranker = rt.reranker(_notice(emit, "reranker"))
-    through = store.indexed_through()  # before searching: the answer sees at least this much
-    _say_if_behind(rt, store, req.question, emit)
+            emit(notice(remote_notice(server) + limited))
+    return server, privacy
 
-    ran: dict[str, Any] = {"searches": 0, "reranked": False, "absent": {}, "words": {},
-                           "held": set()}  # fmt: skip
 
-    def search(query: str, **options: Any) -> list[Hit]:
-        """The agent's search: this request's reranker, notices said as they come; what ran
-        is noted for the document (reranked or not, the question's words in no message)."""
-        result = retriever.search(query, reranker=reranker, **_within(scope, options))
-        _say_notices(rt, result, emit)
-        ran["searches"] += 1
-        ran["reranked"] = ran["reranked"] or result.reranked
-        if query.strip() == req.question:  # the question's own words, as searched
-            from casper.search.words import matched
+def _engine(
+    rt: Runtime, req: AskRequest, server: str | None, emit: Emit
+) -> tuple[Engine | None, float]:
+    """(the chat engine, None: answer from search alone; seconds spent loading it, ~0 when
+    this Runtime already holds it). A model that cannot load is said once per data dir until
+    something changes; `casper doctor` has it all."""
+    from casper.app.optional_models import engine_loaded, engine_unavailable
 
-            ran["absent"].update(dict.fromkeys(result.words_not_found))
-            ran["words"].update(dict.fromkeys(result.words))
-            texts = [m.text for h in result.hits for m in h.messages]
-            ran["held"].update(matched(result.words, texts))
-        return result.hits
-
-    engine = None
+    if req.no_llm:
+        return None, 0.0
     loading = time.perf_counter()
-    if not req.no_llm:
-        name = req.model or rt.cfg.llm_model
-        if not rt.engine_loaded(name, server):
-            emit({"event": "loading", "what": engine_key(name, server)})
-        engine, failure = rt.engine(name, server)
-        if failure is not None:
-            # one line, once per data dir until something changes; `casper doctor` has it all
-            said = engine_unavailable(rt.cfg, name, failure)
-            if said:
-                emit({"event": "notice", "text": said})
-        elif server is None:
-            engine_loaded(rt.cfg, name)
-    load_s = time.perf_counter() - loading  # ~0 when this Runtime already holds the model
-
-    def answer(engine: Any) -> Asked:
-        return answer_question(
-            req.question,
-            store=store,
-            search=search,
-            engine=engine,
-            tz=tz,
-            limits=Limits(max_iterations=req.max_iterations or rt.cfg.max_iterations),
-            history=req.history,
-            on_event=emit,  # the loop's events are already the shared dicts
-            locale=rt.cfg.locale,
-            me_names=me_names(rt.cfg, store),
-            no_llm=req.no_llm,
-            privacy=privacy if engine is not None else "full",
-        )
-
-    answering = time.perf_counter()
-    try:
-        asked = answer(engine)
-    except ModelServerFailed as exc:  # every time: a server's failure is of the moment
-        emit({"event": "notice", "text": f"answering from search alone: {exc.message}",
-              "hint": exc.hint})  # fmt: skip
-        asked = answer(None)
-    elapsed = time.perf_counter() - answering + load_s  # a failed attempt's wait included
-    asked = dataclasses.replace(asked, load_s=round(load_s, 3), elapsed_s=round(elapsed, 3))
-    if (
-        asked.grounding == "search_only"
-        and ran["words"]
-        and set(ran["words"]) <= set(ran["absent"])
-    ):
-        # the closest messages to words no message holds: nothing was found
-        asked = dataclasses.replace(asked, grounding="nothing_found")
-    reranked = ran_json(rt, True, ran["reranked"])
-    if not ran["reranked"] and not ran["searches"]:
-        reranked["why_not_reranked"] = "no search ran"
-    if ran["words"]:  # a word the cited messages hold was found, by whichever search
-        from casper.search.words import matched
-
-        cited = [c.get("text") or "" for c in asked.citations]
-        ran["held"].update(matched(list(ran["words"]), cited))
-    filters: AskFilters = {
-        "person": scope.get("person_id"),
-        "chat": scope.get("chat_id"),
-        "since": req.since,
-        "until": req.until,
-    }
-    if req.since or req.until:
-        filters["days"] = scope["days"]
-    return {
-        **asked.to_dict(),
-        **reranked,
-        "filters": filters,
-        "words_not_found": list(ran["absent"]),
-        # in some message, but in none the question's searches found (nor the answer cites)
-        "words_not_in_hits": [
-            w for w in ran["words"] if w not in ran["held"] and w not in ran["absent"]
-        ],  # fmt: skip
-        "llm_server": server,
-        "indexed_through": iso(through, tz),
-    }
+    name = req.model or rt.cfg.llm_model
+    if not rt.engine_loaded(name, server):
+        emit({"event": "loading", "what": engine_key(name, server)})
+    engine, failure = rt.engine(name, server)
+    if failure is not None:
+        said = engine_unavailable(rt.cfg, name, failure)
+        if said:
+            emit(notice(said))
+    elif server is None:
+        engine_loaded(rt.cfg, name)
+    return engine, time.perf_counter() - loading
 
 
-def _ask_scope(rt: Runtime, req: AskRequest, tz: Any) -> dict[str, Any]:
-    """`ask --since/--until` read as `search` reads them: UTC bounds and the local days."""
-    from casper.dates.ranges import days_to_utc, span_days
+@dataclass(frozen=True, slots=True)
+class AskScope:
+    """What `ask --person/--chat/--since/--until` keeps every search of the answer to."""
 
-    days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)
-    start, end = days_to_utc(*days, tz)
-    return {"since": start, "until": end, "days": [d.isoformat() if d else None for d in days]}
+    since: float | None = None  # UTC seconds
+    until: float | None = None
+    person_id: str | None = None
+    chat_id: int | None = None
+
+    def within(self, options: dict[str, Any]) -> dict[str, Any]:
+        """A search the agent (or the prefetch) asks for, kept inside the scope: its person
+        and chat, and its dates cut to the request's range."""
+        out = dict(options)
+        if self.person_id is not None:
+            out["person_id"] = self.person_id
+        if self.chat_id is not None:
+            out["chat_id"] = self.chat_id
+        if self.since is not None:
+            out["since"] = max(self.since, out.get("since") or self.since)
+        if self.until is not None:
+            out["until"] = min(self.until, out.get("until") or self.until)
+        return out
+
+
+def _ask_days(rt: Runtime, req: AskRequest, tz: ZoneInfo) -> tuple[date | None, date | None]:
+    """`ask --since/--until` read as `search` reads them: the local days."""
+    from casper.dates.ranges import span_days
+
+    return span_days(req.since, req.until, tz, locale=rt.cfg.locale)
+
+
+def _ask_scope(
+    store: Store, req: AskRequest, tz: ZoneInfo, days: tuple[date | None, date | None]
+) -> AskScope:
+    """The scope: the days as UTC bounds, `--person/--chat` resolved as `search` resolves them
+    (one chat, else an error)."""
+    from casper.dates.ranges import days_to_utc
+
+    since, until = days_to_utc(*days, tz)
+    person_id = store.resolve_person(req.person).id if req.person else None
+    chat_id = one_chat(store, req.chat) if req.chat else None
+    return AskScope(since, until, person_id, chat_id)
 
 
 def one_chat(store: Store, query: str) -> int:
@@ -446,29 +460,6 @@ def one_chat(store: Store, query: str) -> int:
             hint="pass the chat id (`casper chats` lists them)",
         )
     return found[0].id
-
-
-def _ask_people(store: Store, req: AskRequest, scope: dict[str, Any]) -> dict[str, Any]:
-    """`ask --person/--chat` resolved as `search` resolves them (one chat, else an error)."""
-    if req.person:
-        scope["person_id"] = store.resolve_person(req.person).id
-    if req.chat:
-        scope["chat_id"] = one_chat(store, req.chat)
-    return scope
-
-
-def _within(scope: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    """A search the agent (or the prefetch) asks for, kept inside the request's scope: its
-    person and chat, and its dates cut to the request's range."""
-    out = dict(options)
-    for key in ("person_id", "chat_id"):
-        if scope.get(key) is not None:
-            out[key] = scope[key]
-    if scope.get("since") is not None:
-        out["since"] = max(scope["since"], out.get("since") or scope["since"])
-    if scope.get("until") is not None:
-        out["until"] = min(scope["until"], out.get("until") or scope["until"])
-    return out
 
 
 def remote_notice(server: str) -> str:

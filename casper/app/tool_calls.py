@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from casper.app.requests import ToolRequest
 from casper.app.runtime import Runtime, me_names
+from casper.events import Emit
 
 if TYPE_CHECKING:
     from casper.protocols import Hit
 
-Emit = Callable[[dict[str, Any]], None]
 log = logging.getLogger("casper.service")  # the service log, when the service runs the call
 
 

@@ -187,6 +187,7 @@ def chat(
     verbose: Verbose = False,
 ) -> None:
     """A REPL with line editing and history: /help, /sources, /clear, /quit."""
+    from casper.app.requests import ContactsRequest
     from casper.cli.repl import run_repl
     from casper.cli.transport import Session
 
@@ -196,7 +197,8 @@ def chat(
     # one session for the whole REPL: the service, or one in-process Runtime that loads the
     # store, index, embedder, reranker and model once, not once per turn
     session = Session(cfg, no_service=no_service)
-    people = [p["name"] for p in session.execute("contacts", {})]  # for resolving follow-ups
+    # for resolving follow-ups
+    people = [p["name"] for p in session.answer(ContactsRequest())]
     run_repl(
         cfg,
         lambda question, hints: ask_once(

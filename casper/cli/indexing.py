@@ -13,7 +13,7 @@ import dataclasses
 import time
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -33,6 +33,7 @@ from casper.dates.zones import local_tz
 
 if TYPE_CHECKING:
     from casper.app.documents import IndexDoc, Reconciled
+    from casper.events import Event
     from casper.indexer.lock import Holder
     from casper.indexer.run import IndexRunReport
 
@@ -333,22 +334,19 @@ def _in_service(cfg: Config, json: bool, no_service: bool) -> IndexDoc | None:
         return None
     tz = local_tz(cfg.timezone)
 
-    def on_event(event: dict[str, Any]) -> None:
-        kind = event.get("event")
-        if kind == "progress":
+    def on_event(event: Event) -> None:
+        if event["event"] == "progress":
             bars(event["stage"], event["done"], event["total"])
-        elif kind == "waiting":
-            other = event.get("holder")
+        elif event["event"] == "waiting":
+            other = event["holder"]
             _say(waiting_line(Holder(**other) if other else None, tz))
-        elif kind == "notice":
+        elif event["event"] == "notice":
             _say(event["text"])
 
     try:
         with stage_bars(True, plain=not json) as bars:
-            doc: IndexDoc = client.call(
-                cfg.data_dir, "index", {}, on_event=on_event, autostart=False
-            )
-            return doc
+            doc = client.call(cfg.data_dir, "index", {}, on_event=on_event, autostart=False)
+            return cast("IndexDoc", doc)  # the service's index_json, plus `ran_in`
     except client.ServiceUnavailable:
         return None
     except client.ServiceLost:

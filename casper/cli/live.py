@@ -1,12 +1,13 @@
 """`casper ask` while it works: renders the agent's event stream on stderr.
 
-Input is the streaming shape shared with the service (dicts): `step`, `tool`, `tool_done`,
-`token`, and at the end the `ask --json` document (`finish`). On a terminal: a live area with
-the step, the elapsed time and the text streaming in; tool calls stay printed above it with
-their arguments. The live area is transient: the final answer is printed once, on stdout, by
-the caller. Off a terminal: one plain line per tool call. Always: a usage footer at the end.
+Input is the events shared with the service (casper.events): `loading`, `step`, `tool`,
+`tool_done`, `token`, `notice`, and at the end the `ask --json` document (`finish`). On a
+terminal: a live area with the step, the elapsed time and the text streaming in; tool calls
+stay printed above it with their arguments. The live area is transient: the final answer is
+printed once, on stdout, by the caller. Off a terminal: one plain line per tool call. Always: a
+usage footer at the end.
 
-Imports: stdlib, rich (lazily).
+Imports: stdlib, rich (lazily); casper.app.documents and casper.events for types only.
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.live import Live
+
     from casper.app.documents import AskDoc
+    from casper.events import Event, NoticeEvent, ToolDoneEvent, ToolEvent
 
 STREAM_LINES = 6  # the tail of the streamed text kept visible while the model writes
 
 
-def fmt_args(arguments: Mapping[str, Any], limit: int = 120) -> str:
+def fmt_args(arguments: Mapping[str, object], limit: int = 120) -> str:
     """`query="dentist" person="Priya"`: readable, one line, bounded."""
     parts = []
     for key, value in arguments.items():
@@ -83,7 +88,7 @@ class _Status:
         self.stream = ""
         self.spinner = Spinner("dots", style="cyan")
 
-    def __rich_console__(self, console: Any, options: Any) -> Any:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.table import Table
         from rich.text import Text
 
@@ -98,12 +103,12 @@ class _Status:
 
 
 class AskView:
-    """Callable with one event dict at a time; `finish(doc)` prints the footer."""
+    """Callable with one event at a time; `finish(doc)` prints the footer."""
 
     def __init__(
         self,
         *,
-        console: Any | None = None,
+        console: Console | None = None,
         live: bool | None = None,
         quiet: bool = False,
         footer: bool = False,
@@ -120,40 +125,37 @@ class AskView:
         self.clock = clock
         self.started = clock()
         self.status = _Status(self.started, clock)
-        self.live: Any = None
+        self.live: Live | None = None
 
-    def __call__(self, event: Mapping[str, Any]) -> None:
-        if self.quiet and event.get("event") != "notice":
+    def __call__(self, event: Event) -> None:
+        if self.quiet and event["event"] != "notice":
             return
-        kind = event.get("event")
-        if kind == "notice":  # e.g. the model could not be loaded: said even off a terminal
+        if event["event"] == "notice":  # the model could not be loaded: said even off a terminal
             if not (self.footer and event.get("key") == "reranker"):
                 self._print_notice(event)
-        elif kind == "loading":
-            self.status.doing = f"loading {event.get('what', '')}".strip()
+        elif event["event"] == "loading":
+            self.status.doing = f"loading {event['what']}".strip()
             self._start()
-        elif kind == "step" and event.get("final"):
+        elif event["event"] == "step" and event.get("final"):
             self.status.doing = "writing the answer"
             self.status.stream = ""
             self._start()
-        elif kind == "step":
-            n = event.get("iteration", 1)
+        elif event["event"] == "step":
+            n = event["iteration"]
             self.status.doing = "thinking" if n == 1 else f"thinking (step {n})"
             self.status.stream = ""  # text before a tool call was the model narrating
             self._start()
-        elif kind == "tool":
+        elif event["event"] == "tool":
             self._print_tool(event)
-            self.status.doing = f"running {event.get('name')}"
+            self.status.doing = f"running {event['name']}"
             self.status.stream = ""
-        elif kind == "tool_done":
+        elif event["event"] == "tool_done":
             self._print_done(event)
             self.status.doing = "reading results"
-        elif kind == "token":
-            self.status.stream += str(event.get("text", ""))
+        elif event["event"] == "token":
+            self.status.stream += event["text"]
             self.status.doing = "writing the answer"
             self._start()
-        elif kind == "answering":
-            self.status.doing = "writing the answer"
         self._refresh()
 
     @contextmanager
@@ -166,7 +168,7 @@ class AskView:
         finally:
             self.stop()  # notices printed next (model unavailable) must not fight the live area
 
-    def _print_tool(self, event: Mapping[str, Any]) -> None:
+    def _print_tool(self, event: ToolEvent) -> None:
         from rich.text import Text
 
         line = Text("looking up " if event.get("prefetch") else "→ ", style="cyan")
@@ -174,25 +176,26 @@ class AskView:
         line.append(" " + fmt_args(event.get("arguments") or {}), style="dim")
         self.console.print(line)
 
-    def _print_done(self, event: Mapping[str, Any]) -> None:
+    def _print_done(self, event: ToolDoneEvent) -> None:
         from rich.text import Text
 
         ok = event.get("ok", True)
         line = Text("  ✓ " if ok else "  ✗ ", style="green" if ok else "red")
-        found = event.get("messages", event.get("found"))  # emitters name the count differently
+        found = event.get("messages")
         note = f" · {found} message{'s' if found != 1 else ''}" if found is not None else ""
         elapsed = float(event.get("elapsed_s") or 0)
         line.append(f"{event.get('name', '?')} {elapsed:.2f}s{note}", "dim")
         self.console.print(line)
 
-    def _print_notice(self, event: Mapping[str, Any]) -> None:
+    def _print_notice(self, event: NoticeEvent) -> None:
         from rich.text import Text
 
         # one line each (the terminal wraps it, not us), as casper.cli.transport.print_notice
-        line = Text("notice: ", "yellow") + Text(str(event.get("text", "")))
+        line = Text("notice: ", "yellow") + Text(event["text"])
         self.console.print(line, soft_wrap=True)
-        if event.get("hint"):
-            self.console.print(Text(f"hint: {event['hint']}", "dim"), soft_wrap=True)
+        hint = event.get("hint")
+        if hint:
+            self.console.print(Text(f"hint: {hint}", "dim"), soft_wrap=True)
 
     def _start(self) -> None:
         if self.live is None and self.live_enabled and not self.quiet:

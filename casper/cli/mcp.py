@@ -21,6 +21,7 @@ from casper.cli.base import Home, NoService, Verbose, app, config, guarded
 
 if TYPE_CHECKING:
     from casper.cli.transport import Session
+    from casper.events import Event
     from casper.protocols import ToolSpec
 
 SERVER_NAME = "casper"
@@ -172,16 +173,18 @@ def run_tool(
     *,
     privacy: str | None = None,
     client: str | None = None,
-) -> tuple[Any, list[str]]:
+) -> tuple[dict[str, Any], list[str]]:
     """(the `tool` document, the notices said while it ran) for one call."""
+    from casper.app.requests import ToolRequest, parse_as
+
     notices: list[str] = []
 
-    def on_event(event: dict[str, Any]) -> None:
-        if event.get("event") == "notice":
-            notices.append(str(event.get("text", "")))
+    def on_event(event: Event) -> None:
+        if event["event"] == "notice":
+            notices.append(event["text"])
 
     request = {"name": name, "arguments": arguments, "privacy": privacy, "client": client}
-    doc = session.execute("tool", request, on_event=on_event)
+    doc = session.answer(parse_as(ToolRequest, "tool", request), on_event=on_event)
     return doc, notices
 
 

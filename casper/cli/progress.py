@@ -14,7 +14,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
+    from rich.progress import ProgressColumn, Task, TaskID
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -160,7 +165,7 @@ class PlainProgress:
         self.stream.flush()
 
 
-def _rich_progress(console: Any) -> tuple[Any, Progress]:
+def _rich_progress(console: Console) -> tuple[RichProgress, Progress]:
     from rich.progress import (
         BarColumn,
         ProgressColumn,
@@ -176,7 +181,7 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
     class Count(ProgressColumn):
         """`1,234/5,000` for countable stages; nothing for a model load."""
 
-        def render(self, task: Any) -> Text:
+        def render(self, task: Task) -> Text:
             if not task.fields.get("countable"):
                 return Text("")
             return Text(
@@ -186,7 +191,7 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
     class Rate(ProgressColumn):
         """`412 chunks/s`, and where the stage runs when it says (`· CPU · onnxruntime`)."""
 
-        def render(self, task: Any) -> Text:
+        def render(self, task: Task) -> Text:
             speed = task.finished_speed or task.speed
             if not task.fields.get("countable") or not speed:
                 return Text("")
@@ -197,7 +202,7 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
             )
 
     class Eta(ProgressColumn):
-        def render(self, task: Any) -> Text:
+        def render(self, task: Task) -> Text:
             if task.finished or not task.fields.get("countable"):
                 return Text("")
             remaining = task.time_remaining
@@ -208,7 +213,7 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
 
     # below 72 columns the rate gives its room to the bar (the ETA already says how fast)
     wide = console.width >= 72
-    columns: list[Any] = [
+    columns: list[ProgressColumn] = [
         SpinnerColumn(finished_text="[green]✓[/]"),
         TextColumn("{task.description}", table_column=Column(no_wrap=True, width=16)),
         BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=6)),
@@ -224,7 +229,7 @@ def _rich_progress(console: Any) -> tuple[Any, Progress]:
         expand=True,
         speed_estimate_period=15.0,
     )
-    tasks: dict[str, Any] = {}
+    tasks: dict[str, TaskID] = {}
 
     def update(stage: str, done: int, total: int | None) -> None:
         if stage not in tasks:

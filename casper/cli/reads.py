@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from casper.config import load_config
 
 if TYPE_CHECKING:
-    from casper.app.documents import ContactJson, SearchDoc, ShowDoc, StatsDoc
+    from casper.app.documents import SearchDoc
+    from casper.events import Event
 
 
 def search(
@@ -37,7 +38,7 @@ def search(
     no_service: bool = False,
 ) -> None:
     """`casper search`: retrieval only (see casper/cli/search.py for the options)."""
-    from casper.app.requests import parse
+    from casper.app.requests import SearchRequest, parse_as
     from casper.cli.transport import Session, print_notice
 
     args = {
@@ -52,22 +53,22 @@ def search(
         "rerank": not no_rerank,
         "literal": literal,
     }
-    request = parse("search", args)  # checked once, before anything starts
+    request = parse_as(SearchRequest, "search", args)  # checked once, before anything starts
 
-    def on_event(event: dict) -> None:
-        if event.get("event") == "read_as":
+    def on_event(event: Event) -> None:
+        if event["event"] == "read_as":
             if not json:  # how the question was read, for people; --json has `understood`
                 from casper.cli.guard import stderr_console
 
                 line = f"read as: {event['text']} (--literal to search as typed)"
                 stderr_console().print(line, style="dim", markup=False, soft_wrap=True)
             return
-        if event.get("key") == "reranker" and not json:
+        if event["event"] == "notice" and event.get("key") == "reranker" and not json:
             return  # the line under the hits says it, every time
         print_notice(event)
 
     cfg = load_config(home)
-    doc: SearchDoc = Session(cfg, no_service=no_service).answer(request, on_event)
+    doc = Session(cfg, no_service=no_service).answer(request, on_event)
     if json:
         from casper.cli.guard import print_json
 
@@ -129,11 +130,12 @@ def show(
     no_service: bool = False,
 ) -> None:
     """`casper show`: a message with its surrounding conversation."""
-    from casper.cli.transport import execute
+    from casper.app.requests import ShowRequest, parse_as
+    from casper.cli.transport import Session
 
     args = {"ref": ref, "before": before, "after": after}
     cfg = load_config(home)
-    data: ShowDoc = execute("show", args, cfg, no_service=no_service)
+    data = Session(cfg, no_service=no_service).answer(parse_as(ShowRequest, "show", args))
     if json:
         from casper.cli.guard import print_json
 
@@ -167,11 +169,12 @@ def stats(
 ) -> None:
     """`casper stats`: the figures and pictures of a person, a chat or group, or the owner
     overall (all time, or computed for a --since/--until range); `--png` draws them too."""
-    from casper.cli.transport import execute
+    from casper.app.requests import StatsRequest, parse_as
+    from casper.cli.transport import Session
 
     cfg = load_config(home)
     args = {"person": person, "chat": chat, "since": since, "until": until, "period": by}
-    data: StatsDoc = execute("stats", args, cfg, no_service=no_service)
+    data = Session(cfg, no_service=no_service).answer(parse_as(StatsRequest, "stats", args))
     if png is not None:
         from casper.cli.charts import write_png
 
@@ -192,9 +195,11 @@ def stats(
 
 def contacts(*, home: Path | None = None, json: bool = False, no_service: bool = False) -> None:
     """`casper contacts`: people with handles and message counts."""
-    from casper.cli.transport import execute
+    from casper.app.requests import ContactsRequest
+    from casper.cli.transport import Session
 
-    rows: list[ContactJson] = execute("contacts", {}, load_config(home), no_service=no_service)
+    session = Session(load_config(home), no_service=no_service)
+    rows = session.answer(ContactsRequest())  # no arguments to check
     if json:
         from casper.cli.guard import print_json
 

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from casper.dates.zones import iso
 
 if TYPE_CHECKING:  # numpy behind it: the thin client renders without it
-    from casper.app.documents import ChatJson, ContactJson, HitJson, MessageJson
+    from rich.console import Console, Group, RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
+    from casper.agent.answer_json import Citation
+    from casper.app.documents import AskDoc, ChatJson, ContactJson, HitJson, MessageJson
     from casper.protocols import Hit
 
 TERM_STYLE = "bold red"  # ripgrep's match colour
@@ -32,7 +37,7 @@ _STOP = (
 STOPWORDS = frozenset(_STOP.split())
 
 
-def console(*, stderr: bool = False, **options: Any) -> Any:
+def console(*, stderr: bool = False, **options: Any) -> Console:
     """A rich Console that never auto-highlights (numbers, dates) and never emits markup
     from data: callers pass Text objects for anything a user or a message wrote."""
     from rich.console import Console
@@ -49,7 +54,7 @@ def query_terms(query: str) -> list[str]:
     return seen
 
 
-def highlighted(text: str, terms: Sequence[str], style: str = "") -> Any:
+def highlighted(text: str, terms: Sequence[str], style: str = "") -> Text:
     """`text` as a rich Text with every occurrence of a term (at a word start) emphasised."""
     from rich.text import Text
 
@@ -94,7 +99,7 @@ def short_names(names: Sequence[str]) -> dict[str, str]:
 
 def hits_view(
     hits: Sequence[Hit], tz: tzinfo, query: str = "", words: Sequence[str] | None = None
-) -> Any:
+) -> Group:
     """Numbered hits; each message once (a later hit only lists what is new in it). `words`:
     the searched words, whose share in each hit (`matched_words`) its bar shows; None or
     none (a vector search): no bar."""
@@ -108,7 +113,7 @@ def hits_view(
         p for h in hits for p in h.participants
     ]
     short = short_names(senders)
-    parts: list[Any] = []
+    parts: list[RenderableType] = []
     for n, hit in enumerate(hits, 1):
         head = Text()
         head.append(f"{n}. ", style="bold")
@@ -150,8 +155,8 @@ def hits_view(
 
 
 def citations_view(
-    citations: Sequence[Mapping[str, Any]], terms: Sequence[str] = (), width: int = 80
-) -> Any:
+    citations: Sequence[Citation], terms: Sequence[str] = (), width: int = 80
+) -> Group | Table:
     """The `Sources` block under an answer: `#rowid  date time  sender  text`, the text wrapped
     in its own column; below 72 columns the text goes, indented, under its header line."""
     from rich.console import Group
@@ -167,7 +172,7 @@ def citations_view(
             text = text[:239] + "…"
         rows.append((f"#{c['rowid']}", when, c.get("sender") or "", highlighted(text, terms)))
     if width < 72:
-        parts: list[Any] = []
+        parts: list[RenderableType] = []
         for rowid, when, sender, body in rows:
             head = Text(f"  {rowid} {when} ", style="dim")
             head.append(sender, style="cyan")
@@ -184,7 +189,7 @@ def citations_view(
     return grid
 
 
-def contacts_table(rows: Sequence[ContactJson], width: int = 80) -> Any:
+def contacts_table(rows: Sequence[ContactJson], width: int = 80) -> Table:
     """People: the id column never shrinks (hints ask people to pass it); one handle a line;
     below 72 columns the `last` date gives its room to names and handles."""
     from rich.table import Table
@@ -220,7 +225,7 @@ def contacts_notes(rows: Sequence[ContactJson]) -> list[str]:
     ]
 
 
-def people_stats_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Any:
+def people_stats_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> Table:
     """The demo's people with their stats: as `contacts_table`, the id column never shrinks
     (every other command takes it); below 72 columns the top emoji give their room."""
     from rich.table import Table
@@ -245,7 +250,7 @@ def people_stats_table(rows: Sequence[Mapping[str, Any]], width: int = 80) -> An
     return table
 
 
-def chats_table(rows: Sequence[ChatJson]) -> Any:
+def chats_table(rows: Sequence[ChatJson]) -> Table:
     """Chats for `casper chats`: the id column never shrinks (`--chat ID` takes it)."""
     from rich.table import Table
     from rich.text import Text
@@ -267,7 +272,7 @@ def chats_table(rows: Sequence[ChatJson]) -> Any:
 
 def conversation_view(
     messages: Sequence[Any], names: Mapping[str, str], tz: tzinfo, target: int | None = None
-) -> Any:
+) -> Table:
     """`casper show`: one message a row, wrapped under its own column; the target is marked
     `▶` in a gutter (seen in a pipe or a file too) and reversed on a terminal."""
     from rich.table import Table
@@ -311,7 +316,7 @@ def month_bars(by_month: Mapping[str, int], columns: int = 80, indent: int = 4) 
 
 
 def print_answer(
-    data: Mapping[str, Any],
+    data: AskDoc,
     question: str = "",
     *,
     sources: bool = True,
@@ -322,20 +327,38 @@ def print_answer(
     from rich.text import Text
 
     out = console()
-    if data.get("answer"):
+    if data["answer"]:
         out.print(Text(data["answer"]))
-    cited = len(data.get("citations") or [])
+    cited = len(data["citations"])
     if not sources and cited:  # chat keeps answers short; the sources are one command away
         out.print(Text(f"{cited} source{'s' if cited != 1 else ''} — /sources shows them", "dim"))
-    # a message the answer already shows in full (the retrieval-only answer) is not repeated
-    shown = data.get("answer") or ""
-    rest = [c for c in data.get("citations") or [] if not (c["text"] and c["text"][:80] in shown)]
-    if sources and rest:
+    if sources:
+        print_sources(
+            data["citations"], question, shown=data["answer"], show_command=show_command, out=out
+        )
+
+
+def print_sources(
+    citations: Sequence[Citation],
+    question: str = "",
+    *,
+    shown: str = "",
+    show_command: str = "casper show",
+    out: Console | None = None,
+) -> None:
+    """The cited messages under an answer (`Sources`) and the command that opens the first.
+    A message the answer already shows in full (`shown`: the retrieval-only answer) is not
+    repeated."""
+    from rich.text import Text
+
+    out = out or console()
+    rest = [c for c in citations if not (c["text"] and c["text"][:80] in shown)]
+    if rest:
         out.print()
         out.print(Text("Sources", style="bold"))
         out.print(citations_view(rest, query_terms(question), out.width))
-    if sources and data.get("citations"):
-        first = data["citations"][0]["rowid"]
+    if citations:
+        first = citations[0]["rowid"]
         # one line even when long: a command is pasted whole
         out.print(Text(f"open one with: {show_command} {first}", style="dim"), soft_wrap=True)
 

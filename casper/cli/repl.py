@@ -17,17 +17,22 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from casper.agent.followup import Turn, restate, rewrite, turn_of
 from casper.config import Config
 from casper.errors import CasperError
 
 if TYPE_CHECKING:
+    from prompt_toolkit.history import History as InputHistory
+    from rich.console import Console
+
+    from casper.agent.answer_json import AnswerGrounding, Citation
     from casper.app.documents import AskDoc
+    from casper.cli.history import History
 
 PROMPT = "you> "
 COMMANDS = {
@@ -68,19 +73,28 @@ def line_reader(history_file: Path, *, interactive: bool | None = None) -> Calla
         os.chmod(history_file, 0o600)  # typed questions are private, like the messages
         with open(history_file, encoding="utf-8") as fh:  # prompt_toolkit reads it as UTF-8
             fh.read()
-        history: Any = FileHistory(str(history_file))
+        history: InputHistory = FileHistory(str(history_file))
     except (OSError, ValueError):  # a folder in its place, no permission, bytes not UTF-8
         from prompt_toolkit.history import InMemoryHistory
 
         history = InMemoryHistory()  # `casper doctor` names the file; --rebuild moves it
-    session: Any = PromptSession(history=history)
+    session: PromptSession[str] = PromptSession(history=history)
     return lambda prompt: session.prompt(prompt)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answered:
+    """The last answer, for /sources: what it cites, the question it answered, its grounding."""
+
+    citations: list[Citation]
+    question: str
+    grounding: AnswerGrounding | None
 
 
 @dataclass
 class _Session:
-    history: Any  # casper.cli.history.History
-    last: dict[str, Any] = field(default_factory=dict)  # the last answer's citations, question
+    history: History
+    last: _Answered | None = None
     turn: Turn | None = None  # what the last question was about, for follow-ups
     show_command: str = "casper show"  # how /sources says to open a cited message
 
@@ -157,16 +171,13 @@ def run_repl(
             if exc.hint:
                 err.print(Text(f"hint: {exc.hint}", "dim"))
             continue
-        session.last = {
-            "citations": doc.get("citations") or [], "q": question,
-            "grounding": doc.get("grounding"),
-        }  # fmt: skip
+        session.last = _Answered(doc.get("citations") or [], question, doc.get("grounding"))
         basis = question if restated else line  # a restated question stands on its own
         found = (
             enrich(basis, datetime.now(tz), tz, locale=cfg.locale) if hasattr(tz, "key") else None
         )
         session.turn = turn_of(
-            basis, session.last["citations"], names, found.date_range if found else None,
+            basis, session.last.citations, names, found.date_range if found else None,
             previous=session.turn if carried and not restated else None,
             period=found.phrase if found else None,
         )  # fmt: skip
@@ -174,11 +185,11 @@ def run_repl(
         session.history.save()
 
 
-def _command(line: str, session: _Session, err: Any) -> str | None:
+def _command(line: str, session: _Session, err: Console) -> str | None:
     """Run one slash command locally; returns "quit" to end the session."""
     from rich.text import Text
 
-    from casper.cli.render import print_answer
+    from casper.cli.render import print_sources
 
     command = line.split()[0].lower()
     if command in ("/quit", "/exit"):
@@ -189,14 +200,12 @@ def _command(line: str, session: _Session, err: Any) -> str | None:
         err.print(Text("  anything else is a question about your messages", style="dim"))
     elif command == "/clear":
         session.history.clear()
-        session.last, session.turn = {}, None
+        session.last, session.turn = None, None
         err.print(Text("history and sources cleared", style="dim"))
     elif command == "/sources":
-        if session.last.get("citations"):
-            print_answer(
-                {"answer": "", "citations": session.last["citations"]},
-                session.last["q"],
-                show_command=session.show_command,
+        if session.last is not None and session.last.citations:
+            print_sources(
+                session.last.citations, session.last.question, show_command=session.show_command
             )
         else:
             err.print(Text(_no_sources(session.last), style="dim"), soft_wrap=True)
@@ -205,11 +214,11 @@ def _command(line: str, session: _Session, err: Any) -> str | None:
     return None
 
 
-def _no_sources(last: dict[str, Any]) -> str:
+def _no_sources(last: _Answered | None) -> str:
     """What /sources says when the last answer cites nothing: why, not "ask a question"."""
-    if not last.get("q"):
+    if last is None:
         return "no sources yet: ask a question first"
-    if last.get("grounding") == "stats":
+    if last.grounding == "stats":
         return (
             "the last answer came from the precomputed stats (counts and dates), not from "
             "messages: there is nothing to cite; `casper stats NAME` shows them"

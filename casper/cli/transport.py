@@ -8,16 +8,25 @@ so a user never waits on a broken service. Only stdlib (and rich, lazily) on the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from casper.config import Config
 
 if TYPE_CHECKING:
-    from casper.app.requests import Request
+    from casper.app.documents import AskDoc, ContactJson, Document, SearchDoc, ShowDoc, StatsDoc
+    from casper.app.requests import (
+        AskRequest,
+        ContactsRequest,
+        Request,
+        SearchRequest,
+        ShowRequest,
+        StatsRequest,
+        ToolRequest,
+    )
     from casper.app.runtime import Runtime
+    from casper.events import Emit, Event
 
-Event = Callable[[dict[str, Any]], None]
 _OFF = {"0", "false", "no", "off"}
 
 
@@ -25,9 +34,9 @@ def service_enabled(no_service: bool = False) -> bool:
     return not no_service and os.environ.get("CASPER_SERVICE", "1").strip().lower() not in _OFF
 
 
-def print_notice(event: dict[str, Any]) -> None:
+def print_notice(event: Event) -> None:
     """The default event sink: notices on stderr; progress events are for richer views."""
-    if event.get("event") != "notice":
+    if event["event"] != "notice":
         return
     from rich.markup import escape
 
@@ -36,8 +45,9 @@ def print_notice(event: dict[str, Any]) -> None:
     err = _stderr()
     # one line each (the terminal wraps it, not us), in the `notice:` / `hint:` shape
     err.print(f"[yellow]notice:[/] {escape(event['text'])}", soft_wrap=True)
-    if event.get("hint"):
-        err.print(f"[dim]hint: {escape(event['hint'])}[/]", soft_wrap=True)
+    hint = event.get("hint")
+    if hint:
+        err.print(f"[dim]hint: {escape(hint)}[/]", soft_wrap=True)
 
 
 class Session:
@@ -53,13 +63,31 @@ class Session:
         self.use_service = service_enabled(no_service)
         self.runtime: Runtime | None = None
 
-    def execute(self, cmd: str, args: dict[str, Any], on_event: Event = print_notice) -> Any:
+    def execute(
+        self, cmd: str, args: Mapping[str, object], on_event: Emit = print_notice
+    ) -> Document:
         """Check one command's arguments (casper.app.requests), then `answer` it."""
         from casper.app.requests import parse
 
         return self.answer(parse(cmd, args), on_event)
 
-    def answer(self, request: Request, on_event: Event = print_notice) -> Any:
+    # each request's document (casper.app.handlers answers it, here or in the service)
+    @overload
+    def answer(self, request: SearchRequest, on_event: Emit = ...) -> SearchDoc: ...
+    @overload
+    def answer(self, request: ContactsRequest, on_event: Emit = ...) -> list[ContactJson]: ...
+    @overload
+    def answer(self, request: StatsRequest, on_event: Emit = ...) -> StatsDoc: ...
+    @overload
+    def answer(self, request: ShowRequest, on_event: Emit = ...) -> ShowDoc: ...
+    @overload
+    def answer(self, request: AskRequest, on_event: Emit = ...) -> AskDoc: ...
+    @overload
+    def answer(self, request: ToolRequest, on_event: Emit = ...) -> dict[str, Any]: ...
+    @overload
+    def answer(self, request: Request, on_event: Emit = ...) -> Document: ...
+
+    def answer(self, request: Request, on_event: Emit = print_notice) -> Document:
         """Run one checked request and return its `--json` document, wherever it runs. A data
         dir with nothing indexed is said here, before a service is started for it."""
         if not self.cfg.store_path.exists() or (not self._service_up() and not _indexed(self.cfg)):
@@ -72,7 +100,9 @@ class Session:
             from casper.service import client
 
             try:
-                return client.call(self.cfg.data_dir, *wire(request), on_event=on_event)
+                # the document the service's handlers.answer made for this request
+                doc = client.call(self.cfg.data_dir, *wire(request), on_event=on_event)
+                return cast("Document", doc)
             except client.ServiceUnavailable as exc:
                 _say(f"{exc}; running in this process")
             except client.ServiceLost as exc:
@@ -118,12 +148,12 @@ def _indexed(cfg: Config) -> bool:
 
 def execute(
     cmd: str,
-    args: dict[str, Any],
+    args: Mapping[str, object],
     cfg: Config,
     *,
     no_service: bool = False,
-    on_event: Event = print_notice,
-) -> Any:
+    on_event: Emit = print_notice,
+) -> Document:
     """One command, once: through the service unless it is switched off or unusable."""
     return Session(cfg, no_service=no_service).execute(cmd, args, on_event)
 

@@ -1,8 +1,9 @@
 """The thin side: find (or start) the service, send one request, relay its frames.
 
-Stdlib only, plus casper.errors and casper.service.protocol: a command that talks to the
-service never imports numpy, torch, lancedb or mlx. Every read has a timeout; the service
-sends a heartbeat while it works, so silence means it is gone or stuck, never a long answer.
+Stdlib only, plus casper.errors, casper.events and casper.service.protocol: a command that
+talks to the service never imports numpy, torch, lancedb or mlx. Every read has a timeout; the
+service sends a heartbeat while it works, so silence means it is gone or stuck, never a long
+answer.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from casper.errors import CasperError
+from casper.events import Emit, ignore
 from casper.service import protocol
 
 if TYPE_CHECKING:  # imported when a service is started, not on every request
@@ -42,13 +43,6 @@ class ServiceUnavailable(Exception):
 
 class ServiceLost(Exception):
     """The service went away (crash, kill -9) or went silent in the middle of a request."""
-
-
-Event = Callable[[dict[str, Any]], None]
-
-
-def _ignore(_frame: dict[str, Any]) -> None:
-    pass
 
 
 def connect(data_dir: Path) -> socket.socket | None:
@@ -156,12 +150,14 @@ def wait_exit(data_dir: Path, timeout: float = EXIT_WAIT_S) -> bool:
 def call(
     data_dir: Path,
     cmd: str,
-    args: dict[str, Any] | None = None,
+    args: dict[str, object] | None = None,
     *,
-    on_event: Event = _ignore,
+    on_event: Emit = ignore,
     autostart: bool = True,
-) -> Any:
+) -> object:
     """Send one request and return the result document; progress frames go to `on_event`.
+    What the document is depends on `cmd` (the service answers it as casper.app.handlers
+    does in this process); the caller that sent it knows its type (casper.cli.transport).
 
     Raises CasperError for an error the command itself reported (same as in-process),
     ServiceUnavailable when no service can be used, ServiceLost when it died mid-request.
@@ -178,13 +174,13 @@ def call(
             frame = _exchange(sock, cmd, args or {}, on_event)
         finally:
             sock.close()
+        if frame["event"] == "result":
+            return frame["result"]
         if frame.get("kind") == "version_mismatch":
             if not autostart or not wait_exit(data_dir):
                 raise ServiceUnavailable("the running casper service is another version")
             continue  # it is gone: the next round starts one of our version
-        if frame["event"] == "error":
-            raise CasperError(frame.get("message", "the service failed"), hint=frame.get("hint"))
-        return frame["result"]
+        raise CasperError(frame.get("message", "the service failed"), hint=frame.get("hint"))
     raise ServiceUnavailable("the casper service kept answering with another version")
 
 
@@ -199,9 +195,9 @@ def _connect_soon(data_dir: Path, timeout: float = 3.0) -> socket.socket | None:
 
 
 def _exchange(
-    sock: socket.socket, cmd: str, args: dict[str, Any], on_event: Event
-) -> dict[str, Any]:
-    request = {"version": protocol.build_id(), "cmd": cmd, "args": args}
+    sock: socket.socket, cmd: str, args: dict[str, object], on_event: Emit
+) -> protocol.Reply:
+    request: protocol.RequestLine = {"version": protocol.build_id(), "cmd": cmd, "args": args}
     sock.settimeout(READ_TIMEOUT_S)
     try:
         sock.sendall(protocol.encode(request))
@@ -210,7 +206,7 @@ def _exchange(
             line = reader.readline()
             if not line:
                 raise ServiceLost("the casper service closed the connection mid-request")
-            frame = protocol.decode(line)
+            frame = protocol.decode(line)  # a Frame: the service of this build sends no other
             event = frame.get("event")
             if event in ("result", "error"):
                 return frame
@@ -232,7 +228,7 @@ def stop(data_dir: Path, timeout: float = EXIT_WAIT_S) -> int | None:
     sock = connect(data_dir)
     if sock is not None:
         try:
-            _exchange(sock, "stop", {}, _ignore)
+            _exchange(sock, "stop", {}, ignore)
         except ServiceLost:
             pass
         finally:
@@ -245,17 +241,20 @@ def stop(data_dir: Path, timeout: float = EXIT_WAIT_S) -> int | None:
     return pid
 
 
-def status(data_dir: Path) -> dict[str, Any]:
-    """The running service's status, or {"running": False}."""
+def status(data_dir: Path) -> dict[str, object]:
+    """The running service's status (casper.service.server.Service.status), or
+    {"running": False}."""
     sock = connect(data_dir)
     if sock is None:
         return {"running": False, "data_dir": str(data_dir)}
     try:
-        frame = _exchange(sock, "status", {}, _ignore)
+        frame = _exchange(sock, "status", {}, ignore)
     except ServiceLost:
         return {"running": False, "data_dir": str(data_dir)}
     finally:
         sock.close()
+    if frame["event"] == "result":
+        return cast("dict[str, object]", frame["result"]) or {"running": False}
     if frame.get("kind") == "version_mismatch":
         return {"running": True, "data_dir": str(data_dir), "version": frame.get("version")}
-    return frame.get("result") or {"running": False}
+    return {"running": False}

@@ -16,27 +16,30 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from casper.errors import BadRequest, CasperError
+from casper.events import notice
 from casper.service.autoindex import AutoIndexer
 
 if TYPE_CHECKING:
     from casper.app.documents import IndexDoc
+    from casper.events import Emit, HolderJson
+    from casper.service.protocol import Frame
 
 
 class Handler(Protocol):
     """The server's connection handler, as far as a hand-over uses it."""
 
-    def send(self, frame: dict[str, Any]) -> None: ...
+    def send(self, frame: Frame) -> None: ...
     def send_error(self, exc: CasperError) -> None: ...
-    def answer(self, svc: Any, cmd: str, produce: Callable[[], Any]) -> None: ...
+    def answer(self, svc: Any, cmd: str, produce: Callable[[], object]) -> None: ...
 
 
 INDEX = "index"  # the request's name
 
 
-def serve_index(handler: Handler, svc: Any, args: dict[str, Any]) -> None:
+def serve_index(handler: Handler, svc: Any, args: dict[str, object]) -> None:
     """Answer one `index` request on `handler`'s connection: events, then the result."""
     if args:
         handler.send_error(BadRequest(f"bad arguments for {INDEX}: it takes none"))
@@ -44,7 +47,7 @@ def serve_index(handler: Handler, svc: Any, args: dict[str, Any]) -> None:
     handler.answer(svc, INDEX, lambda: index_for_client(svc, handler.send))
 
 
-def index_for_client(svc: Any, emit: Any) -> IndexDoc:
+def index_for_client(svc: Any, emit: Emit) -> IndexDoc:
     """The run (AutoIndexer.index_now; a service started with --no-auto-index runs it all the
     same), reported through `emit`; the `index --json` document, plus `ran_in`."""
     from casper.app.documents import index_json
@@ -58,9 +61,10 @@ def index_for_client(svc: Any, emit: Any) -> IndexDoc:
         progress=lambda stage, done, total: emit(
             {"event": "progress", "stage": stage, "done": done, "total": total}
         ),
-        announce=lambda text: emit({"event": "notice", "text": text}),
+        announce=lambda text: emit(notice(text)),
         on_wait=lambda other: emit(
-            {"event": "waiting", "holder": asdict(other) if other else None}
+            # the lock's Holder as it is (its fields are HolderJson's, read back by the CLI)
+            {"event": "waiting", "holder": cast("HolderJson", asdict(other)) if other else None}
         ),
     )
     return {**index_json(report, local_tz(cfg.timezone)), "ran_in": {"pid": os.getpid()}}

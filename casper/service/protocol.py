@@ -1,10 +1,10 @@
-"""Where the service lives and how client and service talk. Stdlib only (the client imports it).
+"""Where the service lives and how client and service talk. Stdlib only (the client imports it),
+and casper.events (stdlib only too).
 
 One JSON object per line in both directions. Request:
   {"version": V, "cmd": "search", "args": {...}}          (cmd also "status", "stop", "ping")
-Reply frames, each with an "event" key:
-  {"event": "step"|"tool"|"tool_done"|"token"|"answering", ...}   ask's progress (team shape)
-  {"event": "notice"|"loading"|"read_as", ...}              lines for stderr (never --json)
+Reply frames (`Frame`), each with an "event" key:
+  the progress events of casper.events                      ask's progress, notices, index runs
   {"event": "alive"}                                        heartbeat while work is running
   {"event": "result", "result": DOC}                        DOC is exactly the `--json` document
   {"event": "error", "message": str, "hint": str|None, "kind": str}
@@ -18,7 +18,9 @@ import socket
 import struct
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+
+from casper.events import Event
 
 try:  # the module behind hashlib.blake2b: importing hashlib loads OpenSSL, which every client
     from _blake2 import blake2b  # process paid for (~8 ms) to name its socket and its build
@@ -31,6 +33,33 @@ MAX_REQUEST = 1 << 20  # bytes in one request line
 _SUN_PATH_MAX = 100  # sockaddr_un holds 104 (macOS) / 108 (Linux) bytes; keep a margin
 
 _build: str | None = None
+
+
+class RequestLine(TypedDict):
+    version: str  # build_id(): a service of another build stops, and the client starts one
+    cmd: str
+    args: dict[str, object]
+
+
+class AliveFrame(TypedDict):
+    event: Literal["alive"]
+
+
+class ResultFrame(TypedDict):
+    event: Literal["result"]
+    result: object  # the command's `--json` document (or the service's own answer)
+
+
+class ErrorFrame(TypedDict):
+    event: Literal["error"]
+    message: str
+    hint: NotRequired[str | None]
+    kind: NotRequired[str]  # the error's class; "version_mismatch": another build answered
+    version: NotRequired[str]  # with version_mismatch: the service's build
+
+
+Reply: TypeAlias = ResultFrame | ErrorFrame  # the frame that ends a request
+Frame: TypeAlias = Event | AliveFrame | Reply
 
 
 def build_id() -> str:
@@ -94,7 +123,7 @@ def private_socket_dir(path: Path) -> None:
 
 
 # ---- framing ------------------------------------------------------------------------------
-def encode(obj: Any) -> bytes:
+def encode(obj: Frame | RequestLine) -> bytes:
     """One frame: compact JSON (newlines inside strings are escaped) and a newline. A string
     that is not UTF-8 text (a lone surrogate) is sent escaped, never dropped with the frame."""
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))

@@ -14,14 +14,15 @@ import fcntl
 import logging
 import os
 import signal
+import socket
 import socketserver
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casper.app.damage import explain
 from casper.app.requests import COMMANDS, Request, parse
@@ -33,6 +34,12 @@ from casper.service import protocol
 from casper.service.autoindex import AutoIndexer
 from casper.service.handover import INDEX, serve_index
 from casper.service.memory import release
+from casper.service.protocol import Frame
+
+if TYPE_CHECKING:
+    from casper.app.documents import Document
+    from casper.errors import ModelUnavailable
+    from casper.protocols import ChatMessage, Engine, Reply, ToolSpec
 
 log = logging.getLogger("casper.service")
 
@@ -63,15 +70,20 @@ def _released(lock: threading.Lock) -> Iterator[None]:
 class _LockedEngine:
     """An Engine whose calls give up the data lock and take the model lock."""
 
-    def __init__(self, inner: Any, data_lock: threading.Lock, engine_lock: threading.Lock):
+    def __init__(self, inner: Engine, data_lock: threading.Lock, engine_lock: threading.Lock):
         self._inner, self._data, self._model = inner, data_lock, engine_lock
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # `name`, and whatever else the engine has
         return getattr(self._inner, name)
 
-    def chat(self, *args: Any, **kwargs: Any) -> Any:
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        on_token: Callable[[str], None] | None = None,
+    ) -> Reply:
         with _released(self._data), self._model:
-            return self._inner.chat(*args, **kwargs)
+            return self._inner.chat(messages, tools, on_token=on_token)
 
 
 class EngineLocks:
@@ -98,7 +110,9 @@ class ServiceRuntime(Runtime):
         super().__init__(cfg)
         self.data_lock, self.engine_locks = data_lock, engine_locks
 
-    def engine(self, model: str | None = None, base_url: str | None = None) -> tuple[Any, Any]:
+    def engine(
+        self, model: str | None = None, base_url: str | None = None
+    ) -> tuple[Engine | None, ModelUnavailable | None]:
         url = base_url or self.cfg.llm_base_url
         lock = self.engine_locks.lock(url, model or self.cfg.llm_model)
         with _released(self.data_lock), lock:
@@ -171,7 +185,7 @@ class Service:
             log.info("index generation %d: reopening the store and index", number)
         return self.rt
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         with self.state_lock:
             inflight, served = self.inflight, dict(self.served)
         return {
@@ -298,7 +312,7 @@ class Handler(socketserver.StreamRequestHandler):
     def work(self, svc: Service, cmd: str, request: Request) -> None:
         from casper.app import handlers
 
-        def answered() -> Any:
+        def answered() -> Document:
             with svc.data_lock:
                 rt = svc.current_runtime()
                 if cmd == "ask":
@@ -307,7 +321,7 @@ class Handler(socketserver.StreamRequestHandler):
 
         self.answer(svc, cmd, answered)
 
-    def answer(self, svc: Service, cmd: str, produce: Callable[[], Any]) -> None:
+    def answer(self, svc: Service, cmd: str, produce: Callable[[], object]) -> None:
         """Run `produce` for one request (counted busy, a heartbeat meanwhile) and send its
         result, or the error: a CasperError as it is, a damaged file or full disk by name, any
         other exception as "unexpected" with where the details are (the service keeps serving)."""
@@ -345,14 +359,14 @@ class Handler(socketserver.StreamRequestHandler):
         log.info("%s %s in %.1f ms", cmd, "ok" if ok else "failed", _ms(started))
 
     def send_error(self, exc: CasperError) -> None:
-        frame = {"event": "error", "message": exc.message, "hint": exc.hint}
-        self.send({**frame, "kind": type(exc).__name__})
+        self.send({"event": "error", "message": exc.message, "hint": exc.hint,
+                   "kind": type(exc).__name__})  # fmt: skip
 
     def heartbeat(self, done: threading.Event) -> None:
         while not done.wait(protocol.HEARTBEAT_S):
             self.send({"event": "alive"})
 
-    def send(self, frame: dict[str, Any]) -> None:
+    def send(self, frame: Frame) -> None:
         if self.gone:
             return
         data = protocol.encode(frame)
@@ -366,7 +380,7 @@ class Handler(socketserver.StreamRequestHandler):
 SERVICE_COMMANDS = ("ping", "status", "stop", INDEX)  # INDEX: casper.service.handover
 
 
-def _read_request(sock: Any, limit: int, deadline_s: float) -> bytes:
+def _read_request(sock: socket.socket, limit: int, deadline_s: float) -> bytes:
     """The request line (without its newline; more than `limit` bytes is cut there, which no
     JSON survives), read against one deadline. TimeoutError when it passes first."""
     end = time.monotonic() + deadline_s
@@ -383,7 +397,7 @@ def _read_request(sock: Any, limit: int, deadline_s: float) -> bytes:
     return bytes(buf.split(b"\n", 1)[0][: limit + 1])
 
 
-def _envelope(req: Any) -> tuple[str, dict[str, Any], str] | BadRequest:
+def _envelope(req: object) -> tuple[str, dict[str, object], str] | BadRequest:
     """(cmd, args, version) of a request line, or why it is not one. A request the service
     can't read is answered BadRequest; only a well-formed one of another version stops it."""
     if not isinstance(req, dict):

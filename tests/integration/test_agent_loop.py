@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from casper.agent import core, loop, prompts
 from casper.agent.core import Limits
-from casper.agent.loop import Event, Grounding
+from casper.agent.loop import Grounding
+from casper.events import Event
 from casper.protocols import Reply, ToolCall, ToolResult, ToolSpec
 from tests.fakes import ScriptedEngine
 

@@ -59,7 +59,8 @@ def test_events_from_the_service_and_grounding_shapes_render() -> None:
     v({"event": "loading", "what": "the model"})
     assert v.status.doing == "loading the model"
     v({"event": "tool", "name": "search_messages", "arguments": {"query": "x"}, "prefetch": True})
-    v({"event": "tool_done", "name": "search_messages", "ok": True, "elapsed_s": 0.1, "found": 3})
+    done = {"event": "tool_done", "name": "search_messages", "ok": True, "elapsed_s": 0.1}
+    v({**done, "messages": 3})
     v({"event": "step", "iteration": 2, "final": True})
     assert v.status.doing == "writing the answer"
     v({"event": "notice", "text": "cannot load the model", "hint": "run casper pull"})

@@ -9,14 +9,21 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Mapping
+import os
 from datetime import UTC
 from typing import Any
 
-from casper.agent.tools import ARG_TYPES, SPECS, ArgError, Toolbox
-from casper.protocols import ToolCall
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from casper.agent import tools
+from casper.agent.schema_check import problem
+from casper.agent.tool_args import ArgError, Arguments, read
+from casper.agent.tools import SPECS, Toolbox
+from casper.protocols import JSONValue, ToolCall
 from tests.first_hour import check_golden
 
+EXAMPLES = int(os.environ.get("CASPER_FUZZ_EXAMPLES", "400"))
 DATE = {"type": "string", "description": "YYYY-MM-DD (inclusive)"}
 # the tools as they were written out by hand, one JSON Schema literal each
 EXPECTED: list[tuple[str, str, dict[str, Any]]] = [
@@ -111,31 +118,31 @@ def test_the_specs_are_the_hand_written_ones_byte_for_byte() -> None:
     assert [json.dumps(dict(s.parameters)) for s in SPECS] == [json.dumps(p) for *_, p in EXPECTED]
 
 
-def parse(name: str, arguments: Mapping[str, object]) -> str:
+def parse(name: str, arguments: Arguments) -> str:
     """The tool's reading of `arguments`: the values it runs with, or its error."""
     try:
-        args = ARG_TYPES[name].from_args(arguments)
+        args: object = read(tools.TOOLS[name].args, arguments)
     except ArgError as exc:
         return f"error: {exc}"
     return json.dumps(dataclasses.asdict(args))  # type: ignore[call-overload]
 
 
 # what models write: numbers as strings, too large for a float, booleans, lists, ids with `#`
-VALUES: list[object] = [
+VALUES: list[JSONValue] = [
     None, "", " ", "7", "07", "7.5", "-3", "1e309", "abc", "#", "#12", "##12", "12#",
     "month", "year", "hour", "MONTH", 0, 7, -5, 7.9, 7.0, 10**30, 1e309, float("-inf"),
     float("nan"), True, False, [], ["x"], {}, {"a": 1},
 ]  # fmt: skip
-BAD: list[object] = [None, "", ["x"], "hour", "lots"]  # two wrong at once: which one is said
+BAD: list[JSONValue] = [None, "", ["x"], "hour", "lots"]  # two wrong at once: which one is said
 # the required ones filled (the tools read dates later, when they run)
 FILLED = {"query": "q", "person": "p", "message_id": "12", "start_date": "s", "end_date": "e"}
 
 
-def cases() -> list[tuple[str, dict[str, object]]]:
-    out: list[tuple[str, dict[str, object]]] = []
+def cases() -> list[tuple[str, dict[str, JSONValue]]]:
+    out: list[tuple[str, dict[str, JSONValue]]] = []
     for name, _, schema in EXPECTED:
         fields = list(schema["properties"])
-        required: dict[str, object] = {f: FILLED[f] for f in schema["required"]}
+        required: dict[str, JSONValue] = {f: FILLED[f] for f in schema["required"]}
         out += [(name, {}), (name, required), (name, {**required, "unknown": 1})]
         out += [(name, {k: v for k, v in required.items() if k != f}) for f in required]
         out += [(name, {**required, f: v}) for f in fields for v in VALUES]
@@ -169,3 +176,45 @@ def test_what_the_toolbox_says_of_a_call_it_cannot_run() -> None:
         "required"
     )
     assert [s.name for s in tools.specs] == [n for n, *_ in EXPECTED]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=3,
+)
+
+
+@st.composite
+def calls(draw: st.DrawFn) -> tuple[tools.Tool, dict[str, JSONValue]]:
+    """A tool and arguments for it: each declared one left out, plausible, or any JSON."""
+    tool = draw(st.sampled_from(list(tools.TOOLS.values())))
+    arguments: dict[str, JSONValue] = {}
+    schema: dict[str, Any] = dict(tool.spec.parameters)
+    for name, prop in schema["properties"].items():
+        plausible = st.sampled_from(prop.get("enum") or ["", "#7", "2024-01-01", "x"])
+        if prop["type"] == "integer":
+            plausible = st.integers() | st.floats(allow_nan=False).map(float.__floor__)
+        value = draw(st.none() | plausible | JSON | st.just("MISSING"))
+        if value != "MISSING":
+            arguments[name] = value
+    return tool, arguments
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(calls())
+def test_what_the_schema_lets_a_client_send_the_tool_reads(
+    call: tuple[tools.Tool, dict[str, JSONValue]],
+) -> None:
+    """An MCP client is held to the schema (casper.agent.schema_check), the model only to the
+    declaration's reading: every call the schema accepts is one the tool reads, except a
+    required argument sent as an empty string, which the tool refuses in its own words."""
+    tool, arguments = call
+    if problem(tool.spec.parameters, arguments) is not None:
+        return
+    try:
+        read(tool.args, arguments)
+    except ArgError as exc:
+        required: list[str] = tool.spec.parameters["required"]  # type: ignore[assignment]
+        assert [arguments.get(n) for n in required].count("") >= 1, exc
+        assert str(exc).endswith("required")

@@ -11,8 +11,8 @@ A tool runs against the store or the retriever and returns compact text (the age
 for small-model context). What people wrote (message bodies, senders' and groups' names) is
 quoted and framed as data (casper.agent.quoting): no message can add a line, a citation, a tag
 or a tool call of its own.
-Imports: casper.store, casper.store.stats_query, casper.protocols, casper.errors, casper.dates.zones
-(no backends, no cli).
+Imports: casper.agent (quoting, tool_args), casper.store, casper.store.stats_query,
+casper.protocols, casper.errors, casper.dates (no backends, no cli).
 """
 
 from __future__ import annotations
@@ -57,11 +57,14 @@ TOOLS: dict[str, Tool] = {}  # by name, in the order the model is shown them
 
 
 def tool(
-    name: str, description: str, args: type[A], *, shows_messages: bool = False
+    name: str, description: str, args: type[A], *, shows_messages: bool
 ) -> Callable[[Callable[[Toolbox, A], Shown]], Callable[[Toolbox, A], Shown]]:
-    """Register the decorated function as the tool `name`, taking the dataclass `args`."""
+    """Register the decorated function as the tool `name`, taking the dataclass `args`.
+    `shows_messages` has no default: each tool says whether `aggregate` must withhold it."""
 
     def register(fn: Callable[[Toolbox, A], Shown]) -> Callable[[Toolbox, A], Shown]:
+        if name in TOOLS:
+            raise ValueError(f"tool {name!r} is declared twice")
         spec = ToolSpec(name, description, schema(args))
         TOOLS[name] = Tool(
             spec, args, lambda box, given: fn(box, read(args, given)), shows_messages
@@ -188,6 +191,7 @@ class ListArgs:
     "list_contacts",
     "List the user's contacts with message counts, optionally filtered by name.",
     ListArgs,
+    shows_messages=False,
 )
 def list_contacts(box: Toolbox, a: ListArgs) -> Shown:
     people = box.store.find_people(a.name_like) if a.name_like else box.store.people()
@@ -225,6 +229,7 @@ class StatsArgs:
     "Message statistics with one contact: counts sent/received, first/last message, active "
     "days, reply times, who starts conversations, top emoji, busiest hours.",
     StatsArgs,
+    shows_messages=False,
 )
 def get_contact_stats(box: Toolbox, a: StatsArgs) -> Shown:
     p = box.person(a.person)
@@ -287,6 +292,7 @@ class VolumeArgs:
     "Count messages per day/week/month/year and rank contacts by how much the user texted "
     "them. Use for 'who did I talk to most', 'how often', 'when did we talk most'.",
     VolumeArgs,
+    shows_messages=False,
 )
 def get_message_volume_by_period(box: Toolbox, a: VolumeArgs) -> Shown:
     person_id = box.person(a.person).id if a.person else None

@@ -194,7 +194,8 @@ def calls(draw: st.DrawFn) -> tuple[tools.Tool, dict[str, JSONValue]]:
     for name, prop in schema["properties"].items():
         plausible = st.sampled_from(prop.get("enum") or ["", "#7", "2024-01-01", "x"])
         if prop["type"] == "integer":
-            plausible = st.integers() | st.floats(allow_nan=False).map(float.__floor__)
+            whole = st.floats(allow_nan=False, allow_infinity=False).map(lambda f: float(int(f)))
+            plausible = st.integers() | whole  # 7.0 is the JSON number 7
         value = draw(st.none() | plausible | JSON | st.just("MISSING"))
         if value != "MISSING":
             arguments[name] = value

@@ -12,6 +12,9 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+# a value as json.loads gives it; arrays and objects are only read, so any sequence or mapping
+JSONValue = str | int | float | bool | None | Sequence["JSONValue"] | Mapping[str, "JSONValue"]
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
@@ -19,7 +22,7 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: Mapping[str, Any]
+    parameters: Mapping[str, JSONValue]
 
     def to_openai(self) -> dict[str, Any]:
         """The `{"type": "function", ...}` shape chat templates expect."""
@@ -36,7 +39,7 @@ class ToolSpec:
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     name: str
-    arguments: Mapping[str, Any]
+    arguments: Mapping[str, JSONValue]
     id: str = ""
 
 

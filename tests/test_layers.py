@@ -46,6 +46,7 @@ PURE = [
     "casper/agent/redact.py",
     "casper/agent/quoting.py",
     "casper/agent/schema_check.py",
+    "casper/agent/tool_args.py",
     "casper/dates/phrases.py",
     "casper/index/chunk_text.py",
     "casper/search/feedback.py",

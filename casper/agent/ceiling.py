@@ -6,12 +6,13 @@ another machine (`allow_remote_llm`).
 - `redacted`: the same lines with phone numbers, emails, URLs, long digit runs and street
   addresses masked (`casper.agent.redact.mask`), ids, dates and names kept.
 - `aggregate`: no message text at all. The tools that show messages (`search_messages`,
-  `get_conversation_context`) answer with the messages' ids, times, senders and chats, counted,
-  built from the store (never from the text the tool wrote, so no part of a body can slip
-  through); the counting tools answer as they are. Masked as `redacted` too, so it never shows
-  more than `redacted` does.
+  `get_conversation_context`: those declared `shows_messages` in casper.agent.tools) answer
+  with the messages' ids, times, senders and chats, counted, built from the store (never from
+  the text the tool wrote, so no part of a body can slip through); the counting tools answer
+  as they are. Masked as `redacted` too, so it never shows more than `redacted` does.
 
-Imports: casper.agent.redact, casper.protocols, casper.records, casper.store, casper.dates.zones.
+Imports: casper.agent (redact, tools), casper.protocols, casper.records, casper.store,
+casper.dates.zones.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from casper.agent.quoting import quote
 from casper.agent.redact import mask
+from casper.agent.tools import shows_messages
 from casper.dates.zones import iso
 from casper.protocols import ToolCall, ToolResult, ToolSpec
 from casper.records import ME
@@ -32,8 +34,6 @@ if TYPE_CHECKING:
     from casper.store.db import Store
 
 C = TypeVar("C", bound=Mapping[str, Any])  # a citation (casper.agent.answer.Citation)
-# the tools whose results hold message bodies
-MESSAGE_TOOLS = frozenset({"search_messages", "get_conversation_context"})
 AGGREGATE_NOTE = (
     "(privacy: aggregate: message text is withheld; ids, times, senders and chats only; "
     "use get_conversation_context for more ids, the counting tools for numbers)"
@@ -45,7 +45,7 @@ def limit_result(result: ToolResult, mode: str, store: Store, tz: tzinfo) -> Too
     if mode == "full":
         return result
     text = result.text
-    if mode == "aggregate" and result.ok and result.call.name in MESSAGE_TOOLS:
+    if mode == "aggregate" and result.ok and shows_messages(result.call.name):
         text = aggregate_text(store, result.message_guids, tz)
     return replace(result, text=mask(text))
 

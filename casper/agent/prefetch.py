@@ -75,7 +75,7 @@ def prefetch_call(
     """The search the question implies, or None when it needs no messages."""
     if not needs_messages(question):
         return None
-    args: dict[str, object] = {"query": question.strip(), "limit": PREFETCH_LIMIT}
+    args: dict[str, str | int] = {"query": question.strip(), "limit": PREFETCH_LIMIT}
     if found.date_range:
         args["start_date"] = found.date_range[0].isoformat()
         args["end_date"] = found.date_range[1].isoformat()

@@ -7,14 +7,17 @@ whole JSON number, never a string, a boolean or 1e309), a declared enum value, t
 present, and none the schema does not name. `problem` says what is wrong in the words the CLI's
 request checks use (casper.app.requests), or None.
 
-Imports: stdlib only.
+Imports: stdlib only (and casper.protocols for a type).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from casper.protocols import JSONValue
 
 _TYPES = {
     "string": "a string",
@@ -26,26 +29,32 @@ _TYPES = {
 }
 
 
-def problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
+def problem(schema: Mapping[str, JSONValue], arguments: object) -> str | None:
     """What is wrong with `arguments` for a tool whose parameters are `schema`, or None."""
     if not isinstance(arguments, Mapping):
         return "arguments must be an object of argument names and values"
-    properties = schema.get("properties", {})
+    properties = _object(schema.get("properties"))
     unknown = sorted(str(name) for name in arguments if name not in properties)
     if unknown:
         takes = ", ".join(properties) or "no arguments"
         return f"unknown {', '.join(unknown)} (it takes {takes})"
-    for name in schema.get("required", ()):
+    required = schema.get("required")
+    for name in required if isinstance(required, list | tuple) else ():
         if arguments.get(name) is None:
             return f"{name} is required"
     for name, value in arguments.items():
-        wrong = _wrong(properties[name], value)
+        wrong = _wrong(_object(properties[name]), value)
         if wrong:
             return f"{name} must be {wrong}, not {_shown(value)}"
     return None
 
 
-def _wrong(prop: Mapping[str, Any], value: Any) -> str | None:
+def _object(value: JSONValue) -> Mapping[str, JSONValue]:
+    """A JSON Schema's object (its `properties`, one property), or {} when it is none."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _wrong(prop: Mapping[str, JSONValue], value: object) -> str | None:
     """What the value should have been, or None when it fits (null counts as left out)."""
     if value is None:
         return None
@@ -53,12 +62,12 @@ def _wrong(prop: Mapping[str, Any], value: Any) -> str | None:
     if kind is not None and not _is(kind, value):
         return _TYPES.get(str(kind), str(kind))
     choices = prop.get("enum")
-    if choices is not None and value not in choices:
+    if isinstance(choices, list | tuple) and value not in choices:
         return "one of " + ", ".join(str(c) for c in choices)
     return None
 
 
-def _is(kind: str, value: Any) -> bool:
+def _is(kind: JSONValue, value: object) -> bool:
     if kind == "string":
         return isinstance(value, str)
     if kind == "boolean":
@@ -78,6 +87,6 @@ def _is(kind: str, value: Any) -> bool:
     return True
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

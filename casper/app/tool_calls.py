@@ -18,6 +18,9 @@ from casper.app.runtime import Runtime, me_names
 from casper.events import Emit
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
+    from casper.agent.tool_args import Arguments
     from casper.protocols import Hit
 
 log = logging.getLogger("casper.service")  # the service log, when the service runs the call
@@ -82,14 +85,14 @@ def _schema_problem(req: ToolRequest) -> str | None:
     """`error: bad arguments for NAME: …` when the arguments break the tool's JSON Schema (a
     wrong type, an unknown argument, a missing one); an unknown tool is the Toolbox's to say."""
     from casper.agent.schema_check import problem
-    from casper.agent.tools import SPECS
+    from casper.agent.tools import TOOLS
 
-    spec = next((s for s in SPECS if s.name == req.name), None)
-    wrong = problem(spec.parameters, req.arguments) if spec is not None else None
+    declared = TOOLS.get(req.name)
+    wrong = problem(declared.spec.parameters, req.arguments) if declared is not None else None
     return f"error: bad arguments for {req.name}: {wrong}" if wrong else None
 
 
-def _outside(arguments: Any, coverage: tuple[str, str] | None, tz: Any) -> str | None:
+def _outside(arguments: Arguments, coverage: tuple[str, str] | None, tz: tzinfo) -> str | None:
     """The call's start_date/end_date against the history, in `search`'s words."""
     from casper.app.coverage import outside
     from casper.dates.ranges import span_days

@@ -20,6 +20,10 @@ import typer
 from casper.cli.base import Home, NoService, Verbose, app, config, guarded
 
 if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
     from casper.cli.transport import Session
     from casper.events import Event
     from casper.protocols import ToolSpec
@@ -90,12 +94,13 @@ async def _serve_stdio(server: Any) -> None:
 
 
 def tool_specs() -> tuple[ToolSpec, ...]:
-    from casper.agent.tools import SPECS
+    """The tools as registered (casper.agent.tools.TOOLS), in the order the model sees them."""
+    from casper.agent.tools import TOOLS
 
-    return SPECS
+    return tuple(t.spec for t in TOOLS.values())
 
 
-def build_server(session: Session, privacy: str | None = None) -> Any:
+def build_server(session: Session, privacy: str | None = None) -> Server:
     """An MCP low-level Server whose tools are the agent's, answered through `session`."""
     import anyio
     import mcp_types as types
@@ -107,7 +112,9 @@ def build_server(session: Session, privacy: str | None = None) -> Any:
     specs = {spec.name: spec for spec in tool_specs()}
     one_at_a_time = threading.Lock()  # a Session runs one command at a time
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
                 types.Tool(
@@ -121,7 +128,9 @@ def build_server(session: Session, privacy: str | None = None) -> Any:
             ]
         )
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         if params.name not in specs:
             raise MCPError(
                 types.INVALID_PARAMS,
@@ -197,7 +206,7 @@ def _client_name(ctx: Any) -> str | None:
     return str(name)[:200] if name else None
 
 
-def _error_result(exc: Exception) -> Any:
+def _error_result(exc: Exception) -> types.CallToolResult:
     """A failure the client's model can read (an error result), not a broken connection."""
     import mcp_types as types
 

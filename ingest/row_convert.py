@@ -20,6 +20,7 @@ from ingest.queries import (
     ASSOC_GUID,
     ASSOC_TYPE,
     BODY,
+    CARRIED_AT,
     CHAT,
     DATE,
     FROM_ME,
@@ -237,7 +238,8 @@ class RowConverter:
             _row(MessageRow, (row[ROWID], row[GUID], row[CHAT], row[HANDLE] or None,
                  bool(row[FROM_ME]), _ts(row[DATE]), text, kind, row[SERVICE], edited,
                  row[THREAD] or None, tuple(a.record for a in atts) if atts else (), event,
-                 failed, apple_to_unix(ex[X_EDITED]), apple_to_unix(ex[X_RETRACTED])))
+                 failed, apple_to_unix(ex[X_EDITED]), apple_to_unix(ex[X_RETRACTED]),
+                 row[CARRIED_AT:]))
         )  # fmt: skip
 
 
@@ -256,7 +258,7 @@ def convert_page(conv: RowConverter, rows: list[tuple], contiguous: bool) -> Pag
     conv.messages, conv.reactions = msgs, []
     pending, recoverable, convert = conv.pending, conv.recoverable, conv.convert
     decode = decode_attributed_body
-    epoch, ns_min = APPLE_EPOCH_OFFSET, NS_THRESHOLD  # locals: this loop runs once per row
+    epoch, ns_min, carried = APPLE_EPOCH_OFFSET, NS_THRESHOLD, CARRIED_AT  # locals: per row
     add, note, new = msgs.append, pending.append, _row
     no_atts: list[AttachmentRow] = []
     previous, fast, orphans = None, 0, 0
@@ -294,7 +296,7 @@ def convert_page(conv: RowConverter, rows: list[tuple], contiguous: bool) -> Pag
             orphans += 1
         add(new(MessageRow, (rowid, row[GUID], chat, row[HANDLE] or None, bool(row[FROM_ME]), ts,
                              body, "text", row[SERVICE], False, row[THREAD] or None, (), None,
-                             False, None, None)))  # fmt: skip
+                             False, None, None, row[carried:])))  # fmt: skip
         fast += 1
     stats = conv.stats
     stats.rows += fast

@@ -8,7 +8,7 @@ messages are copied aside (`snapshot`), and after the read they are compared by 
 whose text did not change finds its vector again by its content hash, so unchanged messages
 are never embedded twice.
 
-Imports: casper.store (its connection, inside the run's transaction).
+Imports: casper.store (its connection, inside the run's transaction), ingest.columns.
 """
 
 from __future__ import annotations
@@ -18,12 +18,15 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ingest.columns import SEARCHED
+
 if TYPE_CHECKING:
     from casper.store.db import Store
 
 LAST = "last_reconciled"  # store meta: the last rewrite found and what reading it again did
-# what a message says (its chunks' text follows from these) and where it is
-_SAYS = ("sender", "ts", "text", "kind")
+# what a message says (its chunks' text follows from these: the searched carried columns
+# too) and where it is
+_SAYS = ("sender", "ts", "text", "kind", *(c.name for c in SEARCHED))
 _CONTENT = ", ".join(("chat_id", *_SAYS))
 
 

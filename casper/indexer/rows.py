@@ -59,13 +59,13 @@ def store_rows(
         if t.kind == "text" and not (
             t.edited or t.reply_to_guid or t.attachments or t.event or emoji
         ):
-            add_plain((t.rowid, t.guid, chat, sender, ts, text, day, hour) + t.carried)
+            add_plain((t.rowid, t.guid, chat, sender, ts, text, day, hour, *t.carried))
         else:
             atts = t.attachments
             add_full(
                 (t.rowid, t.guid, chat, sender, ts, text, t.kind, int(t.edited),
                  t.reply_to_guid, json.dumps([(a.name, a.mime) for a in atts]) if atts else None,
-                 t.event, day, hour, emoji) + t.carried
+                 t.event, day, hour, emoji, *t.carried)
             )  # fmt: skip
             max_edit = max(max_edit, t.date_edited or 0.0, t.date_retracted or 0.0)
             if t.kind == "system":

@@ -122,7 +122,9 @@ class RowConverter:
             self._addresses = dict(self.conn.execute("SELECT ROWID, id FROM handle"))
         return self._addresses.get(rowid) if rowid else None
 
-    def fetch(self, rows: list[tuple], contiguous: bool) -> tuple[dict, dict]:
+    def fetch(
+        self, rows: list[tuple], contiguous: bool
+    ) -> tuple[dict[int, list[AttachmentRow]], dict[int, tuple]]:
         """Attachments and EXTRA_FIELDS for a batch of rows, in a few queries."""
         ids = [r[ROWID] for r in rows]
         atts = fetch_attachments(self.conn, self.caps, ids, contiguous=contiguous)

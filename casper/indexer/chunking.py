@@ -12,7 +12,6 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
@@ -148,7 +147,7 @@ def _day_names(zone: tzinfo) -> _DayNames:
     return _DayNames(zone)
 
 
-_UNSET: Any = object()
+_UNSET = float("inf")  # an offset not looked up yet (no zone is a whole day off UTC)
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 

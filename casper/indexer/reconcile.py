@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,7 @@ class Reconciled:
     kept: int  # the same message saying the same (its chunks' vectors are found again)
     chats: frozenset[int] = field(default_factory=frozenset)  # to chunk again (old ids and new)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, str | int]:
         return {
             "reason": self.reason, "vanished": self.vanished, "new": self.new,
             "renumbered": self.renumbered, "changed": self.changed, "kept": self.kept,
@@ -107,7 +108,7 @@ def settle(store: Store, reason: str) -> Reconciled:
     return Reconciled(reason, vanished, new, renumbered, changed, kept, frozenset(differ))
 
 
-def remember_reconciled(store: Store, figures: dict[str, Any]) -> None:
+def remember_reconciled(store: Store, figures: Mapping[str, object]) -> None:
     """Keep the last reconciliation's figures (and when) in the store, for `casper doctor`."""
     store.set_meta(LAST, json.dumps({**figures, "at": time.time()}))
 

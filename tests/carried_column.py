@@ -26,15 +26,17 @@ assert "ingest" not in sys.modules, "the declarations must come before anything 
 columns = sys.modules["ingest.columns"] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(columns)
 
-# step 1 of the recipe: the declarations (one chat.db column every fixture has, one none has)
+# step 1 of the recipe: the declarations (one chat.db column every fixture has, one none has),
+# after whatever the product carries already
 columns.CARRIED = (
+    *columns.CARRIED,
     columns.Carried(
-        "effect",
+        "walked_effect",
         "expressive_send_style_id",
         sql="replace(m.expressive_send_style_id, 'com.apple.MobileSMS.expressivesend.', '')",
         words=lambda v: f"[sent with {v}]",
     ),
-    columns.Carried("future", "a_column_no_chat_db_has"),
+    columns.Carried("walked_absent", "a_column_no_chat_db_has"),
 )
 columns.NAMES = tuple(c.name for c in columns.CARRIED)
 columns.SEARCHED = tuple(c for c in columns.CARRIED if c.words is not None)
@@ -42,8 +44,8 @@ columns.SEARCHED = tuple(c for c in columns.CARRIED if c.words is not None)
 
 # step 2: the store's columns, as a migration
 def _m999_carried_columns(conn: sqlite3.Connection) -> None:
-    conn.execute("ALTER TABLE messages ADD COLUMN effect TEXT")
-    conn.execute("ALTER TABLE messages ADD COLUMN future TEXT")
+    conn.execute("ALTER TABLE messages ADD COLUMN walked_effect TEXT")
+    conn.execute("ALTER TABLE messages ADD COLUMN walked_absent TEXT")
 
 
 from casper.store import schema  # noqa: E402 - after the declarations, on purpose
@@ -88,7 +90,8 @@ def main(folder: str) -> None:
         out[f"{name}_by_workers"] = "read workers (busy)" in report.timings
         stored[name] = store.conn.execute("SELECT * FROM messages ORDER BY rowid").fetchall()
         out[f"{name}_effects"] = store.conn.execute(
-            "SELECT rowid, effect, future FROM messages WHERE effect IS NOT NULL"
+            "SELECT rowid, walked_effect, walked_absent FROM messages "
+            "WHERE walked_effect IS NOT NULL"
         ).fetchall()
         store.close()
     out["same_rows"] = stored["single"] == stored["workers"]
@@ -96,11 +99,11 @@ def main(folder: str) -> None:
     store = Store.open(here / "single" / "casper.sqlite")
     message = store.message(rowid)
     assert message is not None
-    out["carried"] = message.carried
+    out["carried"] = [pair for pair in message.carried if pair[0].startswith("walked_")]
     out["show"] = message_json(message, store.names(), tz)
     store.upsert_messages([message])  # an edit stores a message back (casper.indexer.changes)
     again = store.message(rowid)
-    out["upserted"] = again.carried if again else None
+    out["upserted"] = [p for p in again.carried if p[0].startswith("walked_")] if again else None
     chat = message.chat_id
     out["search_lines"] = [r[3] for r in store.searchable_rows(chat) if r[1] == rowid]
     out["search_paths_agree"] = store.searchable_rows(chat) == searchable_rows(

@@ -32,9 +32,10 @@ def test_a_declared_column_is_stored_shown_and_searched(tmp_path: Path) -> None:
     assert out["single_effects"] == out["workers_effects"] == [[rowid, "invisibleink", None]]
     assert out["same_rows"]
     # back from the store, and through an edit's upsert unchanged
-    assert out["carried"] == out["upserted"] == [["effect", "invisibleink"], ["future", None]]
+    walked = [["walked_effect", "invisibleink"], ["walked_absent", None]]
+    assert out["carried"] == out["upserted"] == walked
     # show --json: under its name when it has a value, absent when not
-    assert out["show"]["effect"] == "invisibleink" and "future" not in out["show"]
+    assert out["show"]["walked_effect"] == "invisibleink" and "walked_absent" not in out["show"]
     # searched: its words on the message's line, the same from the store as from the records
     (line,) = out["search_lines"]
     assert line.endswith(" [sent with invisibleink]")

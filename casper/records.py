@@ -54,6 +54,8 @@ class StoredMessage:
     reactions: tuple[tuple[str, str], ...] = ()  # (sender id, reaction label), final state
     attachments: tuple[tuple[str, str | None], ...] = ()  # (name, mime)
     event: str | None = None
+    # (name, value) of each chat.db column stored as it is (ingest.columns.CARRIED), in its order
+    carried: tuple[tuple[str, str | int | float | None], ...] = ()
 
     @property
     def is_from_me(self) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from posixpath import basename
 
+from ingest.columns import CARRIED
 from ingest.connect import reads_chat_db
 from ingest.records import Attachment
 from ingest.schema import Capabilities
@@ -49,9 +50,10 @@ EXTRA_FIELDS: tuple[tuple[str, str], ...] = (
 )
 NO_EXTRA = (None,) * (len(EXTRA_FIELDS) + 1)
 # Positions in MESSAGE_FIELDS + (needs_extra, chat id), and in EXTRA_FIELDS after the ROWID:
-# the row converter indexes rows by these; a test pins them to the field tuples above.
+# the row converter indexes rows by these; a test pins them to the field tuples above. The
+# carried columns (ingest.columns) come last, from CARRIED_AT: `row[CARRIED_AT:]`.
 (ROWID, GUID, TEXT, BODY, HANDLE, FROM_ME, DATE, SERVICE, ITEM_TYPE, ASSOC_TYPE, ASSOC_GUID,
- THREAD, NEEDS_EXTRA, CHAT) = range(14)  # fmt: skip
+ THREAD, NEEDS_EXTRA, CHAT, CARRIED_AT) = range(15)  # fmt: skip
 (X_ACTION, X_OTHER_HANDLE, X_TITLE, X_SHARE_STATUS, X_EMOJI, X_BALLOON, X_PAYLOAD, X_EDITED,
  X_RETRACTED, X_SUMMARY, X_PART_COUNT) = range(1, 12)  # fmt: skip
 # bplist stores the short keys `ec` (edit history) and `rp` (unsent parts) as 0x52 + 2 bytes.
@@ -112,13 +114,22 @@ def _select_list(caps: Capabilities) -> str:
     return ", ".join([*_cols(caps, MESSAGE_FIELDS), _needs_extra(caps)])
 
 
+def _carried(caps: Capabilities) -> str:
+    """The carried columns (ingest.columns), after the chat id; NULL where chat.db lacks one."""
+    return "".join(f", {c.select}" if caps.has_column(c.column) else ", NULL" for c in CARRIED)
+
+
 def _from(caps: Capabilities) -> str:
-    """`message m` plus the chat join; a LEFT JOIN so orphans (no chat) come out with NULL."""
+    """The chat id and the carried columns, from `message m` plus the chat join (a LEFT JOIN, so
+    orphans with no chat come out with NULL)."""
     # A message filed in two chats yields two rows, adjacent in ROWID order; the reader keeps
     # the first. The join beats a correlated subquery by a few microseconds per row.
     if caps.has_chat_join:
-        return ", j.chat_id FROM message m LEFT JOIN chat_message_join j ON j.message_id = m.ROWID"
-    return ", NULL FROM message m"
+        return (
+            f", j.chat_id{_carried(caps)} FROM message m "
+            "LEFT JOIN chat_message_join j ON j.message_id = m.ROWID"
+        )
+    return f", NULL{_carried(caps)} FROM message m"
 
 
 def page_sql(caps: Capabilities) -> str:

@@ -1,9 +1,11 @@
-"""Frozen value types read out of chat.db and the AddressBook. Imports: stdlib only."""
+"""Frozen value types read out of chat.db and the AddressBook. Imports: stdlib, ingest.columns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from ingest.columns import Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,7 @@ class Message:
     decode_failed: bool = False  # attributedBody present but rejected by the decoder
     date_edited: float | None = None
     date_retracted: float | None = None
+    carried: tuple[Value, ...] = ()  # the columns of ingest.columns.CARRIED, in its order
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,7 @@ class MessageRow(NamedTuple):
     decode_failed: bool
     date_edited: float | None
     date_retracted: float | None
+    carried: tuple[Value, ...] = ()
 
 
 class ReactionRow(NamedTuple):

@@ -14,12 +14,14 @@ import sqlite3
 from dataclasses import dataclass, fields
 
 from ingest.body import decode_attributed_body, decode_body_details
+from ingest.columns import CARRIED
 from ingest.connect import map_sqlite_error, reads_chat_db
 from ingest.dates import APPLE_EPOCH_OFFSET, NS_THRESHOLD, apple_to_unix
 from ingest.queries import (
     ASSOC_GUID,
     ASSOC_TYPE,
     BODY,
+    CARRIED_AT,
     CHAT,
     DATE,
     FROM_ME,
@@ -58,6 +60,9 @@ from ingest.schema import Capabilities
 from ingest.summary_info import parse_summary_info
 
 _UNSENT = "unsent a message"
+# where a row's carried columns (ingest.columns) are; None while nothing is carried, so the
+# per-row slice is skipped (a slice costs ~60 ns a row, an `if` on None next to nothing)
+_CARRIED: slice | None = slice(CARRIED_AT, None) if CARRIED else None
 _QUOTE_ENDS = ("\u201d", '"')  # legacy reactions end with a closing quote; skip the regex otherwise
 
 
@@ -117,7 +122,9 @@ class RowConverter:
             self._addresses = dict(self.conn.execute("SELECT ROWID, id FROM handle"))
         return self._addresses.get(rowid) if rowid else None
 
-    def fetch(self, rows: list[tuple], contiguous: bool) -> tuple[dict, dict]:
+    def fetch(
+        self, rows: list[tuple], contiguous: bool
+    ) -> tuple[dict[int, list[AttachmentRow]], dict[int, tuple]]:
         """Attachments and EXTRA_FIELDS for a batch of rows, in a few queries."""
         ids = [r[ROWID] for r in rows]
         atts = fetch_attachments(self.conn, self.caps, ids, contiguous=contiguous)
@@ -237,7 +244,8 @@ class RowConverter:
             _row(MessageRow, (row[ROWID], row[GUID], row[CHAT], row[HANDLE] or None,
                  bool(row[FROM_ME]), _ts(row[DATE]), text, kind, row[SERVICE], edited,
                  row[THREAD] or None, tuple(a.record for a in atts) if atts else (), event,
-                 failed, apple_to_unix(ex[X_EDITED]), apple_to_unix(ex[X_RETRACTED])))
+                 failed, apple_to_unix(ex[X_EDITED]), apple_to_unix(ex[X_RETRACTED]),
+                 row[_CARRIED] if _CARRIED else ()))
         )  # fmt: skip
 
 
@@ -256,7 +264,7 @@ def convert_page(conv: RowConverter, rows: list[tuple], contiguous: bool) -> Pag
     conv.messages, conv.reactions = msgs, []
     pending, recoverable, convert = conv.pending, conv.recoverable, conv.convert
     decode = decode_attributed_body
-    epoch, ns_min = APPLE_EPOCH_OFFSET, NS_THRESHOLD  # locals: this loop runs once per row
+    epoch, ns_min, carried = APPLE_EPOCH_OFFSET, NS_THRESHOLD, _CARRIED  # locals: per row
     add, note, new = msgs.append, pending.append, _row
     no_atts: list[AttachmentRow] = []
     previous, fast, orphans = None, 0, 0
@@ -294,7 +302,7 @@ def convert_page(conv: RowConverter, rows: list[tuple], contiguous: bool) -> Pag
             orphans += 1
         add(new(MessageRow, (rowid, row[GUID], chat, row[HANDLE] or None, bool(row[FROM_ME]), ts,
                              body, "text", row[SERVICE], False, row[THREAD] or None, (), None,
-                             False, None, None)))  # fmt: skip
+                             False, None, None, row[carried] if carried else ())))  # fmt: skip
         fast += 1
     stats = conv.stats
     stats.rows += fast

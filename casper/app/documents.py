@@ -384,6 +384,9 @@ def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> Mess
         data["attachments"] = [{"name": n, "mime": mime} for n, mime in m.attachments]
     if m.event:
         data["event"] = m.event
+    for name, value in m.carried:  # chat.db columns stored as they are (ingest.columns)
+        if value is not None:  # under its own name, which MessageJson must declare
+            cast(dict[str, object], data)[name] = value
     return data
 
 

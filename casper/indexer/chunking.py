@@ -1,8 +1,8 @@
 """PURE: one chat's messages → retrieval chunks (gap-split segments, sliding windows, char caps),
 each with the date terms its messages mention.
 
-Imports: stdlib (datetime, zoneinfo, hashlib, re), casper.records, casper.config's defaults and
-casper.dates.mentions.
+Imports: stdlib (datetime, zoneinfo, hashlib, re), casper.records, casper.config's defaults,
+casper.dates.mentions and ingest.columns (the carried columns a message's line holds the words of).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
 from casper.dates.mentions import maybe_dated, message_terms
 from casper.records import ME, ChatInfo, Chunk, Piece, StoredMessage, to_chunk
+from ingest.columns import SEARCHED, searched_text
 
 CHUNKER_VERSION = "c1"
 # A segment longer than this is cut so an incremental re-chunk never reaches further back.
@@ -147,7 +147,7 @@ def _day_names(zone: tzinfo) -> _DayNames:
     return _DayNames(zone)
 
 
-_UNSET: Any = object()
+_UNSET = float("inf")  # an offset not looked up yet (no zone is a whole day off UTC)
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
@@ -156,10 +156,18 @@ Row = tuple[float, int, str, str, str]
 
 
 def searchable_rows(messages: Iterable[StoredMessage]) -> list[Row]:
-    """The searchable messages as chunker rows, in time order (ties by rowid)."""
-    rows = [(m.ts, m.rowid, m.sender, m.text, m.guid) for m in messages if m.searchable]
+    """The searchable messages as chunker rows, in time order (ties by rowid): what
+    `Store.searchable_rows` reads, the words of the searched carried columns included."""
+    rows = [(m.ts, m.rowid, m.sender, _searched(m), m.guid) for m in messages if m.searchable]
     rows.sort(key=_by_time)
     return rows
+
+
+def _searched(m: StoredMessage) -> str:
+    if not SEARCHED:
+        return m.text
+    held = dict(m.carried)
+    return searched_text(m.text, [held.get(c.name) for c in SEARCHED])
 
 
 def _by_time(row: Row) -> tuple[float, int]:

@@ -8,22 +8,26 @@ messages are copied aside (`snapshot`), and after the read they are compared by 
 whose text did not change finds its vector again by its content hash, so unchanged messages
 are never embedded twice.
 
-Imports: casper.store (its connection, inside the run's transaction).
+Imports: casper.store (its connection, inside the run's transaction), ingest.columns.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from ingest.columns import SEARCHED
 
 if TYPE_CHECKING:
     from casper.store.db import Store
 
 LAST = "last_reconciled"  # store meta: the last rewrite found and what reading it again did
-# what a message says (its chunks' text follows from these) and where it is
-_SAYS = ("sender", "ts", "text", "kind")
+# what a message says (its chunks' text follows from these: the searched carried columns
+# too) and where it is
+_SAYS = ("sender", "ts", "text", "kind", *(c.name for c in SEARCHED))
 _CONTENT = ", ".join(("chat_id", *_SAYS))
 
 
@@ -39,7 +43,7 @@ class Reconciled:
     kept: int  # the same message saying the same (its chunks' vectors are found again)
     chats: frozenset[int] = field(default_factory=frozenset)  # to chunk again (old ids and new)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, str | int]:
         return {
             "reason": self.reason, "vanished": self.vanished, "new": self.new,
             "renumbered": self.renumbered, "changed": self.changed, "kept": self.kept,
@@ -104,7 +108,7 @@ def settle(store: Store, reason: str) -> Reconciled:
     return Reconciled(reason, vanished, new, renumbered, changed, kept, frozenset(differ))
 
 
-def remember_reconciled(store: Store, figures: dict[str, Any]) -> None:
+def remember_reconciled(store: Store, figures: Mapping[str, object]) -> None:
     """Keep the last reconciliation's figures (and when) in the store, for `casper doctor`."""
     store.set_meta(LAST, json.dumps({**figures, "at": time.time()}))
 

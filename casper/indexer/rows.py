@@ -1,8 +1,8 @@
 """Rows of one ingest run: ingest's MessageRow / ReactionRow → the store's row tuples, and what
 those rows touch (dirty chats, watermarks, each person's new StatRows for the stats).
 
-Imports: casper.records, casper.stats, ingest.records. Split from `casper.indexer.pipeline`
-(the hot loop lives here; the run's control flow there).
+Imports: casper.records, casper.stats, ingest.records, ingest.columns. Split from
+`casper.indexer.pipeline` (the hot loop lives here; the run's control flow there).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from operator import itemgetter
 
 from casper.records import ME, StoredMessage
 from casper.stats import LocalClock, StatRow, StatsState, emoji_field
+from ingest.columns import NAMES as CARRIED
 from ingest.records import Message, MessageRow, ReactionRow
 
 UNKNOWN_SENDER = "unknown"
@@ -32,6 +33,7 @@ def to_stored(m: Message, handle_person: dict[int, str]) -> StoredMessage:
         reply_to=m.reply_to_guid,
         attachments=tuple((a.name, a.mime) for a in m.attachments),
         event=m.event,
+        carried=tuple(zip(CARRIED, m.carried, strict=True)),
     )
 
 
@@ -57,13 +59,13 @@ def store_rows(
         if t.kind == "text" and not (
             t.edited or t.reply_to_guid or t.attachments or t.event or emoji
         ):
-            add_plain((t.rowid, t.guid, chat, sender, ts, text, day, hour))
+            add_plain((t.rowid, t.guid, chat, sender, ts, text, day, hour, *t.carried))
         else:
             atts = t.attachments
             add_full(
                 (t.rowid, t.guid, chat, sender, ts, text, t.kind, int(t.edited),
                  t.reply_to_guid, json.dumps([(a.name, a.mime) for a in atts]) if atts else None,
-                 t.event, day, hour, emoji)
+                 t.event, day, hour, emoji, *t.carried)
             )  # fmt: skip
             max_edit = max(max_edit, t.date_edited or 0.0, t.date_retracted or 0.0)
             if t.kind == "system":

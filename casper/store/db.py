@@ -22,6 +22,8 @@ from casper.stats import emoji_field
 from casper.store.directory import DirectoryQueries
 from casper.store.schema import migrate
 from casper.store.stats_db import StatsQueries
+from ingest.columns import NAMES as CARRIED
+from ingest.columns import SEARCHED, searched_text
 
 # associated_message_type → label; 3000-range codes remove the matching 2000-range one
 REACTION_LABELS = {
@@ -39,15 +41,20 @@ REACTION_LABELS = {
 _MAX_ROWID = 2**63 - 1  # SQLite's largest integer
 PUBLISHED_THROUGH = "published_through"  # meta key: indexed_through of the last published run
 
-_MSG_COLS = "rowid, guid, chat_id, sender, ts, text, kind, edited, reply_to, attachments, event"
+# The chat.db columns stored as they are (ingest.columns: CARRIED) come last in every layout.
+_MSG_COLS = ", ".join(
+    ("rowid", "guid", "chat_id", "sender", "ts", "text", "kind", "edited", "reply_to",
+     "attachments", "event", *CARRIED)
+)  # fmt: skip
+_CARRIED_AT = 11  # where the carried columns start in a _MSG_COLS row
 # Row layouts of put_messages. Most messages are plain text (no reply, attachment, event, edit
 # or emoji), and sqlite3 binds each None through its adapter lookup (~1 µs), so plain rows go
 # through a statement that writes those columns as literals.
 FULL_COLS = (
     "rowid", "guid", "chat_id", "sender", "ts", "text", "kind", "edited", "reply_to",
-    "attachments", "event", "lday", "lhour", "emoji",
+    "attachments", "event", "lday", "lhour", "emoji", *CARRIED,
 )  # fmt: skip
-PLAIN_COLS = ("rowid", "guid", "chat_id", "sender", "ts", "text", "lday", "lhour")
+PLAIN_COLS = ("rowid", "guid", "chat_id", "sender", "ts", "text", "lday", "lhour", *CARRIED)
 _FULL_SQL = f"INSERT OR REPLACE INTO messages({', '.join(FULL_COLS)}) VALUES "
 _FULL_VALUES = f"({', '.join('?' * len(FULL_COLS))})"
 _PLAIN_SQL = f"INSERT OR REPLACE INTO messages({', '.join(PLAIN_COLS)}, kind, edited) VALUES "
@@ -94,6 +101,12 @@ def put_reaction_rows(
 ) -> None:
     """(guid, target_guid, sender, kind, emoji, ts) rows; the final state is derived on read."""
     conn.executemany(_INSERT_REACTION, rows)
+
+
+def _carried_values(m: StoredMessage) -> tuple[str | int | float | None, ...]:
+    """A message's carried columns in the store's order (None for any it does not hold)."""
+    held = dict(m.carried)
+    return tuple(held.get(name) for name in CARRIED)
 
 
 def ensure_private_dir(path: Path) -> None:
@@ -186,7 +199,7 @@ class Store(DirectoryQueries, StatsQueries):
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else default
 
-    def set_meta(self, key: str, value: Any) -> None:
+    def set_meta(self, key: str, value: str | int | float) -> None:
         self.conn.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
@@ -212,6 +225,7 @@ class Store(DirectoryQueries, StatsQueries):
                 m.rowid, m.guid, m.chat_id, m.sender, m.ts, m.text, m.kind, int(m.edited),
                 m.reply_to, json.dumps(m.attachments) if m.attachments else None, m.event,
                 *(local(m.ts) if local is not None else (None, None)), emoji_field(m.text),
+                *_carried_values(m),
             )
             for m in messages
         ]  # fmt: skip
@@ -376,6 +390,7 @@ class Store(DirectoryQueries, StatsQueries):
                 attachments=tuple(tuple(a) for a in json.loads(r[9])) if r[9] else (),
                 event=r[10],
                 reactions=reactions.get(r[1], ()),
+                carried=tuple(zip(CARRIED, r[_CARRIED_AT:], strict=True)) if CARRIED else (),
             )
             for r in rows
         ]
@@ -383,7 +398,7 @@ class Store(DirectoryQueries, StatsQueries):
     def chat_messages(self, chat_id: int, *, since_ts: float | None = None) -> list[StoredMessage]:
         """A chat's messages in chronological order (optionally from a timestamp on)."""
         q = f"SELECT {_MSG_COLS} FROM messages WHERE chat_id=?"
-        args: list[Any] = [chat_id]
+        args: list[int | float] = [chat_id]
         if since_ts is not None:
             q += " AND ts >= ?"
             args.append(since_ts)
@@ -396,17 +411,24 @@ class Store(DirectoryQueries, StatsQueries):
         """A chat's searchable messages as the chunker reads them, `(ts, rowid, sender, text,
         guid)` in time order: only those columns, no StoredMessage and no reactions (a first
         index reads a million rows through here). Same set as `StoredMessage.searchable`."""
+        searched = "".join(f", {c.name}" for c in SEARCHED)  # carried columns with words
         q = (
-            "SELECT ts, rowid, sender, text, guid FROM messages "
+            f"SELECT ts, rowid, sender, text, guid{searched} FROM messages "
             "WHERE chat_id=? AND kind != 'system'"
         )
-        args: list[Any] = [chat_id]
+        args: list[int | float] = [chat_id]
         if since_ts is not None:
             q += " AND ts >= ?"
             args.append(since_ts)
         rows = self.conn.execute(q + " ORDER BY ts, rowid", args).fetchall()
         # str.strip() strips what str.isspace() calls whitespace: a blank body is left out
-        return [r for r in rows if r[3] and not r[3].isspace()]
+        if not SEARCHED:
+            return [r for r in rows if r[3] and not r[3].isspace()]
+        return [
+            (r[0], r[1], r[2], searched_text(r[3], r[5:]), r[4])
+            for r in rows
+            if r[3] and not r[3].isspace()
+        ]
 
     def chat_sizes(self) -> dict[int, int]:
         """Messages per chat as `index` and `doctor` count them (system events are not

@@ -97,6 +97,9 @@ def _m003_person_names(conn: sqlite3.Connection) -> None:
     )
 
 
+# In order, never edited once released. A chat.db column carried into the store
+# (ingest.columns) gets its column in a migration of its own:
+# `ALTER TABLE messages ADD COLUMN <name> <type>` (docs/development.md, "Adding a chat.db column").
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_initial,
     _m002_sender_chat_index,

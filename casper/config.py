@@ -15,10 +15,12 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from casper.errors import ConfigError, RemoteLLMRefused
+from casper.vocab import MAX_ITERATIONS, MAX_K, Fusion, Lexical, Privacy
 
+T = TypeVar("T")
 DEFAULT_LLM = "mlx-community/Qwen3.5-4B-MLX-4bit"
 ALTERNATIVE_LLM = "mlx-community/Qwen3-4B-Instruct-2507-4bit"
 BUNDLED_EMBEDDER = "bundled:all-MiniLM-L6-v2"
@@ -29,39 +31,37 @@ CHUNK_SIZE = 3  # messages per chunk
 CHUNK_STRIDE = 1
 CHUNK_GAP_S = 6 * 3600  # a silence this long starts a new chunk
 CHUNK_MAX_CHARS = 1500
-# casper.search.fusion.FUSIONS (a leaf cannot import it; a test keeps the two equal)
-FUSIONS = ("convex", "adaptive", "rrf")
 # Where the embedder runs (casper/backends/placement.py): the library, and the device under it.
-EMBED_BACKENDS = ("auto", "torch", "onnx")
-EMBED_DEVICES = ("auto", "cpu", "mps")
-
-
-# casper.agent.redact.MODES, loosest first (a leaf cannot import it; a test keeps the two equal)
-PRIVACY_MODES = ("full", "redacted", "aggregate")
-
-
-# casper.search.modes.LEXICAL (a leaf cannot import it; a test keeps the two equal)
-LEXICAL = ("lancedb", "rank-bm25")
+EmbedBackend = Literal["auto", "torch", "onnx"]
+EmbedDevice = Literal["auto", "cpu", "mps"]
 
 
 @dataclass(frozen=True, slots=True)
 class Accepts:
     """What a setting accepts beyond its type (declared beside the field with `setting`): a
-    range for numbers, a set of words, or a check of its own (`valid` returns why a value is
-    refused, or None). The type itself comes from the field's annotation, so a new field is
-    checked by its type with no more work."""
+    range for numbers, or a check of its own (`valid` returns why a value is refused, or None).
+    The type itself comes from the field's annotation (a set of words is a `Literal`), so a new
+    field is checked by its type with no more work."""
 
     at_least: float | None = None
     at_most: float | None = None
-    choices: tuple[str, ...] = ()
     valid: Callable[[Any], str | None] | None = None
     words: str = ""  # what a check of its own accepts, in words ("an IANA time zone name")
     secret: bool = False  # a refused value is not repeated (it may be a key pasted by mistake)
 
 
-def setting(default: Any, **accepts: Any) -> Any:
+def setting(
+    default: T,
+    *,
+    at_least: float | None = None,
+    at_most: float | None = None,
+    valid: Callable[[Any], str | None] | None = None,
+    words: str = "",
+    secret: bool = False,
+) -> T:
     """A Config field and what it accepts: `top_k: int = setting(8, at_least=1, at_most=1000)`."""
-    return field(default=default, metadata={"accepts": Accepts(**accepts)})
+    accepts = Accepts(at_least=at_least, at_most=at_most, valid=valid, words=words, secret=secret)
+    return field(default=default, metadata={"accepts": accepts})
 
 
 def _zone_problem(name: str) -> str | None:
@@ -132,13 +132,13 @@ class Config:
     embed_model: str = setting(BUNDLED_EMBEDDER, at_least=1)
     rerank_model: str | None = DEFAULT_RERANKER  # None → no rerank
     rerank: bool = True
-    lexical: str = setting("lancedb", choices=LEXICAL)  # lancedb | rank-bm25
+    lexical: Lexical = "lancedb"
     candidates: int = setting(50, at_least=1, at_most=1000)  # per retriever before fusion
     # how the hybrid legs are fused: convex (fixed weights) | adaptive (those weights moved per
     # query by how peaked each leg's scores are; opt-in: it lost texting with the typed and
     # event-date legs, docs/retrieval.md) | rrf; casper/search/fusion.py
-    fusion: str = setting("convex", choices=FUSIONS)
-    top_k: int = setting(8, at_least=1, at_most=1000)  # as `search -k`
+    fusion: Fusion = "convex"
+    top_k: int = setting(8, at_least=1, at_most=MAX_K)  # as `search -k`
     chunk_size: int = setting(CHUNK_SIZE, at_least=1, at_most=100)
     chunk_stride: int = setting(CHUNK_STRIDE, at_least=1, at_most=100)  # and ≤ chunk_size
     chunk_gap_s: float = setting(CHUNK_GAP_S, at_least=0)
@@ -146,11 +146,11 @@ class Config:
     embed_batch: int = setting(64, at_least=1, at_most=4096)
     # auto is torch on the Apple GPU, else onnxruntime on the CPU when it reproduces torch's
     # vectors (docs/performance.md#embedding-backends), else torch on the CPU
-    embed_backend: str = setting("auto", choices=EMBED_BACKENDS)
+    embed_backend: EmbedBackend = "auto"
     # auto is the Apple GPU (mps) when available; onnx runs on the CPU only
-    embed_device: str = setting("auto", choices=EMBED_DEVICES)
+    embed_device: EmbedDevice = "auto"
     # model calls in the loop (nudged retries count); synthesis is +1; as `ask --max-iterations`
-    max_iterations: int = setting(5, at_least=1, at_most=50)
+    max_iterations: int = setting(5, at_least=1, at_most=MAX_ITERATIONS)
     max_new_tokens: int = setting(512, at_least=1, at_most=32_768)
     temperature: float = setting(0.0, at_least=0, at_most=2)
     thinking: bool = False
@@ -170,7 +170,7 @@ class Config:
     # full | redacted (phones, emails, URLs, long numbers, street addresses masked) |
     # aggregate (counts, ids, dates and senders; never a message's text). `casper mcp
     # --privacy` can only make it stricter (casper/agent/ceiling.py)
-    privacy: str = setting("full", choices=PRIVACY_MODES)
+    privacy: Privacy = "full"
     # people (any name on their card), chats ("chat:" + the chat's name) and handles (a phone
     # or email) kept out of the index, the stats and every tool (casper/indexer/exclude.py)
     exclude: tuple[str, ...] = ()
@@ -297,7 +297,7 @@ def default_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".casper"
 
 
-def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
+def load_config(data_dir: Path | None = None, **overrides: object) -> Config:
     """Build the Config.
 
     Args:
@@ -318,7 +318,7 @@ def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
 
 
 def checked_config(
-    data_dir: Path | None = None, **overrides: Any
+    data_dir: Path | None = None, **overrides: object
 ) -> tuple[Config, list[ConfigError]]:
     """The Config with every value that is not accepted left at its default, and what was
     wrong with each (`casper doctor` shows them all and goes on with the rest)."""
@@ -424,11 +424,12 @@ def _checked(key: str, value: Any, hint: Any, spec: dataclasses.Field) -> tuple[
         low, high = accepts.at_least, accepts.at_most
         if (low is not None and converted < low) or (high is not None and converted > high):
             return None, words
-    if isinstance(converted, str):
-        if accepts.choices and converted not in accepts.choices:
-            return None, words
-        if accepts.at_least is not None and len(converted) < accepts.at_least:
-            return None, words
+    if (
+        isinstance(converted, str)
+        and accepts.at_least is not None
+        and len(converted) < accepts.at_least
+    ):
+        return None, words
     if accepts.valid is not None and accepts.valid(converted) is not None:
         return None, words
     return converted, None
@@ -453,6 +454,8 @@ def _convert(value: Any, kind: Any) -> Any:
         return value if ok and math.isfinite(value) else _REFUSED  # an int is a float too
     if kind is str:
         return value if isinstance(value, str) and "\x00" not in value else _REFUSED
+    if typing.get_origin(kind) is Literal:  # one of a set of words
+        return value if isinstance(value, str) and value in typing.get_args(kind) else _REFUSED
     if kind is Path:
         if isinstance(value, Path):
             return value
@@ -469,8 +472,8 @@ def _convert(value: Any, kind: Any) -> Any:
 
 def _words(kind: Any, accepts: Accepts) -> str:
     """What a setting accepts, in words: `a whole number from 1 to 1000`."""
-    if accepts.choices:
-        return "one of " + ", ".join(f'"{c}"' for c in accepts.choices)
+    if typing.get_origin(kind) is Literal:
+        return "one of " + ", ".join(f'"{c}"' for c in typing.get_args(kind))
     if accepts.words:
         return accepts.words
     low, high = accepts.at_least, accepts.at_most
@@ -488,7 +491,7 @@ def _words(kind: Any, accepts: Accepts) -> str:
     }.get(kind, "a list of quoted texts" if typing.get_origin(kind) is tuple else str(kind))
 
 
-def _toml(value: Any) -> str:
+def _toml(value: object) -> str:
     """A value as it would be written in config.toml."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -497,7 +500,9 @@ def _toml(value: Any) -> str:
     return repr(value)
 
 
-def _refused(key: str, value: Any, words: str, where: str, spec: dataclasses.Field) -> ConfigError:
+def _refused(
+    key: str, value: object, words: str, where: str, spec: dataclasses.Field
+) -> ConfigError:
     secret = spec.metadata.get("accepts", Accepts()).secret
     shown = "(a value, not shown)" if secret else _toml(value)
     default = spec.default if spec.default is not dataclasses.MISSING else None

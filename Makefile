@@ -3,7 +3,7 @@ PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test test-fast bench eval lint clean smollm2 pictures
+.PHONY: setup demo test test-fast bench eval lint docs clean smollm2 pictures
 
 setup: $(VENV)/.done
 
@@ -44,9 +44,18 @@ pictures: setup
 smollm2: setup
 	$(BIN)/python -m tests.smollm2
 
-# mypy reads its files and settings from [tool.mypy] in pyproject.toml (cache: .mypy_cache/)
+# docs/cli.md's command and settings reference, generated from the typer app and casper/config.py
+# by docs/cli_reference.py between its cog markers (cogapp, in the dev extra)
+CLI_DOCS := -I docs -U docs/cli.md
+
+docs: setup
+	$(BIN)/cog -r $(CLI_DOCS)
+
+# mypy reads its files and settings from [tool.mypy] in pyproject.toml (cache: .mypy_cache/);
+# cog --check fails while docs/cli.md's generated reference differs from what the code declares
 lint: setup
-	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy \
+	  && $(BIN)/cog --check --diff --check-fail-msg='run make docs' $(CLI_DOCS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache

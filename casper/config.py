@@ -15,12 +15,11 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from casper.errors import ConfigError, RemoteLLMRefused
 from casper.vocab import MAX_ITERATIONS, MAX_K, Fusion, Lexical, Privacy
 
-T = TypeVar("T")
 DEFAULT_LLM = "mlx-community/Qwen3.5-4B-MLX-4bit"
 ALTERNATIVE_LLM = "mlx-community/Qwen3-4B-Instruct-2507-4bit"
 BUNDLED_EMBEDDER = "bundled:all-MiniLM-L6-v2"
@@ -51,17 +50,24 @@ class Accepts:
 
 
 def setting(
-    default: T,
+    default: Any = dataclasses.MISSING,
     *,
+    doc: str,
+    factory: Callable[[], Any] | None = None,
     at_least: float | None = None,
     at_most: float | None = None,
     valid: Callable[[Any], str | None] | None = None,
     words: str = "",
     secret: bool = False,
-) -> T:
-    """A Config field and what it accepts: `top_k: int = setting(8, at_least=1, at_most=1000)`."""
+) -> Any:
+    """A Config field, what it accepts and what it is for, in one line (`doc`, for people:
+    docs/cli.md's settings table is generated from it): `top_k: int = setting(8, at_least=1,
+    at_most=1000, doc="hits a search returns")`. `factory` builds a default per Config."""
     accepts = Accepts(at_least=at_least, at_most=at_most, valid=valid, words=words, secret=secret)
-    return field(default=default, metadata={"accepts": accepts})
+    metadata = {"accepts": accepts, "doc": doc}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 def _zone_problem(name: str) -> str | None:
@@ -92,88 +98,178 @@ def _env_name_problem(name: str) -> str | None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
-    """Immutable settings; each field's accepted type is its annotation, and its range or
-    choices are declared beside it (`setting`). `load_config` checks every value it is given
-    against them, once, naming the file and the key."""
+    """Immutable settings; each field's accepted type is its annotation (a set of words is a
+    `Literal`), and its range and a one-line description are declared beside it (`setting`).
+    `load_config` checks every value it is given against them, once, naming the file and the
+    key."""
 
     data_dir: Path
     # resolved when a Config is built (not at import), so the default follows $HOME
-    chat_db: Path = field(default_factory=lambda: Path.home() / "Library/Messages/chat.db")
-    contacts: Path | None = field(
-        default_factory=lambda: Path.home() / "Library/Application Support/AddressBook"
+    chat_db: Path = setting(
+        factory=lambda: Path.home() / "Library/Messages/chat.db",
+        doc="the Messages database, opened read-only (`casper index --chat-db` saves it here)",
     )
-    # the chat model: an MLX hub id or local folder, or with `llm_base_url` the name the server
-    # knows it by (unset there: the server's only model; mlx_lm.server calls its own
-    # "default_model")
-    llm_model: str = setting(DEFAULT_LLM, at_least=1)
-    # str | None: an OpenAI-compatible server's base URL (".../v1"), answering instead of MLX;
+    contacts: Path | None = setting(
+        factory=lambda: Path.home() / "Library/Application Support/AddressBook",
+        doc="the AddressBook: a `.abcddb` file or the folder with `Sources/*/` (`--contacts`)",
+    )
+    # unset with `llm_base_url`: the server's only model; mlx_lm.server calls its own
+    # "default_model"
+    llm_model: str = setting(
+        DEFAULT_LLM,
+        at_least=1,
+        doc="the chat model: an MLX hub id or local folder; with `llm_base_url`, the server's name",
+    )
     # http(s) only, and a host on this machine (127.0.0.0/8, ::1, localhost) unless
     # `allow_remote_llm` (checked by `llm_server`, before any connection)
-    llm_base_url: str | None = setting(None, valid=_url_problem, words="an http(s) URL with a "
-                                       'host, e.g. "http://127.0.0.1:8080/v1"')  # fmt: skip
-    # str | None: the NAME of the environment variable holding that server's API key (the key
-    # itself is never written to config.toml, a log or a document)
+    llm_base_url: str | None = setting(
+        None,
+        valid=_url_problem,
+        words='an http(s) URL with a host, e.g. "http://127.0.0.1:8080/v1"',
+        doc="an OpenAI-compatible server on this machine, answering instead of MLX (`--base-url`)",
+    )
+    # the key itself is never written to config.toml, a log or a document
     llm_api_key_env: str | None = setting(
         None,
         valid=_env_name_problem,
         words='an environment variable\'s name ("OPENAI_API_KEY")',
         secret=True,
+        doc="the NAME of the environment variable that holds the model server's API key",
     )
-    # true: a non-loopback `llm_base_url` may be used (a notice says so on every answer)
-    allow_remote_llm: bool = False
-    # seconds the server may stay silent (connect, each token)
-    llm_timeout_s: float = setting(60.0, at_least=0.1, at_most=3600)
-    # seconds a model server may take to its first token (it reads the whole prompt first: a
-    # 135M model on a laptop took 53–78 s)
-    llm_first_token_timeout_s: float = setting(240.0, at_least=1, at_most=3600)
-    # tokens a model server may write per reply (sent as max_tokens, and the stream is cut
-    # there if the server ignores it): at a laptop's 3–4 tokens/s, about two minutes
-    llm_max_tokens: int = setting(384, at_least=16, at_most=32_768)
-    embed_model: str = setting(BUNDLED_EMBEDDER, at_least=1)
-    rerank_model: str | None = DEFAULT_RERANKER  # None → no rerank
-    rerank: bool = True
-    lexical: Lexical = "lancedb"
-    candidates: int = setting(50, at_least=1, at_most=1000)  # per retriever before fusion
-    # how the hybrid legs are fused: convex (fixed weights) | adaptive (those weights moved per
-    # query by how peaked each leg's scores are; opt-in: it lost texting with the typed and
-    # event-date legs, docs/retrieval.md) | rrf; casper/search/fusion.py
-    fusion: Fusion = "convex"
-    top_k: int = setting(8, at_least=1, at_most=MAX_K)  # as `search -k`
-    chunk_size: int = setting(CHUNK_SIZE, at_least=1, at_most=100)
-    chunk_stride: int = setting(CHUNK_STRIDE, at_least=1, at_most=100)  # and ≤ chunk_size
-    chunk_gap_s: float = setting(CHUNK_GAP_S, at_least=0)
-    chunk_max_chars: int = setting(CHUNK_MAX_CHARS, at_least=100, at_most=100_000)
-    embed_batch: int = setting(64, at_least=1, at_most=4096)
-    # auto is torch on the Apple GPU, else onnxruntime on the CPU when it reproduces torch's
-    # vectors (docs/performance.md#embedding-backends), else torch on the CPU
-    embed_backend: EmbedBackend = "auto"
-    # auto is the Apple GPU (mps) when available; onnx runs on the CPU only
-    embed_device: EmbedDevice = "auto"
-    # model calls in the loop (nudged retries count); synthesis is +1; as `ask --max-iterations`
-    max_iterations: int = setting(5, at_least=1, at_most=MAX_ITERATIONS)
-    max_new_tokens: int = setting(512, at_least=1, at_most=32_768)
-    temperature: float = setting(0.0, at_least=0, at_most=2)
-    thinking: bool = False
-    # None → the machine's local time zone
-    timezone: str | None = setting(None, valid=_zone_problem, words="an IANA time zone name "
-                                   'such as "Europe/London"')  # fmt: skip
-    # language_COUNTRY: which country's holidays "labour day" or "Mother's Day" mean, and the
-    # order of numeric dates in search questions (3/4 = March 4th in en_US, 3 April in en_GB)
-    locale: str = setting("en_US", valid=_locale_problem, words='language_COUNTRY, e.g. "en_GB"')
-    # `casper chat` keeps this much history verbatim
-    history_token_budget: int = setting(2000, at_least=0, at_most=1_000_000)
-    me_names: tuple[str, ...] = ()  # the owner's own names: "Kevin" in a question means "me"
-    # `casper serve` exits after this long without a request (0: never)
-    service_idle_minutes: float = setting(20, at_least=0, at_most=60 * 24 * 365)
-    auto_index: bool = True  # `casper serve` indexes new messages as they arrive in chat.db
-    # the most an MCP client, or a model server on another machine, is shown of the messages:
-    # full | redacted (phones, emails, URLs, long numbers, street addresses masked) |
-    # aggregate (counts, ids, dates and senders; never a message's text). `casper mcp
-    # --privacy` can only make it stricter (casper/agent/ceiling.py)
-    privacy: Privacy = "full"
-    # people (any name on their card), chats ("chat:" + the chat's name) and handles (a phone
-    # or email) kept out of the index, the stats and every tool (casper/indexer/exclude.py)
-    exclude: tuple[str, ...] = ()
+    allow_remote_llm: bool = setting(
+        False, doc="let `llm_base_url` be on another machine (every answer then says so)"
+    )
+    llm_timeout_s: float = setting(
+        60.0,
+        at_least=0.1,
+        at_most=3600,
+        doc="seconds the model server may stay silent (connecting, between tokens)",
+    )
+    # it reads the whole prompt first: a 135M model on a laptop took 53–78 s
+    llm_first_token_timeout_s: float = setting(
+        240.0, at_least=1, at_most=3600, doc="seconds the model server may take to its first token"
+    )
+    # the stream is cut there if the server ignores it: at a laptop's 3–4 tokens/s, about two
+    # minutes
+    llm_max_tokens: int = setting(
+        384,
+        at_least=16,
+        at_most=32_768,
+        doc="tokens a model server may write per reply (sent as max_tokens)",
+    )
+    embed_model: str = setting(
+        BUNDLED_EMBEDDER,
+        at_least=1,
+        doc="the sentence-transformers model for vectors; the default is bundled",
+    )
+    # None → no rerank (a Python caller's value: TOML has no null)
+    rerank_model: str | None = setting(
+        DEFAULT_RERANKER, doc="the cross-encoder that reranks search hits"
+    )
+    rerank: bool = setting(True, doc="rerank search hits (`search --no-rerank` for one search)")
+    lexical: Lexical = setting(
+        "lancedb",
+        doc="the word index: LanceDB full-text search or rank-bm25 in memory (`search --lexical`)",
+    )
+    candidates: int = setting(
+        50, at_least=1, at_most=1000, doc="hits each search leg hands to fusion"
+    )
+    # adaptive is opt-in: it lost texting with the typed and event-date legs
+    # (docs/retrieval.md); casper/search/fusion.py
+    fusion: Fusion = setting(
+        "convex",
+        doc="how the search legs are fused: fixed weights (convex), weights moved per query by "
+        "how sure each leg is (adaptive), or reciprocal rank (rrf)",
+    )
+    top_k: int = setting(8, at_least=1, at_most=MAX_K, doc="hits a search returns (`search -k`)")
+    chunk_size: int = setting(
+        CHUNK_SIZE, at_least=1, at_most=100, doc="messages per indexed passage"
+    )
+    chunk_stride: int = setting(
+        CHUNK_STRIDE,
+        at_least=1,
+        at_most=100,
+        doc="messages the next passage starts after the last one (at most `chunk_size`)",
+    )
+    chunk_gap_s: float = setting(
+        CHUNK_GAP_S, at_least=0, doc="seconds of silence that start a new passage"
+    )
+    chunk_max_chars: int = setting(
+        CHUNK_MAX_CHARS, at_least=100, at_most=100_000, doc="the longest passage, in characters"
+    )
+    embed_batch: int = setting(
+        64, at_least=1, at_most=4096, doc="passages embedded per batch while indexing"
+    )
+    # onnx only when it reproduces torch's vectors (docs/performance.md#embedding-backends),
+    # else torch on the CPU
+    embed_backend: EmbedBackend = setting(
+        "auto",
+        doc="what computes the vectors: auto (torch on the Apple GPU, else onnxruntime on the "
+        "CPU), torch or onnx",
+    )
+    # onnx runs on the CPU only
+    embed_device: EmbedDevice = setting(
+        "auto",
+        doc="the embedder's device: auto (the Apple GPU, mps, when there is one), cpu or mps",
+    )
+    # nudged retries count; synthesis is +1
+    max_iterations: int = setting(
+        5,
+        at_least=1,
+        at_most=MAX_ITERATIONS,
+        doc="model calls in the agent's tool loop (`ask --max-iterations`)",
+    )
+    max_new_tokens: int = setting(
+        512, at_least=1, at_most=32_768, doc="tokens the MLX chat model may write per reply"
+    )
+    temperature: float = setting(
+        0.0,
+        at_least=0,
+        at_most=2,
+        doc="the chat model's sampling temperature (0: always the likeliest token)",
+    )
+    thinking: bool = setting(False, doc="let the chat model think before it answers")
+    timezone: str | None = setting(
+        None,
+        valid=_zone_problem,
+        words='an IANA time zone name such as "Europe/London"',
+        doc="the zone of every local day and hour (unset: $TZ, else the machine's)",
+    )
+    # e.g. 3/4 = March 4th in en_US, 3 April in en_GB
+    locale: str = setting(
+        "en_US",
+        valid=_locale_problem,
+        words='language_COUNTRY, e.g. "en_GB"',
+        doc="the country whose holidays date phrases mean; day-first or month-first numeric dates",
+    )
+    history_token_budget: int = setting(
+        2000,
+        at_least=0,
+        at_most=1_000_000,
+        doc="tokens of earlier turns `casper chat` keeps verbatim",
+    )
+    me_names: tuple[str, ...] = setting((), doc='your own names: "Kevin" in a question means "me"')
+    service_idle_minutes: float = setting(
+        20,
+        at_least=0,
+        at_most=60 * 24 * 365,
+        doc="minutes without a request before `casper serve` exits (0: never)",
+    )
+    auto_index: bool = setting(
+        True, doc="the running service indexes new messages as they arrive in chat.db"
+    )
+    # redacted masks phones, emails, URLs, long numbers and street addresses; aggregate shows
+    # counts, ids, dates and senders. `casper mcp --privacy` can only make it stricter
+    # (casper/agent/ceiling.py)
+    privacy: Privacy = setting(
+        "full",
+        doc="the most an MCP client or a model server on another machine is shown of the messages",
+    )
+    # people by any name on their card, chats as "chat:" + the chat's name, handles as a phone
+    # or email (casper/indexer/exclude.py)
+    exclude: tuple[str, ...] = setting(
+        (), doc="people, chats and handles kept out of the index, the stats and every tool"
+    )
 
     @property
     def store_path(self) -> Path:
@@ -411,10 +507,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _checked(key: str, value: Any, hint: Any, spec: dataclasses.Field) -> tuple[Any, str | None]:
     """(the value as the field holds it, None) or (None, what the field accepts, in words)."""
-    kinds = [a for a in typing.get_args(hint) if a is not type(None)] if _optional(hint) else [hint]
     if value is None and _optional(hint):
         return None, None
-    kind = kinds[0] if len(kinds) == 1 else None
+    kind = _kind(hint)
     accepts: Accepts = spec.metadata.get("accepts", Accepts())
     words = _words(kind, accepts)
     converted = _convert(value, kind)
@@ -440,6 +535,20 @@ _REFUSED = object()
 
 def _optional(hint: Any) -> bool:
     return type(None) in typing.get_args(hint)
+
+
+def _kind(hint: Any) -> Any:
+    """The type a field's value is checked as: its annotation without None (None for a union
+    of several types)."""
+    kinds = [a for a in typing.get_args(hint) if a is not type(None)] if _optional(hint) else [hint]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def takes(key: str) -> str:
+    """What the setting `key` accepts, in the words a refused value is told (docs/cli.md's
+    settings table is generated with them)."""
+    spec = next(f for f in dataclasses.fields(Config) if f.name == key)
+    return _words(_kind(_field_types()[key]), spec.metadata.get("accepts", Accepts()))
 
 
 def _convert(value: Any, kind: Any) -> Any:

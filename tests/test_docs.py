@@ -1,6 +1,8 @@
 """The docs hold together: README.md stays a five-minute read, every relative
-link in README.md and docs/*.md reaches an existing file (and heading, for `#anchors`), and every
-docs file is reachable from the README and links back to it. Reads files only; no casper import."""
+link in README.md and docs/*.md reaches an existing file (and heading, for `#anchors`), every
+docs file is reachable from the README and links back to it, and docs/cli.md names every command,
+option and setting the code declares (its reference is generated: `make docs`; `make lint` runs
+`cog --check`, this is the same promise for `make test`)."""
 
 from __future__ import annotations
 
@@ -97,3 +99,65 @@ def test_every_docs_file_is_linked_from_the_readme() -> None:
 def test_docs_file_links_back_to_the_readme(page: Path) -> None:
     opening = "\n".join(page.read_text().splitlines()[:8])
     assert "](../README.md" in opening, f"{page.name} should say near the top how to get back"
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under `heading` (a whole heading line) up to the next heading of its level or
+    above; empty when there is no such heading."""
+    level = len(heading) - len(heading.lstrip("#"))
+    lines = text.splitlines()
+    if heading not in lines:
+        return ""
+    start = lines.index(heading) + 1
+    end = next(
+        (i for i in range(start, len(lines)) if re.match(rf"#{{1,{level}}} ", lines[i])),
+        len(lines),
+    )
+    return "\n".join(lines[start:end])
+
+
+def _commands() -> dict[str, list[tuple[str, ...]]]:
+    """Every command of the typer app and its arguments and options, each as its names
+    (`("--format", "-f")`; an argument by its metavar, `("QUERY",)`)."""
+    import typer.main
+
+    from casper.cli import app
+
+    root = typer.main.get_command(app)
+    return {
+        name: [
+            ((p.metavar or p.name).upper(),) if p.param_type_name == "argument" else tuple(p.opts)
+            for p in command.params
+        ]
+        for name, command in root.commands.items()
+    }
+
+
+def test_cli_md_has_every_command_with_every_option() -> None:
+    text = (REPO / "docs" / "cli.md").read_text()
+    commands = _commands()
+    assert {"search", "ask", "serve", "eval"} <= set(commands)
+    missing = []
+    for name, params in commands.items():
+        section = _section(text, f"### casper {name}")
+        if not section:
+            missing.append(f"casper {name}: no '### casper {name}' section")
+            continue
+        missing += [
+            f"casper {name} {'/'.join(p)}"
+            for p in params
+            if not any(f"`{alias}`" in section for alias in p)
+        ]
+    assert not missing, "docs/cli.md lacks (run `make docs`):\n" + "\n".join(missing)
+
+
+def test_cli_md_has_every_setting() -> None:
+    import dataclasses
+
+    from casper.config import Config
+
+    section = _section((REPO / "docs" / "cli.md").read_text(), "## Settings (`config.toml`)")
+    names = [f.name for f in dataclasses.fields(Config) if f.name != "data_dir"]
+    assert len(names) > 30
+    missing = [n for n in names if f"| `{n}` |" not in section]
+    assert not missing, f"docs/cli.md's settings table lacks {missing} (run `make docs`)"

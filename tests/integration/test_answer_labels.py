@@ -57,7 +57,7 @@ def test_a_count_with_someone_says_one_to_one_and_groups_apart(home: Path) -> No
         _count(store, "me", True, sam.id),
         _count(store, sam.id, True, sam.id),
     )
-    assert group_received > 0  # the demo's Sam writes in groups too: the case of the issue
+    assert group_received > 0  # the demo's Sam writes in groups too: the case to say apart
     figures = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", doc["answer"])]
     assert figures == [one_sent, one_received, group_sent, group_received]
     assert "one-to-one" in doc["answer"] and "group" in doc["answer"]

@@ -35,7 +35,7 @@ def misquote(prompt: str, loop: bool = True) -> str:
         f"[#{first}] … Sam Rivera: I'm planning to celebrate my 2023-11-28th birthday…",
         # (the demo has "same energy as me and the dentist" right next to Thanksgiving: a
         # quote of the cited conversation, which the check lets through; bench/citations.py
-        # has the line on an id far from it)
+        # has the reported misquote on an id far from it)
         f"[#{second}] Alex Chen: the boat gets painted purple on Sunday",
     ]
     lines += [f"{LOOP} [#{n}]" for n in (shown * 8)[:8]] if loop else []

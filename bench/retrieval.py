@@ -30,6 +30,8 @@ from casper.indexer.chunking import chunker_signature
 from casper.records import Chunk
 from casper.search.query import Reader
 from casper.search.retriever import Retriever
+from eval.ablation import AblationRetriever
+from eval.feedback import FEEDBACK_TERMS
 
 RESULTS = Path(__file__).parent / "results"
 DIM = 384
@@ -272,7 +274,8 @@ def bench_size(n: int, n_queries: int, work: Path, hooks: Sequence[Hook]) -> dic
     lat["hybrid/unfiltered"] = timed(lambda q: retriever.search(q), qs)
     adaptive = Retriever(index, TableEmbedder(qs, corpus.query_vectors), None, fuse="adaptive")
     lat["hybrid/unfiltered, fusion = adaptive"] = timed(lambda q: adaptive.search(q), qs)
-    fed = Retriever(index, TableEmbedder(qs, corpus.query_vectors), None, feedback_terms=4)
+    fed = AblationRetriever(Retriever(index, TableEmbedder(qs, corpus.query_vectors), None),
+                            feedback_terms=FEEDBACK_TERMS)  # fmt: skip
     lat["hybrid/unfiltered + feedback pass (opt-in)"] = timed(lambda q: fed.search(q), qs)
     lat["hybrid/person+date"] = timed(
         lambda q: retriever.search(q, person_id=corpus.person, since=corpus.since,

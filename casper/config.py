@@ -15,9 +15,10 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from casper.errors import ConfigError, RemoteLLMRefused
+from casper.vocab import MAX_ITERATIONS, MAX_K, Fusion, Lexical, Privacy
 
 DEFAULT_LLM = "mlx-community/Qwen3.5-4B-MLX-4bit"
 ALTERNATIVE_LLM = "mlx-community/Qwen3-4B-Instruct-2507-4bit"
@@ -29,31 +30,20 @@ CHUNK_SIZE = 3  # messages per chunk
 CHUNK_STRIDE = 1
 CHUNK_GAP_S = 6 * 3600  # a silence this long starts a new chunk
 CHUNK_MAX_CHARS = 1500
-# casper.search.fusion.FUSIONS (a leaf cannot import it; a test keeps the two equal)
-FUSIONS = ("convex", "adaptive", "rrf")
 # Where the embedder runs (casper/backends/placement.py): the library, and the device under it.
-EMBED_BACKENDS = ("auto", "torch", "onnx")
-EMBED_DEVICES = ("auto", "cpu", "mps")
-
-
-# casper.agent.redact.MODES, loosest first (a leaf cannot import it; a test keeps the two equal)
-PRIVACY_MODES = ("full", "redacted", "aggregate")
-
-
-# casper.search.modes.LEXICAL (a leaf cannot import it; a test keeps the two equal)
-LEXICAL = ("lancedb", "rank-bm25")
+EmbedBackend = Literal["auto", "torch", "onnx"]
+EmbedDevice = Literal["auto", "cpu", "mps"]
 
 
 @dataclass(frozen=True, slots=True)
 class Accepts:
     """What a setting accepts beyond its type (declared beside the field with `setting`): a
-    range for numbers, a set of words, or a check of its own (`valid` returns why a value is
-    refused, or None). The type itself comes from the field's annotation, so a new field is
-    checked by its type with no more work."""
+    range for numbers, or a check of its own (`valid` returns why a value is refused, or None).
+    The type itself comes from the field's annotation (a set of words is a `Literal`), so a new
+    field is checked by its type with no more work."""
 
     at_least: float | None = None
     at_most: float | None = None
-    choices: tuple[str, ...] = ()
     valid: Callable[[Any], str | None] | None = None
     words: str = ""  # what a check of its own accepts, in words ("an IANA time zone name")
     secret: bool = False  # a refused value is not repeated (it may be a key pasted by mistake)
@@ -64,12 +54,17 @@ def setting(
     *,
     doc: str,
     factory: Callable[[], Any] | None = None,
-    **accepts: Any,
+    at_least: float | None = None,
+    at_most: float | None = None,
+    valid: Callable[[Any], str | None] | None = None,
+    words: str = "",
+    secret: bool = False,
 ) -> Any:
     """A Config field, what it accepts and what it is for, in one line (`doc`, for people:
     docs/cli.md's settings table is generated from it): `top_k: int = setting(8, at_least=1,
     at_most=1000, doc="hits a search returns")`. `factory` builds a default per Config."""
-    metadata = {"accepts": Accepts(**accepts), "doc": doc}
+    accepts = Accepts(at_least=at_least, at_most=at_most, valid=valid, words=words, secret=secret)
+    metadata = {"accepts": accepts, "doc": doc}
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -103,9 +98,10 @@ def _env_name_problem(name: str) -> str | None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
-    """Immutable settings; each field's accepted type is its annotation, and its range or
-    choices and a one-line description are declared beside it (`setting`). `load_config`
-    checks every value it is given against them, once, naming the file and the key."""
+    """Immutable settings; each field's accepted type is its annotation (a set of words is a
+    `Literal`), and its range and a one-line description are declared beside it (`setting`).
+    `load_config` checks every value it is given against them, once, naming the file and the
+    key."""
 
     data_dir: Path
     # resolved when a Config is built (not at import), so the default follows $HOME
@@ -171,9 +167,8 @@ class Config:
         DEFAULT_RERANKER, doc="the cross-encoder that reranks search hits"
     )
     rerank: bool = setting(True, doc="rerank search hits (`search --no-rerank` for one search)")
-    lexical: str = setting(
+    lexical: Lexical = setting(
         "lancedb",
-        choices=LEXICAL,
         doc="the word index: LanceDB full-text search or rank-bm25 in memory (`search --lexical`)",
     )
     candidates: int = setting(
@@ -181,13 +176,12 @@ class Config:
     )
     # adaptive is opt-in: it lost texting with the typed and event-date legs
     # (docs/retrieval.md); casper/search/fusion.py
-    fusion: str = setting(
+    fusion: Fusion = setting(
         "convex",
-        choices=FUSIONS,
         doc="how the search legs are fused: fixed weights (convex), weights moved per query by "
         "how sure each leg is (adaptive), or reciprocal rank (rrf)",
     )
-    top_k: int = setting(8, at_least=1, at_most=1000, doc="hits a search returns (`search -k`)")
+    top_k: int = setting(8, at_least=1, at_most=MAX_K, doc="hits a search returns (`search -k`)")
     chunk_size: int = setting(
         CHUNK_SIZE, at_least=1, at_most=100, doc="messages per indexed passage"
     )
@@ -208,23 +202,21 @@ class Config:
     )
     # onnx only when it reproduces torch's vectors (docs/performance.md#embedding-backends),
     # else torch on the CPU
-    embed_backend: str = setting(
+    embed_backend: EmbedBackend = setting(
         "auto",
-        choices=EMBED_BACKENDS,
         doc="what computes the vectors: auto (torch on the Apple GPU, else onnxruntime on the "
         "CPU), torch or onnx",
     )
     # onnx runs on the CPU only
-    embed_device: str = setting(
+    embed_device: EmbedDevice = setting(
         "auto",
-        choices=EMBED_DEVICES,
         doc="the embedder's device: auto (the Apple GPU, mps, when there is one), cpu or mps",
     )
     # nudged retries count; synthesis is +1
     max_iterations: int = setting(
         5,
         at_least=1,
-        at_most=50,
+        at_most=MAX_ITERATIONS,
         doc="model calls in the agent's tool loop (`ask --max-iterations`)",
     )
     max_new_tokens: int = setting(
@@ -269,9 +261,8 @@ class Config:
     # redacted masks phones, emails, URLs, long numbers and street addresses; aggregate shows
     # counts, ids, dates and senders. `casper mcp --privacy` can only make it stricter
     # (casper/agent/ceiling.py)
-    privacy: str = setting(
+    privacy: Privacy = setting(
         "full",
-        choices=PRIVACY_MODES,
         doc="the most an MCP client or a model server on another machine is shown of the messages",
     )
     # people by any name on their card, chats as "chat:" + the chat's name, handles as a phone
@@ -402,7 +393,7 @@ def default_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".casper"
 
 
-def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
+def load_config(data_dir: Path | None = None, **overrides: object) -> Config:
     """Build the Config.
 
     Args:
@@ -423,7 +414,7 @@ def load_config(data_dir: Path | None = None, **overrides: Any) -> Config:
 
 
 def checked_config(
-    data_dir: Path | None = None, **overrides: Any
+    data_dir: Path | None = None, **overrides: object
 ) -> tuple[Config, list[ConfigError]]:
     """The Config with every value that is not accepted left at its default, and what was
     wrong with each (`casper doctor` shows them all and goes on with the rest)."""
@@ -528,11 +519,12 @@ def _checked(key: str, value: Any, hint: Any, spec: dataclasses.Field) -> tuple[
         low, high = accepts.at_least, accepts.at_most
         if (low is not None and converted < low) or (high is not None and converted > high):
             return None, words
-    if isinstance(converted, str):
-        if accepts.choices and converted not in accepts.choices:
-            return None, words
-        if accepts.at_least is not None and len(converted) < accepts.at_least:
-            return None, words
+    if (
+        isinstance(converted, str)
+        and accepts.at_least is not None
+        and len(converted) < accepts.at_least
+    ):
+        return None, words
     if accepts.valid is not None and accepts.valid(converted) is not None:
         return None, words
     return converted, None
@@ -571,6 +563,8 @@ def _convert(value: Any, kind: Any) -> Any:
         return value if ok and math.isfinite(value) else _REFUSED  # an int is a float too
     if kind is str:
         return value if isinstance(value, str) and "\x00" not in value else _REFUSED
+    if typing.get_origin(kind) is Literal:  # one of a set of words
+        return value if isinstance(value, str) and value in typing.get_args(kind) else _REFUSED
     if kind is Path:
         if isinstance(value, Path):
             return value
@@ -587,8 +581,8 @@ def _convert(value: Any, kind: Any) -> Any:
 
 def _words(kind: Any, accepts: Accepts) -> str:
     """What a setting accepts, in words: `a whole number from 1 to 1000`."""
-    if accepts.choices:
-        return "one of " + ", ".join(f'"{c}"' for c in accepts.choices)
+    if typing.get_origin(kind) is Literal:
+        return "one of " + ", ".join(f'"{c}"' for c in typing.get_args(kind))
     if accepts.words:
         return accepts.words
     low, high = accepts.at_least, accepts.at_most
@@ -606,7 +600,7 @@ def _words(kind: Any, accepts: Accepts) -> str:
     }.get(kind, "a list of quoted texts" if typing.get_origin(kind) is tuple else str(kind))
 
 
-def _toml(value: Any) -> str:
+def _toml(value: object) -> str:
     """A value as it would be written in config.toml."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -615,7 +609,9 @@ def _toml(value: Any) -> str:
     return repr(value)
 
 
-def _refused(key: str, value: Any, words: str, where: str, spec: dataclasses.Field) -> ConfigError:
+def _refused(
+    key: str, value: object, words: str, where: str, spec: dataclasses.Field
+) -> ConfigError:
     secret = spec.metadata.get("accepts", Accepts()).secret
     shown = "(a value, not shown)" if secret else _toml(value)
     default = spec.default if spec.default is not dataclasses.MISSING else None

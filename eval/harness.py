@@ -15,6 +15,7 @@ from typing import Any
 
 from casper.config import BUNDLED_EMBEDDER, Config
 from casper.errors import CasperError, ModelUnavailable
+from casper.vocab import LEXICAL, Mode
 from eval import metrics, splits
 from eval.gold import load_gold
 from eval.variants import (  # noqa: F401  (RunSpec, Corpus, … are part of the harness's API)
@@ -26,8 +27,8 @@ from eval.variants import (  # noqa: F401  (RunSpec, Corpus, … are part of the
     variant_config,
 )
 
-MODES = ("bm25", "vector", "hybrid")
-LEXICALS = ("lancedb", "rank-bm25")
+# the search modes (casper.vocab.Mode) in the order the runs and the report list them
+MODES: tuple[Mode, ...] = ("bm25", "vector", "hybrid")
 DEFAULT_UNITS: tuple[tuple[int, int], ...] = ((8, 4), (3, 1))
 SYNTHETIC_TZ = "UTC"  # the demo corpus counts years in UTC
 Progress = Callable[[str], None]
@@ -65,12 +66,13 @@ def plan_runs(
     unknown = sorted(set(modes) - set(MODES))
     if unknown:
         raise CasperError(f"unknown mode(s): {', '.join(unknown)}", hint="use bm25, vector, hybrid")
+    asked = [mode for m in modes for mode in MODES if mode == m]  # `modes`, typed
     specs: list[RunSpec] = []
     for size, stride in units:
         for i, model in enumerate(embedders):
             base = RunSpec("hybrid", chunk_size=size, chunk_stride=stride, embed_model=model)
             if "bm25" in modes and i == 0:
-                specs += [dataclasses.replace(base, mode="bm25", lexical=lex) for lex in LEXICALS]
+                specs += [dataclasses.replace(base, mode="bm25", lexical=lex) for lex in LEXICAL]
             if "vector" in modes:
                 specs.append(dataclasses.replace(base, mode="vector"))
             if "hybrid" in modes:
@@ -81,7 +83,7 @@ def plan_runs(
                 if "hybrid" in modes:
                     specs.append(dataclasses.replace(base, feedback=True))
                 lit = dataclasses.replace(base, literal=True)
-                specs += [dataclasses.replace(lit, mode=m) for m in modes]
+                specs += [dataclasses.replace(lit, mode=m) for m in asked]
                 if "hybrid" in modes:
                     specs.append(dataclasses.replace(lit, fuse="rrf"))
     return specs

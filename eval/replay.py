@@ -73,10 +73,6 @@ class LegMemo:
         return self._get(("ngram", query, n, where),
                          lambda: self._index.ngram_search(query, n, where))  # fmt: skip
 
-    def typed_search(self, words: str, n: int, where: Any = None, **kw: Any) -> Any:
-        key = ("typed", words, n, where, tuple(sorted(kw.items())))
-        return self._get(key, lambda: self._index.typed_search(words, n, where, **kw))
-
     def dates_search(self, terms: Sequence[str], n: int, where: Any = None) -> Any:
         return self._get(("dates", tuple(terms), n, where),
                          lambda: self._index.dates_search(terms, n, where))  # fmt: skip

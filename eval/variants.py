@@ -1,7 +1,8 @@
 """What one eval variant is (RunSpec × Corpus) and its index: config, build, search.
 
 Shared by the retrieval harness (`eval.harness`) and the answer scoring (`eval.answers`), which
-is why it is its own module: neither of those imports the other's internals.
+is why it is its own module: neither of those imports the other's internals. The searches only
+the ablations run (the feedback pass, the reading's rewrite alone) are `eval.ablation`'s.
 """
 
 from __future__ import annotations
@@ -14,31 +15,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from casper.config import BUNDLED_EMBEDDER, CHUNK_SIZE, CHUNK_STRIDE, Config
+from casper.vocab import Fusion, Lexical, Mode
 from eval.gold import GoldItem
 
 if TYPE_CHECKING:
     from casper.protocols import Embedder, Reranker
     from casper.search.retriever import Retriever
     from casper.store.db import Store
+    from eval.ablation import Rewrites
 
 
 @dataclass(frozen=True, slots=True)
 class RunSpec:
     """One ablation: how to retrieve, and which index (unit × embedder) to retrieve from."""
 
-    mode: str
-    lexical: str = "lancedb"
+    mode: Mode
+    lexical: Lexical = "lancedb"
     rerank: bool = False
     chunk_size: int = CHUNK_SIZE
     chunk_stride: int = CHUNK_STRIDE
     embed_model: str = BUNDLED_EMBEDDER
     literal: bool = False  # no query understanding (dates, people, scaffolding)
     # hybrid fusion: None, the configured one (config `fusion`) | "rrf", the ablation
-    fuse: str | None = None
-    feedback: bool = (
-        False  # hybrid's second pass with the best hits' words (casper.search.feedback)
-    )
-    rewrites: str = "add"  # "replace": the reading's rewrite alone (the former default)
+    fuse: Fusion | None = None
+    feedback: bool = False  # hybrid's second pass with the best hits' words (eval.feedback)
+    rewrites: Rewrites = "add"  # "replace": the reading's rewrite alone (the former default)
 
     @property
     def unit(self) -> str:
@@ -50,7 +51,7 @@ class RunSpec:
 
     @property
     def label(self) -> str:
-        parts = [self.mode]
+        parts: list[str] = [self.mode]
         if self.mode != "vector":
             parts.append(self.lexical)
         if self.mode == "hybrid" and self.fuse is not None:
@@ -150,11 +151,13 @@ def make_search(
     max_k: int,
     spec: RunSpec | None = None,
 ) -> Retriever:
-    """A Retriever over one variant's index, sharing the loaded models across runs."""
+    """A Retriever over one variant's index, sharing the loaded models across runs: Casper's
+    own, or with the feedback pass or the rewrite alone when the spec asks for them."""
     from casper.app.runtime import make_retriever
-    from casper.search.feedback import FEEDBACK_TERMS
+    from eval.ablation import AblationRetriever
+    from eval.feedback import FEEDBACK_TERMS
 
-    return make_retriever(
+    retriever = make_retriever(
         vcfg,
         store,
         rerank=reranker is not None,
@@ -162,6 +165,8 @@ def make_search(
         reranker=reranker,
         candidates=max(vcfg.candidates, max_k),
         fuse=spec.fuse if spec else None,
-        feedback_terms=FEEDBACK_TERMS if spec is not None and spec.feedback else 0,
-        rewrites=spec.rewrites if spec is not None else "add",
     )
+    if spec is None or (not spec.feedback and spec.rewrites == "add"):
+        return retriever
+    terms = FEEDBACK_TERMS if spec.feedback else 0
+    return AblationRetriever(retriever, feedback_terms=terms, rewrites=spec.rewrites)

@@ -49,8 +49,7 @@ PURE = [
     "casper/agent/tool_args.py",
     "casper/dates/phrases.py",
     "casper/index/chunk_text.py",
-    "casper/search/feedback.py",
-    "casper/search/modes.py",
+    "eval/feedback.py",
     "casper/search/words.py",
     # not casper/backends/toolcalls.py: it reads tool calls with mlx_lm.tool_parsers, imported
     # inside a function (test_backends_import_heavy_libraries_inside_functions keeps its top
@@ -70,6 +69,7 @@ LEAF = [
     "casper/protocols.py",
     "casper/records.py",
     "casper/telemetry.py",
+    "casper/vocab.py",
     "casper/indexer/report.py",
 ]
 USE_CASES = [
@@ -114,7 +114,7 @@ def test_pure_modules_have_no_io(rel: str) -> None:
 @pytest.mark.parametrize("rel", LEAF)
 def test_leaf_modules_import_only_leaves(rel: str) -> None:
     casper = _starts(imports(REPO / rel), {"casper"})
-    assert casper <= {"casper.errors"}
+    assert casper <= {"casper.errors", "casper.vocab"}
 
 
 @pytest.mark.parametrize("rel", USE_CASES)
@@ -167,17 +167,17 @@ def test_commands_load_nothing_heavy_at_import(path: Path) -> None:
     command that talks to the service stays a thin client (checked at run time too)."""
     top = imports(path, top_level_only=True)
     light = {"casper.cli", "casper.config", "casper.errors", "casper.dates.zones",
-             "casper.agent.followup", "casper.search.modes"}  # fmt: skip
+             "casper.agent.followup", "casper.vocab"}  # fmt: skip
     assert _starts(top, {"casper"}) <= _starts(top, light), path
     assert not _starts(top, HEAVY - {"typer", "rich"} | {"numpy"})
 
 
 def test_what_the_cli_reads_before_a_request_is_stdlib_only() -> None:
-    """The search modes (typer's choices) and the request checks run in the client process
+    """The vocabularies (typer's choices) and the request checks run in the client process
     before anything is sent to the service: stdlib and casper.errors, nothing heavier."""
-    for rel in ("casper/search/modes.py", "casper/search/__init__.py", "casper/app/requests.py"):
+    for rel in ("casper/vocab.py", "casper/app/requests.py"):
         casper = _starts(imports(REPO / rel), {"casper"})
-        assert casper <= {"casper.errors", "casper.search.modes"}, rel
+        assert casper <= {"casper.errors", "casper.vocab"}, rel
         assert not _starts(imports(REPO / rel), HEAVY | {"numpy"}), rel
 
 
@@ -251,7 +251,7 @@ def test_no_import_cycles() -> None:
 # never a sibling on its own layer (store, index and backends know nothing of each other).
 LAYERS: list[set[str]] = [
     {"ingest"},
-    {"casper", "casper.errors", "casper.records", "casper.protocols"},
+    {"casper", "casper.errors", "casper.records", "casper.protocols", "casper.vocab"},
     {"casper.config", "casper.stats"},
     {"casper.dates"},
     {"casper.store", "casper.index", "casper.backends"},
@@ -302,8 +302,9 @@ def test_every_casper_folder_has_a_layer() -> None:
         unit_of(_module_name(path))
     top = sorted(p.name for p in (REPO / "casper").glob("*.py"))
     # 9: telemetry, the one switch every command and adapter shares; 10: events, the progress
-    # every layer sends and the service client and the views read
-    assert len(top) <= 10, top
+    # every layer sends and the service client and the views read; 11: vocab, the closed
+    # vocabularies every layer speaks, named once
+    assert len(top) <= 11, top
 
 
 def test_layer_check_catches_a_climb() -> None:

@@ -3,15 +3,14 @@ person outside the conversation — phone numbers, emails, URLs, long digit runs
 account numbers) and street addresses — and keeps what a reader needs to follow and cite it:
 `[#id]`s, dates and times, people's names.
 
-Imports: stdlib only.
+Imports: stdlib, casper.vocab (the privacy modes, loosest first).
 """
 
 from __future__ import annotations
 
 import re
 
-# the privacy modes, loosest first (casper.config.PRIVACY_MODES names the same)
-MODES = ("full", "redacted", "aggregate")
+from casper.vocab import PRIVACY_MODES, Privacy
 
 # street suffixes: these are streets however the words before them are written ("350 fifth
 # ave"); the second kind are ordinary words too ("a 2 hour drive"), so only after Capitalised
@@ -74,7 +73,7 @@ def mask(text: str) -> str:
     return _PATTERN.sub(_masked, text)
 
 
-def stricter(*modes: str | None) -> str:
+def stricter(*modes: Privacy | None) -> Privacy:
     """The strictest of the modes given (None: not given); `full` when none is."""
-    given = [MODES.index(m) for m in modes if m is not None]
-    return MODES[max(given)] if given else MODES[0]
+    given = [PRIVACY_MODES.index(m) for m in modes if m is not None]
+    return PRIVACY_MODES[max(given)] if given else PRIVACY_MODES[0]

@@ -14,8 +14,9 @@ from casper.config import Config
 from casper.dates.zones import iso, local_tz
 from casper.indexer.exclude import last_purge, stored_entries
 from casper.store.db import Store
+from casper.vocab import Privacy
 
-SHOWN = {
+SHOWN: dict[Privacy, str] = {
     "full": "full message text",
     "redacted": "message text with phone numbers, emails, links, long numbers and street "
     "addresses masked",

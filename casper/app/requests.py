@@ -5,12 +5,12 @@ what they get, and the Retriever checks only for programming errors.
 
 Each process parses a request once: the CLI before it sends it anywhere (so a mistyped value
 never starts the service; typer has already turned `--mode`/`--lexical` into one of their
-choices, same names: casper.search.modes), then answers the typed request in-process or sends
+choices, same names: casper.vocab), then answers the typed request in-process or sends
 `wire(request)` to the service, which parses what arrives on its socket (any local process may
 write there). A request that came over the socket and is malformed in any way (a wrong type, an
 unknown or missing argument, a value out of range) gets the same BadRequest.
 
-Imports: stdlib, casper.errors, casper.search.modes (stdlib only).
+Imports: stdlib, casper.errors, casper.vocab (stdlib only).
 """
 
 from __future__ import annotations
@@ -20,13 +20,20 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from casper.errors import BadRequest
-from casper.search.modes import LEXICAL, MODES, Lexical, Mode
+from casper.vocab import (
+    LEXICAL,
+    MAX_ITERATIONS,
+    MAX_K,
+    MODES,
+    PRIVACY_MODES,
+    STATS_PERIODS,
+    Lexical,
+    Mode,
+    Period,
+    Privacy,
+)
 
-# casper.config.PRIVACY_MODES (this module stays light: a test keeps the two equal)
-PRIVACY_MODES = ("full", "redacted", "aggregate")
-MAX_K = 1_000  # hits per search: more is a mistake, and each one is fetched and rendered
 MAX_CONTEXT = 1_000  # messages before/after one shown by `casper show`
-MAX_ITERATIONS = 50  # model calls in one answer's tool loop
 MAX_QUESTION_CHARS = 2_000  # beyond this a question would crowd the evidence out of the prompt
 MAX_TEXT_CHARS = 10_000  # a query, a name, a date phrase, a model id
 MAX_HISTORY = 100  # earlier turns a `casper chat` session sends along
@@ -58,7 +65,7 @@ class StatsRequest:
     since: str | None = None
     until: str | None = None
     chat: str | None = None  # a chat id or name (--chat)
-    period: str | None = None  # week | month (--by); None: by the range's length
+    period: Period | None = None  # week | month (--by); None: by the range's length
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +100,7 @@ class ToolRequest:
     arguments: Mapping[str, Any]
     # the MCP server's ceiling (`casper mcp --privacy`); the handler keeps the stricter of it
     # and the setting `privacy`, so a request never loosens what config.toml allows
-    privacy: str | None = None
+    privacy: Privacy | None = None
     client: str | None = None  # the MCP client's own name, for the service log
 
 
@@ -196,7 +203,7 @@ def _readable(name: str, value: str) -> str:
     return value
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -214,9 +221,6 @@ def _search(a: _Args) -> SearchRequest:
         rerank=a.flag("rerank", True),
         literal=a.flag("literal", False),
     )
-
-
-STATS_PERIODS = ("week", "month")  # stats --by
 
 
 def _stats(a: _Args) -> StatsRequest:
@@ -297,8 +301,9 @@ def _tool(a: _Args) -> ToolRequest:
         arguments = {}
     if not isinstance(arguments, Mapping):
         raise a._bad("arguments", "an object of argument names and values")
-    privacy = a.text("privacy", limit=20)
-    if privacy is not None and privacy not in PRIVACY_MODES:
+    given = a.text("privacy", limit=20)
+    privacy = next((mode for mode in PRIVACY_MODES if mode == given), None)
+    if given is not None and privacy is None:
         raise a._bad("privacy", " or ".join(PRIVACY_MODES))
     client = a.text("client", limit=200)
     return ToolRequest(name.strip(), dict(arguments), privacy, client)
@@ -315,7 +320,7 @@ _PARSERS: dict[str, tuple[type[Request], Callable[[_Args], Request]]] = {
 COMMANDS = tuple(_PARSERS)
 
 
-def parse(cmd: Any, args: Any) -> Request:
+def parse(cmd: object, args: object) -> Request:
     """The typed request for a command name and its arguments; BadRequest (with a hint) for
     an unknown command, an argument that is unknown, missing, of the wrong type or out of
     range."""

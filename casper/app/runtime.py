@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from casper.search.query import Reader
     from casper.search.retriever import Retriever
     from casper.store.db import Store
+    from casper.vocab import Fusion, Lexical, Mode
 
 Say = Callable[[str], None]
 
@@ -81,14 +82,12 @@ def make_retriever(
     store: Store,
     *,
     rerank: bool = True,
-    lexical: str | None = None,
-    mode: str = "hybrid",
+    lexical: Lexical | None = None,
+    mode: Mode = "hybrid",
     embedder: Embedder | None = None,
     reranker: Reranker | None = None,
     candidates: int | None = None,
-    fuse: str | None = None,
-    feedback_terms: int = 0,
-    rewrites: str = "add",
+    fuse: Fusion | None = None,
     say: Say = _quiet,
 ) -> Retriever:
     """Embedder + index + (optional) reranker + query reader → Retriever.
@@ -126,8 +125,6 @@ def make_retriever(
         lexical=lexical or cfg.lexical,
         fuse=fuse or cfg.fusion,
         reader=make_reader(cfg, store),
-        feedback_terms=feedback_terms,
-        rewrites=rewrites,
     )
 
 
@@ -288,7 +285,7 @@ class Runtime:
         self._embedder: Embedder | None = None
         self._reranker: tuple[Reranker | None, str | None] | None = None
         self._engines: dict[str, tuple[Engine | None, ModelUnavailable | None]] = {}
-        self._retrievers: dict[tuple[str, bool], Retriever] = {}
+        self._retrievers: dict[tuple[Lexical, bool], Retriever] = {}
         self._generation = read_generation(cfg.index_dir)
         self._said: set[str] = set()
 
@@ -359,7 +356,7 @@ class Runtime:
             self.loads["reranker"] += 1
         return self._reranker[0]
 
-    def retriever(self, *, lexical: str | None = None, mode: str = "hybrid") -> Retriever:
+    def retriever(self, *, lexical: Lexical | None = None, mode: Mode = "hybrid") -> Retriever:
         """One Retriever per lexical backend (it caches the vector matrix), without a reranker:
         requests share it, so each passes its own (`Retriever.search(reranker=...)`).
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from casper.cli.transport import Session
     from casper.events import Event
     from casper.protocols import ToolSpec
+    from casper.vocab import Privacy as Ceiling
 
 SERVER_NAME = "casper"
 INSTRUCTIONS = (
@@ -62,24 +63,28 @@ def mcp(
 
     from casper.agent.redact import stricter
     from casper.cli.transport import Session
-    from casper.config import PRIVACY_MODES
     from casper.errors import CasperError
+    from casper.vocab import PRIVACY_MODES
 
-    if privacy is not None and privacy not in PRIVACY_MODES:
+    asked = next((mode for mode in PRIVACY_MODES if mode == privacy), None)
+    if privacy is not None and asked is None:
         raise CasperError(f"--privacy {privacy!r} is not a mode",
                           hint="one of " + ", ".join(PRIVACY_MODES))  # fmt: skip
     cfg = config(home)
-    mode = stricter(cfg.privacy, privacy)
-    print(serving_line(cfg.privacy, privacy, mode), file=sys.stderr, flush=True)
+    mode = stricter(cfg.privacy, asked)
+    print(serving_line(cfg.privacy, asked, mode), file=sys.stderr, flush=True)
     server = build_server(Session(cfg, no_service=no_service), privacy=mode)
     anyio.run(_serve_stdio, server)
 
 
-def serving_line(setting: str, asked: str | None, mode: str) -> str:
+def serving_line(setting: Ceiling, asked: Ceiling | None, mode: Ceiling) -> str:
     """What `casper mcp` says on stderr when it starts: the ceiling it serves, and why."""
-    said = {"full": "full message text", "redacted": "message text with phone numbers, "
-            "emails, links, long numbers and street addresses masked",
-            "aggregate": "ids, dates, senders and counts; no message text"}  # fmt: skip
+    said: dict[Ceiling, str] = {
+        "full": "full message text",
+        "redacted": "message text with phone numbers, emails, links, long numbers and street "
+        "addresses masked",
+        "aggregate": "ids, dates, senders and counts; no message text",
+    }
     why = f"--privacy {asked}" if asked == mode else f"privacy = {setting!r} in config.toml"
     if asked is not None and asked != mode:
         why += f" (--privacy {asked} cannot loosen it)"
@@ -100,7 +105,7 @@ def tool_specs() -> tuple[ToolSpec, ...]:
     return tuple(t.spec for t in TOOLS.values())
 
 
-def build_server(session: Session, privacy: str | None = None) -> Server:
+def build_server(session: Session, privacy: Ceiling | None = None) -> Server:
     """An MCP low-level Server whose tools are the agent's, answered through `session`."""
     import anyio
     import mcp_types as types
@@ -180,7 +185,7 @@ def run_tool(
     name: str,
     arguments: dict[str, Any],
     *,
-    privacy: str | None = None,
+    privacy: Ceiling | None = None,
     client: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """(the `tool` document, the notices said while it ran) for one call."""

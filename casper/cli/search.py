@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, default_of, guarded
-from casper.search.modes import Lexical, Mode
+from casper.vocab import Lexical, Mode
 
 
 @app.command()

@@ -11,7 +11,7 @@ that is not running, no index yet — returns None and the full typer app handle
 usage errors and every newer option behave exactly as before. A test keeps this table a
 faithful subset of the typer commands' options (names, kinds, choices, defaults).
 
-Imports: stdlib, casper.config, casper.errors, casper.search.modes, casper.cli.guard; the work
+Imports: stdlib, casper.config, casper.errors, casper.vocab, casper.cli.guard; the work
 (casper.cli.reads) once the arguments are understood.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from casper.search.modes import LEXICAL, MODES
+from casper.vocab import LEXICAL, MODES
 
 FLAG, TEXT, NUMBER, PATH = "flag", "text", "number", "path"
 Kind = str | tuple[str, ...]  # one of the four above, or the choices a value must be one of
@@ -126,7 +126,7 @@ def _option(
     return taken
 
 
-def _value(raw: str, kind: Kind) -> Any:
+def _value(raw: str, kind: Kind) -> str | int | Path | None:
     """`raw` as typer would hand it over, or None where typer might refuse or read it
     otherwise (a value that looks like an option, a number that is not one, an unknown
     choice, an empty path)."""

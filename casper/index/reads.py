@@ -141,29 +141,6 @@ class ChunkReads:
         residue = unsegmented_text(query)
         return self._fts(residue, "cjk", n, where) if residue.strip() else []
 
-    def typed_search(
-        self,
-        words: str,
-        n: int,
-        where: Filter | None = None,
-        *,
-        weak: str = "",
-        weak_boost: float = 1.0,
-    ) -> list[tuple[str, float]]:
-        """Top-n (id, BM25) in one query: `words` on `text`, plus `weak` words at `weak_boost`
-        (a chunk's score is the sum)."""
-        if not weak.strip() or weak_boost <= 0:
-            return self._fts(words, "text", n, where)
-        from lancedb import query as lq
-
-        # pydantic dataclasses: mypy sees their optional fields as required
-        match: Any = lq.MatchQuery
-        boolean: Any = lq.BooleanQuery
-        clauses = [(lq.Occur.SHOULD, match(words, "text"))] if words.strip() else []
-        clauses.append((lq.Occur.SHOULD, match(weak, "text", boost=weak_boost)))
-        query = clauses[0][1] if len(clauses) == 1 else boolean(clauses)
-        return self._fts(query, "text", n, where)
-
     def dates_search(
         self, terms: Sequence[str], n: int, where: Filter | None = None
     ) -> list[tuple[str, float]]:
@@ -172,16 +149,15 @@ class ChunkReads:
         return self._fts(" ".join(terms), "dates", n, where) if terms else []
 
     def _fts(
-        self, query: Any, column: str, n: int, where: Filter | None
+        self, query: str, column: str, n: int, where: Filter | None
     ) -> list[tuple[str, float]]:
-        if (isinstance(query, str) and not query.strip()) or n <= 0 or self.count() == 0:
+        if not query.strip() or n <= 0 or self.count() == 0:
             return []
         sql = where.sql() if where else None
 
         def run() -> pa.Table:
-            columns = {"fts_columns": column} if isinstance(query, str) else {}
             builder = (
-                self.table.search(query, query_type="fts", **columns)
+                self.table.search(query, query_type="fts", fts_columns=column)
                 .select(["id", "_score"])
                 .limit(n)
             )

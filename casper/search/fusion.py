@@ -16,17 +16,12 @@ RRF_K = 60
 # "An Analysis of Fusion Functions for Hybrid Retrieval"); the weight is the vector leg's.
 # Tuned on LoCoMo conversations 26-43 + the synthetic set (3x1 and 8x4), reported on 44-50
 # (README): 0.4; more vector weight lost LoCoMo, less lost the synthetic set; RRF (k = 60)
-# lost LoCoMo. With the opt-in feedback leg (casper.search.feedback) taking 0.3 of the lexical
-# side it is at or above the best single leg on every LoCoMo/synthetic set, 8x4 included (a larger
-# share or vector 0.35 cost LoCoMo R@5 0.7). It lost the gold-style set under the old
-# additive scope boost; with the scope first (`scope_first`) it wins there and on the synthetic
-# set and ties LoCoMo, but costs ~32 ms p50 at 100k chunks under load (budget 30), so it is off.
-# Re-checked with the scope first: 0.35 / 0.45 / 0.5 are no better than 0.4 (README).
+# lost LoCoMo (the eval's feedback pass, eval/feedback.py, was tuned with it too). Re-checked
+# with the scope first: 0.35 / 0.45 / 0.5 are no better than 0.4 (README).
 VECTOR_WEIGHT = 0.4
-FEEDBACK_SHARE = 0.3
-# convex: the fixed weights above; adaptive: those weights moved per query by how peaked each
-# leg's scores are (`adapt_weights`); rrf: the former default, kept for the ablation.
-FUSIONS = ("convex", "adaptive", "rrf")
+# The fusions (casper.vocab.FUSIONS): convex, the fixed weights above; adaptive, those weights
+# moved per query by how peaked each leg's scores are (`adapt_weights`); rrf, the former
+# default, kept for the ablation.
 # `adapt_weights`: a leg whose scores are flat keeps this share of a fully peaked leg's trust, so
 # it is never silenced (it still breaks the other legs' ties). Tune halves: 0.05 and 0.15 alike,
 # 0.3 lost a LoCoMo tune cell by 0.6 point, 0.05 a report-half one by 0.9 (docs/retrieval.md).
@@ -65,34 +60,23 @@ def hybrid(
     lexical: Sequence[Scored],
     *,
     vector_weight: float = VECTOR_WEIGHT,
-    feedback: Scored | None = None,
-    feedback_share: float = FEEDBACK_SHARE,
     lexical_bounds: Sequence[Bounds] | None = None,
     adaptive: bool = False,
 ) -> list[tuple[str, float]]:
     """The vector leg and the lexical legs (words, and n-grams when the query has CJK/emoji).
 
-    The lexical side's weight is shared by its legs, so an n-gram leg does not outvote words;
-    a `feedback` leg (BM25 with the best hits' words added) takes `feedback_share` of it.
-    `lexical_bounds` (one per lexical leg, then the feedback leg's) widen those legs' ranges
-    (`convex`); the vector leg is always normalised over its own hits. `adaptive`: the weights
-    are moved for this query by `adapt_weights`.
+    The lexical side's weight is shared by its legs, so an n-gram leg does not outvote words.
+    `lexical_bounds` (one per lexical leg) widen those legs' ranges (`convex`); the vector leg
+    is always normalised over its own hits. `adaptive`: the weights are moved for this query by
+    `adapt_weights`.
     """
-    n_lex = len(lexical) + (feedback is not None)
-    wide = list(lexical_bounds) if lexical_bounds is not None else [None] * n_lex
-    if len(wide) != n_lex:
-        raise ValueError(f"{n_lex} lexical legs but {len(wide)} bounds")
-    present = [(leg, b) for leg, b in zip(lexical, wide, strict=False) if leg]
+    wide = list(lexical_bounds) if lexical_bounds is not None else [None] * len(lexical)
+    if len(wide) != len(lexical):
+        raise ValueError(f"{len(lexical)} lexical legs but {len(wide)} bounds")
+    present = [(leg, b) for leg, b in zip(lexical, wide, strict=True) if leg]
     legs = [leg for leg, _ in present]
     bounds: list[Bounds] = [None, *(b for _, b in present)]
     side = 1.0 - vector_weight
-    if feedback is not None:
-        words = side * (1.0 - feedback_share) / max(1, len(present))
-        weights = [vector_weight] + [words] * len(present) + [side * feedback_share]
-        every = [vector, *legs, feedback]
-        if adaptive:
-            weights = adapt_weights(every, weights)
-        return convex(every, weights, [*bounds, wide[-1]])
     if not present:
         return convex([vector], [1.0])
     weights = [vector_weight] + [side / len(present)] * len(present)
@@ -268,32 +252,3 @@ def minmax(scores: Sequence[float], bounds: Bounds = None) -> list[float]:
     if hi - lo <= 0:
         return [1.0] * len(scores)
     return [(s - lo) / (hi - lo) for s in scores]
-
-
-def spread_out(
-    ranked: Scored, group_of: Mapping[str, object], *, cap: int, window: int
-) -> list[tuple[str, float]]:
-    """The first `window` places hold at most `cap` ids of one group (a day of one chat) while
-    other groups have hits to give; the ids held back follow, in their order. Each place keeps
-    its score (ids move, scores do not), so scores still read highest first.
-
-    For questions whose answer is spread over several messages ("what are her hobbies?"): the
-    best few passages of one day otherwise fill the first places while the other days wait.
-    """
-    if cap <= 0 or window <= 0:
-        return list(ranked)
-    head: list[str] = []
-    held: list[str] = []
-    count: dict[object, int] = {}
-    for item, _ in ranked:
-        if len(head) >= window:
-            held.append(item)
-            continue
-        group = group_of.get(item, item)
-        if count.get(group, 0) < cap:
-            count[group] = count.get(group, 0) + 1
-            head.append(item)
-        else:
-            held.append(item)
-    moved = head + held
-    return [(item, place) for item, (_, place) in zip(moved, ranked, strict=True)]

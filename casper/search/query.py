@@ -60,36 +60,6 @@ _DATEISH = re.compile(
 )
 
 
-# What marks a question whose answer is several things said on several days ("What are her
-# hobbies?", "Which cities have we both been to?", "How does she usually relax?"): a plural
-# noun among its first words after a question word, or one of these words.
-_MANY_WORDS = re.compile(
-    r"\b(?:both|in common|usually|ever|all the|every|list|(?:kinds|types|sorts) of)\b", re.I
-)
-_NOT_PLURAL = frozenset(
-    """does has is was this us yes always perhaps across less unless news plus its his hers
-    yours ours theirs whereas""".split()  # noqa: SIM905 - a word list reads better as text
-)
-_OPENERS = frozenset({"what", "which", "where", "who", "how", "in"})
-
-
-def asks_for_many(question: str) -> bool:
-    """True for a question that asks for a list or a summary: its answer is spread over
-    several messages, usually on several days."""
-    if _MANY_WORDS.search(question):
-        return True
-    words = _WORD.findall(question.replace("`", "'"))
-    if not words or words[0].lower() not in _OPENERS:
-        return False
-    for word in words[1:7]:
-        w = word.lower()
-        if w.endswith(("'s", "’s")) or len(w) < 4 or w in _NOT_PLURAL:
-            continue
-        if w.endswith("s") and not w.endswith(("ss", "us", "is")):
-            return True
-    return False
-
-
 @dataclass(frozen=True, slots=True)
 class PersonMention:
     """A contact named in the question: any name on their card (full, first, last, nickname,
@@ -132,7 +102,6 @@ class UnderstoodJson(TypedDict):
     ambiguous: NotRequired[list[AmbiguousName]]
     me: NotRequired[list[str]]
     dropped: NotRequired[list[str]]
-    feedback_words: NotRequired[list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +118,6 @@ class Understood:
     me: tuple[str, ...] = ()  # the owner's own names found in the question
     dropped: tuple[str, ...] = ()  # scaffolding words left out of the lexical query
     literal: bool = False
-    expansion: tuple[str, ...] = ()  # words the best first-pass hits added (casper.search.feedback)
     date_unmatched: bool = False  # nothing with the named person on the dates: person alone led
     typed: str = ""  # the words as typed, names and date words kept, scaffolding out ("" = none)
     weak: tuple[str, ...] = ()  # the scaffolding, searched beside `typed` at a low weight
@@ -158,7 +126,6 @@ class Understood:
     # names that match more than one person (two contacts, or the owner and a contact), with
     # how many: they narrow nothing
     ambiguous: tuple[tuple[str, int], ...] = ()
-    many: bool = False  # it asks for a list or a summary (`asks_for_many`): answers are spread
 
     @property
     def person_id(self) -> str | None:
@@ -194,8 +161,6 @@ class Understood:
         if self.me and [w for w in self.me if w not in shared]:
             parts.append(f"{', '.join(w for w in self.me if w not in shared)} = me")
         parts += [f"{said}: {n} people, not narrowed" for said, n in self.ambiguous]
-        if self.expansion:
-            parts.append(f"+ {' '.join(self.expansion)} from the best hits")
         return " · ".join(parts)
 
     def to_json(self) -> UnderstoodJson:
@@ -229,8 +194,6 @@ class Understood:
             doc["me"] = list(self.me)
         if self.dropped:
             doc["dropped"] = list(self.dropped)
-        if self.expansion:
-            doc["feedback_words"] = list(self.expansion)
         return doc
 
     def _date_use(self) -> str:
@@ -452,7 +415,6 @@ def understand(
         date_terms=terms,
         date_outside=outside,
         ambiguous=ambiguous,
-        many=asks_for_many(question),
     )
 
 
@@ -583,11 +545,6 @@ def _drop_scaffolding(text: str) -> tuple[str, tuple[str, ...]]:
     return " ".join(kept), tuple(dict.fromkeys(w.lower() for w in dropped))
 
 
-# Beside a topic word, the verbs a question asks with and "and" are left out of the words
-# searched (read and as typed); measured on every eval set (docs/retrieval.md).
-TOPIC_FIRST = True
-
-
 def asking_verbs(question: str) -> frozenset[str]:
     """The words of `question` that ask how it was said ("plan", "talk", "text" as verbs:
     "when did Sam and I plan …", "did Priya text me …"), lower case. After an article or a
@@ -611,9 +568,7 @@ _DETERMINERS = frozenset(_DETERMINER_WORDS.split())
 def _topic_first(words: str, verbs: frozenset[str]) -> tuple[str, tuple[str, ...]]:
     """`words` without the question's asking `verbs` and the conjunctions the index drops
     anyway ("and"), when a topic word remains: "and plan Thanksgiving" → "Thanksgiving". A
-    question of nothing else keeps them."""
-    if not TOPIC_FIRST:
-        return words, ()
+    question of nothing else keeps them. Measured on every eval set (docs/retrieval.md)."""
     kept: list[str] = []
     left: list[str] = []
     for word in words.split():

@@ -1,12 +1,11 @@
 """Retriever.search: read the query → vector + lexical legs (filters inside each) → fuse →
-dedupe → feedback (hybrid: BM25 again with the best hits' words added, as one more leg; fuse
-again) → rerank → top-k. A date or person the question names ranks its chunks first (the
+dedupe → rerank → top-k. A date or person the question names ranks its chunks first (the
 person's alone when they have none on the day named); the rest follows.
 
 One Retriever serves many requests (it caches the index's matrix), so a search keeps its working
 state in a `_Search` of its own and returns everything it found out in one `SearchResult`.
 
-Imports: casper.search (feedback, fusion, modes, query), casper.index (chunk_table, chunk_index,
+Imports: casper.search (fusion, query, words), casper.vocab, casper.index (chunk_table, chunk_index,
 lexical lazily), casper.store.db (types), casper.errors, protocols, records.
 """
 
@@ -26,17 +25,19 @@ from casper.index.chunk_table import quote
 from casper.index.vectors import ChunkMeta
 from casper.protocols import Embedder, Hit, HitMessage, Reranker
 from casper.records import ME, StoredMessage
-from casper.search import feedback, fusion
-from casper.search.modes import LEXICAL, MODES, Lexical, Mode
+from casper.search import fusion
 from casper.search.query import Reader, Understood
 from casper.search.words import absent, search_words
+from casper.vocab import FUSIONS, LEXICAL, Fusion, Lexical, Mode
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from casper.index.lexical import RankBM25Index
     from casper.store.db import Store
 
-__all__ = ["LEXICAL", "MODES", "Lexical", "Mode", "Retriever", "SearchResult", "chunk_texts",
-           "semantic_notice"]  # fmt: skip
+__all__ = ["Retriever", "SearchResult", "chunk_texts", "semantic_notice"]
 LoadMessages = Callable[[Sequence[int]], Sequence[StoredMessage]]
 T = TypeVar("T")
 # a search that saw the index move to another generation is run again on one generation; a
@@ -44,30 +45,12 @@ T = TypeVar("T")
 # each time) ends after this many tries
 SEARCH_TRIES = 3
 SEMANTIC_NOTICE = "semantic_coverage"  # the key of the partly-built-vectors notice
-# How a reading of the question joins the words: "add" (the words as typed and the named
-# dates' terms run beside the rewrite, a scope leads only with matching hits, dates outside the
-# history are no scope) or "replace" (the rewrite alone, the former reading; for the ablation).
-REWRITES = ("add", "replace")
-# The question's scaffolding ("when", "did", "could") counts this much beside its other words in
-# the typed leg. 0: left out, so a typed leg equal to the read words reuses their leg (no second
-# query); 0.3 gave the same texting figures and cost a LanceDB boolean query per leg and scope.
-WEAK_BOOST = 0.0
 # A person the question names leads (their chats first), bounded: the best NAME_KEEP hits of the
 # search without the person stay in the first NAME_WITHIN, so a name read wrongly (the owner's
 # own name on a cousin's card, a nickname on another card) costs rank, never the answer. One:
 # two cost the texting set's spread R@25 3.3 points (tune half), three or five REALTALK's R@25.
 NAME_KEEP = 1
 NAME_WITHIN = 10
-# A question asking for a list or a summary (`query.asks_for_many`) can get its first
-# SPREAD_WINDOW places from several days: at most SPREAD_CAP passages of one chat's day. Off (0):
-# on real texting it cost the very questions it is for (REALTALK spread R@10 38.4 -> 34.5 at cap
-# 2, -0.6 at cap 3 on one phone, +0.6 on the other): their evidence is often neighbouring
-# messages of one day (docs/retrieval.md).
-SPREAD_CAP = 0
-# A scope's matches that are all a whole wider leg's weakest still count (`Retriever._bounds`);
-# False: the former scaling, for replaying it (docs/retrieval.md, asking verbs beside a topic)
-MATCHES_COUNT = True
-SPREAD_WINDOW = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +82,10 @@ class _Search:
 
     reranker: Reranker | None
     timings: dict[str, float] = field(default_factory=dict)
-    legs: dict[tuple[str, str, Filter], Any] = field(default_factory=dict)  # reused by feedback
-    query_vector: tuple[str, Any] | None = None  # embedded once even when a scope reruns legs
+    # each leg searched once per search, whichever pass asks for it again
+    legs: dict[tuple[str, str, Filter], Any] = field(default_factory=dict)
+    # embedded once even when a scope reruns the legs
+    query_vector: tuple[str, NDArray[np.float32]] | None = None
     date_unmatched: bool = False  # the dates held nothing with the named person
     notices: dict[str, Notice] = field(default_factory=dict)
 
@@ -119,12 +104,10 @@ class Retriever:
         load_messages: LoadMessages | None = None,
         candidates: int = 50,
         top_k: int = 8,
-        lexical: str = "lancedb",
+        lexical: Lexical = "lancedb",
         vector_weight: float = fusion.VECTOR_WEIGHT,
-        fuse: str = "convex",
+        fuse: Fusion = "convex",
         reader: Reader | None = None,
-        feedback_terms: int = 0,
-        rewrites: str = "add",
     ) -> None:
         if lexical not in LEXICAL:  # a programming error: requests are checked at the edge
             raise ValueError(f"lexical must be one of {LEXICAL}, not {lexical!r}")
@@ -138,17 +121,11 @@ class Retriever:
         self.candidates = candidates
         self.top_k = top_k
         self.lexical = lexical
-        if fuse not in fusion.FUSIONS:
-            raise ValueError(f"fuse must be one of {fusion.FUSIONS}, not {fuse!r}")
+        if fuse not in FUSIONS:
+            raise ValueError(f"fuse must be one of {FUSIONS}, not {fuse!r}")
         self.vector_weight = vector_weight
         self.fuse = fuse
         self.reader = reader
-        # 0: no feedback pass (the default: it won the synthetic set, was neutral on LoCoMo and
-        # lost the gold-style set, README); feedback.FEEDBACK_TERMS turns it on.
-        self.feedback_terms = feedback_terms
-        if rewrites not in REWRITES:
-            raise ValueError(f"rewrites must be one of {REWRITES}, not {rewrites!r}")
-        self.rewrites = rewrites
         self._bm25: RankBM25Index | None = None  # the rank-bm25 backend, built on first use
 
     def search(
@@ -225,12 +202,7 @@ class Retriever:
     ) -> SearchResult:
         started = time.perf_counter()
         run = _Search(reranker)
-        u = self._read(query, literal, now)
-        ranked = self._pass(run, u, where, mode)
-        if mode == "hybrid" and not u.literal and self.feedback_terms > 0 and ranked:
-            u, ranked = self._feedback(run, u, where, ranked)
-        if mode == "hybrid" and u.many and SPREAD_CAP > 0 and ranked:
-            ranked = self._spread(ranked)
+        u, ranked = self._rank(run, self._read(query, literal, now), where, mode)
         understood = dataclasses.replace(u, date_unmatched=run.date_unmatched)
         if run.reranker is not None and ranked:
             ranked = self._rerank(run, query, ranked)
@@ -249,10 +221,7 @@ class Retriever:
     def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:
         if self.reader is None or literal:
             return Understood(query, query, query, literal=literal)
-        u = self.reader.read(query, now or datetime.now(UTC))
-        if self.rewrites == "replace":  # the rewrite alone: nothing typed or dated beside it
-            return dataclasses.replace(u, typed="", weak=(), date_terms=(), date_outside=False)
-        return u
+        return self.reader.read(query, now or datetime.now(UTC))
 
     def _scope(self, u: Understood, where: Filter) -> Filter | None:
         """The filter of what the question names, narrower than `where`; None if nothing. Dates
@@ -271,6 +240,13 @@ class Retriever:
         return None if scope == where else scope
 
     # ---- passes ----------------------------------------------------------------------------
+    def _rank(
+        self, run: _Search, u: Understood, where: Filter, mode: Mode
+    ) -> tuple[Understood, list[tuple[str, float]]]:
+        """The candidates in order, and the reading they were ranked by: one pass. (A subclass
+        may search again from what the pass found, under a reading of its own.)"""
+        return u, self._pass(run, u, where, mode)
+
     def _pass(
         self, run: _Search, u: Understood, where: Filter, mode: str
     ) -> list[tuple[str, float]]:
@@ -300,22 +276,6 @@ class Retriever:
         person = dataclasses.replace(scope, since=where.since, until=where.until)
         return None if person == where else person
 
-    def _feedback(
-        self, run: _Search, u: Understood, where: Filter, ranked: list[tuple[str, float]]
-    ) -> tuple[Understood, list[tuple[str, float]]]:
-        """Second pass: BM25 searched again with the best hits' distinctive words added, as one
-        more lexical leg (the first pass's legs are reused, not searched again); the whole
-        first-pass candidate list stands in for document frequency."""
-        started = time.perf_counter()
-        texts = chunk_texts(self.index, [cid for cid, _ in ranked[: self.candidates]])
-        words = feedback.expansion(u.lexical, texts[: feedback.FEEDBACK_DOCS], texts,
-                                   self.feedback_terms)  # fmt: skip
-        run.timings["feedback"] = _ms(started)
-        if not words:
-            return u, ranked
-        read = dataclasses.replace(u, expansion=tuple(words))
-        return read, self._pass(run, read, where, "hybrid")
-
     # ---- legs ----------------------------------------------------------------------------
     def _ranked(
         self,
@@ -329,19 +289,24 @@ class Retriever:
         score ranges the lexical legs are normalised over (BM25 scores are comparable across
         the two searches, so a weak word match inside a scope stays weak); the vector leg
         keeps its own range, which orders the scope's passages."""
-        legs = list(legs)
-        extra = legs.pop() if u.expansion and mode == "hybrid" else None  # the feedback leg
-        bounds = None
-        if wider is not None and mode != "vector":
-            lexical = wider[1:] if mode == "hybrid" else wider
-            scoped = [*(legs[1:] if mode == "hybrid" else legs), *([extra] if extra else [])]
-            # one range per wider lexical leg, as before; a leg the scope has no counterpart
-            # of (a feedback pass searched in the scope only) keeps its plain range
-            bounds = [
-                self._bounds(leg, scoped[i] if i < len(scoped) else [])
-                for i, leg in enumerate(lexical)
-            ]
-        return self._clock(run, "fuse", lambda: self._fuse(legs, mode, extra, bounds))
+        bounds = self._lexical_bounds(legs, mode, wider)
+        return self._clock(run, "fuse", lambda: self._fuse(legs, mode, bounds))
+
+    def _lexical_bounds(
+        self,
+        legs: list[list[tuple[str, float]]],
+        mode: str,
+        wider: list[list[tuple[str, float]]] | None,
+    ) -> list[fusion.Bounds] | None:
+        """One score range per lexical leg of a scoped search, from its counterpart in the
+        search without the scope (`wider`, whose legs line up with `legs`); None unscoped."""
+        if wider is None or mode == "vector":
+            return None
+        first = 1 if mode == "hybrid" else 0  # the vector leg keeps its own range
+        return [
+            self._bounds(outside, inside)
+            for outside, inside in zip(wider[first:], legs[first:], strict=True)
+        ]
 
     def _bounds(
         self, wider: list[tuple[str, float]], inside: list[tuple[str, float]]
@@ -351,7 +316,7 @@ class Retriever:
         "plan" is not searched beside it), the range starts at 0: from that minimum they would
         count for nothing though they match, and the scope would be ordered by meaning alone."""
         bounds = fusion.bounds_of(wider)
-        if not (MATCHES_COUNT and bounds and inside and len(wider) < self.candidates):
+        if not (bounds and inside and len(wider) < self.candidates):
             return bounds
         return (0.0, bounds[1]) if max(s for _, s in inside) <= bounds[0] else bounds
 
@@ -362,34 +327,31 @@ class Retriever:
         legs: list[list[tuple[str, float]]] = []
         if mode in ("hybrid", "vector"):
             key = ("vector", u.semantic, where)
-            if key not in run.legs:  # the feedback pass reuses the first pass's legs
+            if key not in run.legs:  # a second pass of the same reading reuses it
                 vec = self._clock(run, "embed", lambda: self._embed(run, u.semantic))
                 leg = self._clock(run, "vector", lambda: self.index.vector_search(vec, n, where))
                 run.legs[key] = leg
                 self._note_coverage(run)
             legs.append(run.legs[key])
         if mode in ("hybrid", "bm25"):
-            queries = [u.lexical]
-            if u.expansion:  # one more leg: words + n-grams of the question, then with feedback
-                queries.append(f"{u.lexical} {' '.join(u.expansion)}")
-            for i, query in enumerate(queries):
-                key = ("lexical", query, where)
-                if key not in run.legs:
-                    found = self._clock(run, "lexical", partial(self._lexical, query, where))
-                    run.legs[key] = found if i == 0 else found[:1]
-                legs.extend(run.legs[key])
-                if i == 0 and u.typed and not u.literal:
-                    legs += self._added_legs(run, u, where)
+            key = ("lexical", u.lexical, where)
+            if key not in run.legs:  # words + n-grams of the question
+                run.legs[key] = self._clock(
+                    run, "lexical", partial(self._lexical, u.lexical, where)
+                )
+            legs.extend(run.legs[key])
+            if u.typed and not u.literal:
+                legs += self._added_legs(run, u, where)
         return legs
 
     def _added_legs(
         self, run: _Search, u: Understood, where: Filter
     ) -> list[list[tuple[str, float]]]:
         """What the reading must not lose, as two more lexical legs: the words as typed (names
-        and date words kept, scaffolding down-weighted; the read words' leg when they are the
-        same) and the messages that mention the dates the question names (always a leg, empty
+        and date words kept, scaffolding left out; the read words' leg when they are the same)
+        and the messages that mention the dates the question names (always a leg, empty
         without dates, so a scope's legs line up)."""
-        if u.typed == u.lexical and (not u.weak or WEAK_BOOST <= 0):
+        if u.typed == u.lexical:
             typed = run.legs[("lexical", u.lexical, where)][0]
         else:
             key = ("typed", u.typed, where)
@@ -408,11 +370,9 @@ class Retriever:
     def _typed(self, u: Understood, where: Filter) -> list[tuple[str, float]]:
         if self.lexical == "rank-bm25":
             return self.bm25().search(u.typed, self.candidates, where)
-        return self.index.typed_search(
-            u.typed, self.candidates, where, weak=" ".join(u.weak), weak_boost=WEAK_BOOST
-        )
+        return self.index.fts_search(u.typed, self.candidates, where)
 
-    def _embed(self, run: _Search, text: str) -> Any:
+    def _embed(self, run: _Search, text: str) -> NDArray[np.float32]:
         """The query vector, embedded once per search even when a scope runs the legs twice."""
         if run.query_vector is None or run.query_vector[0] != text:
             run.query_vector = (text, self.embedder.embed_query(text))
@@ -446,16 +406,14 @@ class Retriever:
         self,
         legs: list[list[tuple[str, float]]],
         mode: str,
-        feedback: list[tuple[str, float]] | None = None,
         bounds: list[fusion.Bounds] | None = None,
     ) -> list[tuple[str, float]]:
         several = mode == "hybrid" or (len(legs) > 1 and bool(legs[-1]))  # + n-grams
         if self.fuse == "rrf" and several:  # the former default, kept for the ablation
-            every = legs if feedback is None else [*legs, feedback]
-            return fusion.rrf([[cid for cid, _ in leg] for leg in every])
+            return fusion.rrf([[cid for cid, _ in leg] for leg in legs])
         if mode == "hybrid" and legs:
             return fusion.hybrid(legs[0], legs[1:], vector_weight=self.vector_weight,
-                                 feedback=feedback, lexical_bounds=bounds,
+                                 lexical_bounds=bounds,
                                  adaptive=self.fuse == "adaptive")  # fmt: skip
         pairs = zip(legs, bounds or [None] * len(legs), strict=True)
         present = [(leg, bound) for leg, bound in pairs if leg]
@@ -471,18 +429,6 @@ class Retriever:
         rowids = {cid: m.rowids for cid, m in self.index.chunk_meta(ids).items()}
         kept = set(fusion.dedupe_overlapping(ids, rowids))
         return [(cid, score) for cid, score in ranked if cid in kept]
-
-    def _spread(self, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        """A question asking for a list: its first places drawn from several days (at most
-        SPREAD_CAP passages of one chat's day among the first SPREAD_WINDOW)."""
-        window = ranked[: max(SPREAD_WINDOW * 3, self.candidates)]
-        tz = self.reader.tz if self.reader is not None else UTC
-        groups = {
-            cid: (m.chat_id, datetime.fromtimestamp(m.start, tz).date())
-            for cid, m in self.index.chunk_meta([cid for cid, _ in window]).items()
-        }
-        spread = fusion.spread_out(window, groups, cap=SPREAD_CAP, window=SPREAD_WINDOW)
-        return spread + ranked[len(window) :]
 
     def _occurs(self, word: str) -> bool:
         """Does any message of the whole index contain `word` (words, or CJK n-grams)?"""

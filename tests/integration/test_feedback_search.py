@@ -1,5 +1,6 @@
-"""The opt-in feedback pass of hybrid search: the best hits' words find the answer the
-question's words miss; shown under `understood`, off with literal and by default."""
+"""The feedback pass the eval's `feedback` ablation searches with (eval.ablation): the best hits'
+words find the answer the question's words miss; off with literal, in one-leg modes, and in
+Casper's own search."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from casper.indexer.chunk_update import update_index
 from casper.records import ME, ChatInfo, Person, StoredMessage
 from casper.search.retriever import Retriever
 from casper.store.db import Store
+from eval.ablation import AblationRetriever, Expanded
 from tests.fakes_search import HashEmbedder
 from tests.integration.test_index_search import OPTIONS, open_index, reader_for
 
@@ -50,6 +52,11 @@ def index(tmp_path: Path) -> tuple[ChunkIndex, Store]:
     return idx, store
 
 
+def with_feedback(idx: ChunkIndex, store: Store) -> AblationRetriever:
+    base = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
+    return AblationRetriever(base, feedback_terms=4)
+
+
 def rank_of_answer(r: Retriever, **kw: object) -> int:
     hits = r.hits("when did I move", k=20, **kw)
     return [h.chat for h in hits].index("chat 1")
@@ -63,14 +70,14 @@ def test_the_best_hits_words_join_the_bm25_query_of_a_second_pass(
     fts, vec = idx.fts_search, idx.vector_search
     monkeypatch.setattr(idx, "fts_search", lambda q, *a: calls["fts"].append(q) or fts(q, *a))
     monkeypatch.setattr(idx, "vector_search", lambda v, *a: calls["vector"].append(v) or vec(v, *a))
-    r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store), feedback_terms=4)
+    r = with_feedback(idx, store)
     found = r.search("when did I move", k=20)
     hits, u = found.hits, found.understood
-    assert u.expansion[0] == "backyard"  # twice in the best hit, rare elsewhere
+    assert isinstance(u, Expanded) and u.expansion[0] == "backyard"  # twice in the best hit
     expanded = f"move {' '.join(u.expansion)}"
     assert u.lexical == "move" and calls["fts"] == ["move", expanded]  # the first leg is reused
     assert len(calls["vector"]) == 1  # so is the vector leg
-    assert u.to_json()["feedback_words"] == list(u.expansion) and "feedback" in found.timings
+    assert "feedback" in found.timings
     answer = next(h for h in hits if h.chat == "chat 1")  # shares no word with the question
     bm25 = dict(fts(expanded, 20))
     assert answer.chunk_id in bm25 and answer.chunk_id not in dict(fts("move", 20))
@@ -80,7 +87,7 @@ def test_the_default_is_the_single_pass(index: tuple[ChunkIndex, Store]) -> None
     idx, store = index
     plain = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
     found = plain.search("when did I move", k=20)
-    assert found.understood.expansion == ()
+    assert not isinstance(found.understood, Expanded)
     assert "feedback" not in found.timings and found.hits[0].chat == "chat 0"
 
 
@@ -88,10 +95,22 @@ def test_literal_and_single_leg_searches_have_no_feedback_pass(
     index: tuple[ChunkIndex, Store],
 ) -> None:
     idx, store = index
-    r = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store), feedback_terms=4)
+    r = with_feedback(idx, store)
     for kw in ({"literal": True}, {"mode": "bm25"}, {"mode": "vector"}):
         if kw != {"mode": "bm25"}:
             rank_of_answer(r, **kw)
         found = r.search("when did I move", **kw)  # type: ignore[arg-type]
-        assert found.understood.expansion == ()
+        assert not isinstance(found.understood, Expanded)
         assert "feedback" not in found.timings
+
+
+def test_without_the_pass_the_ablation_searches_as_casper_does(
+    index: tuple[ChunkIndex, Store],
+) -> None:
+    idx, store = index
+    plain = Retriever(idx, HashEmbedder(), store=store, reader=reader_for(store))
+    same = AblationRetriever(plain)
+    for kw in ({}, {"literal": True}, {"mode": "bm25"}, {"mode": "vector"}):
+        want = plain.search("when did I move", k=20, **kw)  # type: ignore[arg-type]
+        got = same.search("when did I move", k=20, **kw)  # type: ignore[arg-type]
+        assert got.hits == want.hits and got.understood == want.understood

@@ -1,8 +1,11 @@
-"""Pseudo-relevance feedback: which words the best hits lend to the lexical query."""
+"""Pseudo-relevance feedback (the eval's `feedback` ablation): which words the best hits lend
+to the lexical query, and the share their leg takes of the lexical side."""
 
 from __future__ import annotations
 
-from casper.search.feedback import expansion, words
+import pytest
+
+from eval.feedback import expansion, with_feedback, words
 
 TOP = [
     "me: did you see the place?\nSam Rivera: yes! a bigger backyard for the dogs, moving friday",
@@ -48,3 +51,25 @@ def test_ties_are_broken_alphabetically_so_the_query_is_stable() -> None:
 def test_a_small_pool_gives_no_background_and_no_expansion() -> None:
     assert expansion("when did I move", TOP, POOL[:9]) == []
     assert expansion("when did I move", TOP, POOL[:10]) != []
+
+
+def test_the_feedback_leg_takes_its_share_of_the_lexical_side_only() -> None:
+    vector = [("v", 0.8), ("w", 0.2)]
+    words = [("x", 5.0), ("v", 1.0)]
+    feedback = [("f", 9.0), ("x", 1.0)]
+    got = dict(with_feedback(vector, [words], feedback, vector_weight=0.4, feedback_share=0.3))
+    assert got["v"] == pytest.approx(0.4)  # the vector leg keeps its weight
+    assert got["x"] == pytest.approx(0.6 * 0.7)  # words keep 70 % of the lexical side
+    assert got["f"] == pytest.approx(0.6 * 0.3)  # found only through the best hits' words
+    empty = dict(with_feedback(vector, [[]], feedback, vector_weight=0.4, feedback_share=0.3))
+    assert empty["f"] == pytest.approx(0.18) and empty["v"] == pytest.approx(0.4)
+
+
+def test_the_feedback_legs_bound_follows_it_when_a_leg_is_empty() -> None:
+    vector = [("v", 1.0), ("w", 0.0)]
+    grams = [("g", 4.0)]
+    fb = dict(with_feedback(vector, [grams], [("f", 3.0)], vector_weight=0.5,
+                            feedback_share=0.5, lexical_bounds=[None, (0.0, 6.0)]))  # fmt: skip
+    assert fb["f"] == pytest.approx(0.5 * 0.5 * 0.5)
+    with pytest.raises(ValueError):
+        with_feedback(vector, [grams], [("f", 3.0)], lexical_bounds=[None])

@@ -125,18 +125,6 @@ def test_hybrid_shares_the_lexical_weight_between_words_and_ngrams() -> None:
     assert hybrid(vector, [[], []]) == convex([vector], [1.0])  # no lexical hits: vector only
 
 
-def test_the_feedback_leg_takes_its_share_of_the_lexical_side_only() -> None:
-    vector = [("v", 0.8), ("w", 0.2)]
-    words = [("x", 5.0), ("v", 1.0)]
-    feedback = [("f", 9.0), ("x", 1.0)]
-    got = dict(hybrid(vector, [words], vector_weight=0.4, feedback=feedback, feedback_share=0.3))
-    assert got["v"] == pytest.approx(0.4)  # the vector leg keeps its weight
-    assert got["x"] == pytest.approx(0.6 * 0.7)  # words keep 70 % of the lexical side
-    assert got["f"] == pytest.approx(0.6 * 0.3)  # found only through the best hits' words
-    empty = dict(hybrid(vector, [[]], vector_weight=0.4, feedback=feedback, feedback_share=0.3))
-    assert empty["f"] == pytest.approx(0.18) and empty["v"] == pytest.approx(0.4)
-
-
 def test_what_the_question_names_leads_and_nothing_is_dropped() -> None:
     ranked = [("a", 0.9), ("b", 0.6), ("c", 0.3)]
     in_scope = [("c", 0.5), ("z", 0.4)]  # z: only the scoped search found it
@@ -171,9 +159,6 @@ def test_bounds_follow_their_legs_when_a_leg_is_empty() -> None:
         hybrid(vector, [[], grams], vector_weight=0.5, lexical_bounds=[(0.0, 100.0), (0.0, 8.0)])
     )
     assert got["g"] == pytest.approx(0.5 * 0.5)
-    fb = dict(hybrid(vector, [grams], vector_weight=0.5, feedback=[("f", 3.0)],
-                     feedback_share=0.5, lexical_bounds=[None, (0.0, 6.0)]))  # fmt: skip
-    assert fb["f"] == pytest.approx(0.5 * 0.5 * 0.5)
     with pytest.raises(ValueError):
         hybrid(vector, [grams], lexical_bounds=[None, None])
     with pytest.raises(ValueError):
@@ -193,15 +178,3 @@ def test_a_scope_keeps_the_unscoped_best_in_the_first_places() -> None:
     assert [i for i, _ in scope_first(ranked, scoped)][:10] == list("vwxyzstuqr")  # unbounded
     # already inside: nothing moves
     assert keep_best(ranked, ["a", "c"], 10) == ranked
-
-
-def test_spreading_draws_the_first_places_from_several_groups() -> None:
-    from casper.search.fusion import spread_out
-
-    ranked = [(c, 1 - i / 10) for i, c in enumerate("aabbc")]
-    ids = [f"{c}{i}" for i, (c, _) in enumerate(ranked)]
-    ranked = list(zip(ids, [s for _, s in ranked], strict=True))
-    groups = {i: i[0] for i in ids}
-    out = spread_out(ranked, groups, cap=1, window=3)
-    assert [i for i, _ in out] == ["a0", "b2", "c4", "a1", "b3"]
-    assert [s for _, s in out] == [s for _, s in ranked]

@@ -277,24 +277,6 @@ def test_a_month_inside_the_history_is_its_scope_not_a_mention() -> None:
     assert day.date_terms == ("d20230510",)  # a day is kept: plans name the day they are for
 
 
-@pytest.mark.parametrize(
-    ("question", "many"),
-    [
-        ("What are Kate's hobbies?", True),
-        ("Which cities have we both been to?", True),
-        ("How does she usually spend her free time?", True),
-        ("What tv shows did Paola watch?", True),
-        ("When did Paola start dating her boyfriend?", False),
-        ("What kind of pasta did she make on 29 Dec 2023?", False),
-        ("Where does Kate work?", False),
-    ],
-)
-def test_a_question_asking_for_a_list_is_told_apart(question: str, many: bool) -> None:
-    from casper.search.query import asks_for_many
-
-    assert asks_for_many(question) is many
-
-
 def test_the_owners_name_on_a_contacts_card_is_said_ambiguous() -> None:
     u = read("When did Kevin go to Paris?", me_names=("Kevin",))
     assert u.ambiguous == (("Kevin", 2),)  # the owner and Kevin Smith

@@ -23,9 +23,9 @@ from casper.app.requests import (
     parse,
 )
 from casper.errors import BadRequest
-from casper.search.modes import LEXICAL, MODES
 from casper.service import protocol
 from casper.service.server import _envelope
+from casper.vocab import LEXICAL, MODES
 
 # per test in the suite; `CASPER_FUZZ_EXAMPLES=20000 pytest tests/unit/test_requests_fuzz.py`
 # for a longer run

@@ -10,16 +10,16 @@ Imports: stdlib only.
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, TypedDict
+from typing import TypeAlias, TypedDict
+
+from casper.vocab import Grounding
 
 # What an answer rests on: cited (the model cited messages it was shown), stats, abstained (the
 # model said it found nothing), exempt (small talk) — the kinds casper.agent.core finishes
 # with — and what the answer around the loop says instead: search_only (no model: the messages
 # search found), fallback (the model's reply was not used: the cited lines of what its tools
 # showed), nothing_found.
-AnswerGrounding: TypeAlias = Literal[
-    "cited", "stats", "abstained", "exempt", "search_only", "fallback", "nothing_found"
-]
+AnswerGrounding: TypeAlias = Grounding  # casper.vocab: the one list of these words
 
 
 class Citation(TypedDict):

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, TypeVar
 
 from casper.agent.quoting import frame, message_line, quote
 from casper.agent.tool_args import Arg, ArgError, Arguments, read, schema
@@ -32,14 +32,13 @@ from casper.protocols import Hit, ToolCall, ToolResult, ToolSpec
 from casper.records import ME, Person, StoredMessage
 from casper.store.db import Store
 from casper.store.stats_query import message_volume, person_stats, top_people
+from casper.vocab import Period
 
 log = logging.getLogger(__name__)
 
 SearchFn = Callable[..., Sequence[Hit]]
 Shown = tuple[str, list[str]]  # a tool's text, and the guids of the messages it shows
 A = TypeVar("A")
-# the periods volume is counted in (a local copy until the shared vocabulary module holds it)
-Period = Literal["day", "week", "month", "year"]
 DATE = Arg("YYYY-MM-DD (inclusive)")
 
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import sys
 
+from casper.cli.thin import run
+
 
 def main() -> None:
     """The console entry point."""
-    from casper.cli.thin import run
-
     code = run(sys.argv[1:])
     if code is not None:
         sys.exit(code)
+    # here, not at the top: `app` is built on first use (casper.cli.__getattr__), typer and
+    # every command module with it, which the thin path never needs
     from casper.cli import app
 
     app(prog_name="casper")

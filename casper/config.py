@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import ipaddress
 import math
 import os
 import re
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from casper.errors import ConfigError, RemoteLLMRefused
 from casper.vocab import MAX_ITERATIONS, MAX_K, Fusion, Lexical, Privacy
@@ -71,6 +73,7 @@ def setting(
 
 
 def _zone_problem(name: str) -> str | None:
+    # zoneinfo (and json in `remember`) here: `casper --version` and the thin path load neither
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
@@ -301,9 +304,6 @@ def llm_server(url: str, *, allow_remote: bool) -> tuple[str, bool]:
     any other name may resolve anywhere, so it counts as remote. Raises ConfigError for a URL
     that is not http(s) with a host, RemoteLLMRefused for a remote host unless `allow_remote`.
     """
-    import ipaddress
-    from urllib.parse import urlsplit
-
     text = url.strip()
     try:
         parts = urlsplit(text)
@@ -338,7 +338,6 @@ def remember(data_dir: Path, **settings: str | Path) -> None:
     """Save settings in `data_dir/config.toml` (0600), keeping every other line as it was, so
     later runs and `casper doctor` use the same `--chat-db` / `--contacts` without the flags."""
     import json
-    import re
 
     path = data_dir / "config.toml"
     text = read_text(path) if path.exists() else ""

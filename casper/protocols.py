@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +24,7 @@ class ToolSpec:
     description: str
     parameters: Mapping[str, JSONValue]
 
-    def to_openai(self) -> dict[str, Any]:
+    def to_openai(self) -> dict[str, JSONValue]:
         """The `{"type": "function", ...}` shape chat templates expect."""
         return {
             "type": "function",

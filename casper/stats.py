@@ -2,7 +2,8 @@
 
 Inputs are plain rows; the time zone is passed in. StatsState holds what the figures are made
 of, so an index run folds in new messages instead of re-reading a history; LocalClock turns
-timestamps into local days/hours fast. Imports: stdlib, casper.records.
+timestamps into local days/hours fast. Imports: stdlib, casper.records; regex and emoji inside
+the functions that read emoji (the thin `stats` and `chats` paths load this module without them).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
-from typing import Any, TypedDict, TypeGuard
+from typing import TypedDict, TypeGuard
 
 from casper.records import ME
 
@@ -226,7 +227,7 @@ class PersonStats(TypedDict):
     active_days: int
     median_reply_s: dict[str, float | None]  # "me", "them": seconds
     initiations: dict[str, int]  # "me", "them": conversations started
-    top_emoji: list[list[Any]]  # [emoji, count], the five most used
+    top_emoji: list[list[str | int]]  # [emoji, count], the five most used
     busiest_hours: list[list[int]]  # [local hour, messages], the five busiest
     by_month: dict[str, int]  # "2024-03": messages
 

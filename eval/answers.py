@@ -11,9 +11,15 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from casper.agent.answer import answer_question
+from casper.agent.core import Limits
+from casper.app.runtime import make_engine, open_store
 from casper.dates.ranges import days_to_utc
-from casper.errors import CasperError
+from casper.dates.zones import local_tz
+from casper.errors import CasperError, ModelUnavailable
+from casper.store.stats_query import person_stats, top_people
 from eval import metrics
 from eval.gold import GoldItem
 from eval.variants import make_search, variant_config
@@ -34,16 +40,12 @@ def _year_bounds(year: int) -> tuple[float | None, float | None]:
 
 
 def _check_person(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict[str, bool]:
-    from casper.store.stats_query import person_stats
-
     pid = store.resolve_person(spec["person"]).id
     got = person_stats(store, pid, tz)
     return {f: metrics.exact_match(spec[f], got.get(f)) for f in ("sent", "received") if f in spec}
 
 
 def _check_year_ranking(store: Any, spec: Mapping[str, Any], tz: tzinfo) -> dict[str, bool]:
-    from casper.store.stats_query import person_stats, top_people
-
     start, end = _year_bounds(int(spec["year"]))
     metric = str(spec.get("metric", "sent"))
     counts: dict[str, Any] = {  # `metric` names a figure of PersonStats
@@ -235,21 +237,11 @@ def evaluate_corpora(
     `engine` may be any Engine, None (the configured model) or RETRIEVAL_ONLY (no model: the
     cited best matches `ask --no-llm` gives).
     """
-    from zoneinfo import ZoneInfo
-
-    from casper.agent.answer import answer_question
-    from casper.agent.core import Limits
-    from casper.app.runtime import open_store
-    from casper.dates.zones import local_tz
-
     spec = _pick(specs, cfg)
     if spec is None:
         return {"stats": {"skipped": "no run could build an index"}}
     why = None
     if with_llm and engine is None:
-        from casper.app.runtime import make_engine
-        from casper.errors import ModelUnavailable
-
         try:
             engine = make_engine(cfg)
         except ModelUnavailable as exc:

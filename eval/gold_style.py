@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -33,6 +34,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import ingest.synthetic as synthetic  # `synthetic.build_demo_corpus`: the tests replace it
+from ingest.synthetic.cast import PEOPLE
+from ingest.synthetic.smalltalk import SLOTS
 
 DEFAULT_OUT = Path(__file__).parent / "gold_style.jsonl"
 SEED = 10  # fixed: the gold-style set is the same on every machine
@@ -59,8 +64,6 @@ PER_CHAT_KIND = 5  # dated questions per (person, kind): enough to spread over ~
 
 
 def _slot_patterns() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
-    from ingest.synthetic.smalltalk import SLOTS
-
     out: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
     for kind in TEMPLATES:
         for value in SLOTS[kind]:
@@ -156,11 +159,8 @@ def _item(category: str, question: str, rows: Iterable[tuple[Any, str]]) -> dict
 
 def generate(out: Path = DEFAULT_OUT, work: Path | None = None) -> list[dict[str, Any]]:
     """Build the demo corpus (seed 7, full scale) and write its gold-style questions to `out`."""
-    from ingest.synthetic import build_demo_corpus
-    from ingest.synthetic.cast import PEOPLE
-
     with tempfile.TemporaryDirectory(prefix="casper-gold-style-") as tmp:
-        corpus = build_demo_corpus(Path(work or tmp) / "source")
+        corpus = synthetic.build_demo_corpus(Path(work or tmp) / "source")
         items = build_questions(corpus.ledger, {p.key: p for p in PEOPLE})
     header = (
         "# Gold-style questions over the synthetic demo corpus (`casper demo`, seed 7), generated "
@@ -181,12 +181,8 @@ def run(home: Path, locales: Iterable[str] = LOCALES) -> list[str]:
     """The whole measurement through the CLI, as a user would: build the demo corpus into
     `home`, `casper index` it (UTC, no rerank), then `casper eval --dataset` this file once per
     locale. Returns the table rows (message recall@5/10/25 in %, per run and locale)."""
-    import subprocess
-
-    from ingest.synthetic import build_demo_corpus
-
     home = Path(home)
-    corpus = build_demo_corpus(home / "src")
+    corpus = synthetic.build_demo_corpus(home / "src")
     settings = {
         "chat_db": str(corpus.chat_db),
         "contacts": str(corpus.contacts),

@@ -13,11 +13,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import ingest.synthetic as synthetic
+from casper.app import runtime
+from casper.app.optional_models import not_reranked_because
+from casper.app.runtime import open_store
 from casper.config import BUNDLED_EMBEDDER, Config
 from casper.errors import CasperError, ModelUnavailable
 from casper.vocab import LEXICAL, Mode
-from eval import metrics, splits
+from eval import answers as answers_mod
+from eval import gold_style, locomo, metrics, realtalk, report, splits
 from eval.gold import load_gold
+from eval.locomo import dragon_reference, session_of_guid
 from eval.variants import (  # noqa: F401  (RunSpec, Corpus, … are part of the harness's API)
     Corpus,
     RunSpec,
@@ -26,6 +32,7 @@ from eval.variants import (  # noqa: F401  (RunSpec, Corpus, … are part of the
     model_slug,
     variant_config,
 )
+from ingest.synthetic import texting
 
 # the search modes (casper.vocab.Mode) in the order the runs and the report list them
 MODES: tuple[Mode, ...] = ("bm25", "vector", "hybrid")
@@ -111,8 +118,6 @@ def _fresh_source(root: Path, source_hash: str, build: Callable[[Path], Any]) ->
 
 def synthetic_corpus(cfg: Config) -> Corpus:
     """The demo corpus under CASPER_HOME/eval/synthetic/, rebuilt when its generator changes."""
-    import ingest.synthetic as synthetic
-
     package = Path(synthetic.__file__).parent
     mine = [p for p in package.glob("*.py") if not p.name.startswith("texting")]
     source_hash = _tree_hash([*mine, *package.glob("*.sql")])
@@ -130,8 +135,6 @@ def synthetic_corpus(cfg: Config) -> Corpus:
 
 def gold_style_corpus(cfg: Config) -> Corpus:
     """eval/gold_style.jsonl over the synthetic corpus (same index), read day-first (en_GB)."""
-    from eval import gold_style
-
     corpus = synthetic_corpus(cfg)
     items = load_gold(gold_style.DEFAULT_OUT)
     return dataclasses.replace(corpus, name="gold-style", items=items, locale=gold_style.LOCALE)
@@ -139,9 +142,6 @@ def gold_style_corpus(cfg: Config) -> Corpus:
 
 def texting_corpus(cfg: Config, *, verbatim: bool = False) -> Corpus:
     """The texting corpus under CASPER_HOME/eval/texting/ (both question styles share its index)."""
-    import ingest.synthetic as synthetic
-    from ingest.synthetic import texting
-
     package = Path(synthetic.__file__).parent
     source_hash = _tree_hash([*package.glob("*.py"), *package.glob("*.sql")])
     root = cfg.data_dir / "eval" / "texting"
@@ -168,8 +168,6 @@ def locomo_corpora(
     split: str = "all",
 ) -> tuple[list[Corpus], dict[str, Any]]:
     """One corpus per LoCoMo conversation under CASPER_HOME/eval/locomo/<sample_id>/."""
-    from eval import locomo
-
     convs = locomo.load_locomo(
         path or locomo.default_locomo_path(), conversations, verbatim=verbatim
     )
@@ -200,9 +198,6 @@ def realtalk_corpora(
 ) -> tuple[list[Corpus], dict[str, Any]]:
     """One corpus per owner's phone under CASPER_HOME/eval/realtalk[-ambiguous]/<owner>/; the
     first owner's phone is the tune half, the other the report half."""
-    from eval import realtalk
-    from eval.locomo import session_of_guid
-
     phones = realtalk.load_phones(realtalk.default_realtalk_path())
     root = cfg.data_dir / "eval" / ("realtalk-ambiguous" if ambiguous else "realtalk")
     corpora = []
@@ -320,8 +315,6 @@ def _load_models(
     cfg: Config, specs: Sequence[RunSpec]
 ) -> tuple[dict[str, Any], Any, list[dict[str, Any]]]:
     """Embedders by model id, the reranker (or None) and the runs skipped for want of a model."""
-    from casper.app import runtime
-
     embedders: dict[str, Any] = {}
     skipped: list[dict[str, Any]] = []
     for model in dict.fromkeys(s.embed_model for s in specs):
@@ -335,8 +328,6 @@ def _load_models(
         wanted = dataclasses.replace(cfg, rerank=True)
         reranker, _reason = runtime.make_reranker(wanted)
         if reranker is None:  # the short reason search and ask give (the long one: doctor)
-            from casper.app.optional_models import not_reranked_because
-
             why = f"not reranked: {not_reranked_because(wanted, True)}"
             skipped += [_skip(s, why) for s in specs if s.rerank and s.embed_model in embedders]
     return embedders, reranker, skipped
@@ -369,8 +360,6 @@ def _evaluate_corpus(
     progress: Progress,
     stages: StageProgress = _no_stages,
 ) -> None:
-    from casper.app.runtime import open_store
-
     scored = [item for item in corpus.items if item.answerable]
     max_k = max(ks)
     for key in dict.fromkeys(s.index_key for s in specs):
@@ -503,12 +492,8 @@ def run_eval(
         "elapsed_s": round(time.perf_counter() - started, 2),
     }
     if dataset.startswith("locomo"):
-        from eval.locomo import dragon_reference
-
         doc["reference"] = dragon_reference()
     if any(i.category == "stats" for i in items) or answers:
-        from eval import answers as answers_mod
-
         doc.update(
             answers_mod.evaluate_corpora(
                 cfg,
@@ -523,7 +508,5 @@ def run_eval(
             )
         )
     if out_dir is not None:
-        from eval import report
-
         doc["files"] = {k: str(v) for k, v in report.write_run(doc, out_dir).items()}
     return doc

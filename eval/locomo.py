@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 from casper.errors import CasperError
 from eval.gold import GoldItem
 from eval.metrics import dedupe
+from ingest.synthetic import Card, ChatDbWriter, write_addressbook
 
 log = logging.getLogger(__name__)
 
@@ -294,8 +295,6 @@ def load_locomo(
 
 def write_corpus(conv: Conversation, folder: Path) -> tuple[Path, Path]:
     """Write `folder/chat.db` (Apple schema) and `folder/AddressBook`; returns both paths."""
-    from ingest.synthetic import Card, ChatDbWriter, write_addressbook
-
     folder.mkdir(parents=True, exist_ok=True)
     chat_db = folder / "chat.db"
     chat_db.unlink(missing_ok=True)

@@ -35,6 +35,7 @@ from zoneinfo import ZoneInfo
 from casper.errors import CasperError
 from eval.gold import GoldItem
 from eval.metrics import dedupe
+from ingest.synthetic import Card, ChatDbWriter, texting_talk, write_addressbook
 
 log = logging.getLogger(__name__)
 
@@ -233,8 +234,6 @@ def _unused(pool: Sequence[str], text: str, skip: int = 0) -> str:
 
 
 def plan_people(phone: Phone, ambiguous: bool) -> People:
-    from ingest.synthetic import Card
-
     owner_address = f"{slug(phone.owner)}@{DOMAIN}"
     cards = {}
     for n, talk in enumerate(phone.talks):
@@ -260,8 +259,6 @@ def plan_people(phone: Phone, ambiguous: bool) -> People:
 def namesake_texts(phone: Phone, seed: int) -> list[tuple[bool, str, datetime]]:
     """What the owner's namesake and the owner text each other: (from_me, text, when), short
     everyday bursts (the texting set's filler, addressed by name) spread over the history."""
-    from ingest.synthetic import texting_talk
-
     rng = random.Random(seed)
     first = min(t.ts for talk in phone.talks for t in talk.turns)
     last = max(t.ts for talk in phone.talks for t in talk.turns)
@@ -291,8 +288,6 @@ class _Text:
 
 def write_phone(phone: Phone, folder: Path, *, ambiguous: bool = False) -> tuple[Path, Path]:
     """Write `folder/chat.db` (Apple schema) and `folder/AddressBook`; returns both paths."""
-    from ingest.synthetic import ChatDbWriter, write_addressbook
-
     folder.mkdir(parents=True, exist_ok=True)
     chat_db = folder / "chat.db"
     chat_db.unlink(missing_ok=True)

@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from casper.app import runtime
+from casper.app.runtime import open_store
 from casper.config import Config, load_config
 from eval import harness, metrics, verdict
 from eval.variants import Corpus, RunSpec, ensure_index, make_search, variant_config
@@ -119,8 +121,6 @@ def replay_corpus(
 ) -> dict[str, list[tuple[str | None, dict[str, float], str]]]:
     """{role: [(category, scores, question id)]} for one corpus, legs kept in its folder;
     `tweak` may change the Retriever before it searches (an experiment's settings)."""
-    from casper.app.runtime import open_store
-
     spec = RunSpec("hybrid", chunk_size=3, chunk_stride=1, embed_model=cfg.embed_model)
     vcfg = variant_config(cfg, corpus, spec)
     ensure_index(vcfg)
@@ -211,8 +211,6 @@ def run(
     roles: Sequence[str],
     tweak: Callable[[Any], None] | None = None,
 ) -> tuple[dict[str, Any], dict[str, dict[str, dict[str, float]]], float]:
-    from casper.app import runtime
-
     corpora, _ = harness.load_dataset(cfg, dataset, split=split)
     embedder = runtime.make_embedder(cfg)
     started = time.perf_counter()

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from casper.errors import CasperError
 from eval import verdict
 
 HEADLINE = ("message_recall@{k}",)
@@ -63,8 +64,6 @@ def write_run(doc: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
 
 def load_run(path: Path) -> dict[str, Any]:
     """A run file written by `write_run` (or `casper eval --json`)."""
-    from casper.errors import CasperError
-
     try:
         doc = json.loads(Path(path).read_text("utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -477,6 +476,7 @@ def _variant(run: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def plot_recall(doc: Mapping[str, Any], path: Path) -> Path:
     """Message- and chunk-level recall@k per run, with the reference (DRAGON) line if any."""
+    # matplotlib here: seconds to import, and only a run written to a folder draws its plot
     import matplotlib
 
     matplotlib.use("Agg")

@@ -27,8 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from casper.app.runtime import make_embedder, open_store
+from casper.config import load_config
+from casper.index.lexical import tokenize
 from casper.records import ME
 from eval import metrics
+from eval.harness import load_dataset
+from eval.variants import RunSpec, ensure_index, make_search, variant_config
 
 GAP_HOURS = 4.0
 POOL_TOP = 3  # a session's pooled score: the sum of its best passages' scores
@@ -124,10 +131,7 @@ def corpus_sessions(store: Any, gap_s: float) -> _Sessions:
 
 def _session_unit(sessions: _Sessions, embedder: Any) -> tuple[list[str], Any, Any]:
     """(keys, BM25 over their texts, their vectors)."""
-    import numpy as np
-    from rank_bm25 import BM25Okapi
-
-    from casper.index.lexical import tokenize
+    from rank_bm25 import BM25Okapi  # only a run that scores sessions fits one (as in lexical.py)
 
     keys = list(sessions.texts)
     bm25 = BM25Okapi([tokenize(sessions.texts[k]) or ["_"] for k in keys])
@@ -138,10 +142,6 @@ def _session_unit(sessions: _Sessions, embedder: Any) -> tuple[list[str], Any, A
 def _unit_scores(
     keys: Sequence[str], bm25: Any, vectors: Any, query_vec: Any, words: Sequence[str]
 ) -> dict[str, float]:
-    import numpy as np
-
-    from casper.index.lexical import tokenize
-
     cos = vectors @ np.asarray(query_vec, "float32").reshape(-1)
     lex = bm25.get_scores(tokenize(" ".join(words))) if words else np.zeros(len(keys))
     v = minmax(dict(zip(keys, map(float, cos), strict=True)))
@@ -153,11 +153,6 @@ def run(
     dataset: str, split: str, gap_hours: float, weights: Sequence[float], home: Path | None
 ) -> dict[str, Any]:
     """Every variant's rows `(category, scores)`, scored like `casper eval` scores its runs."""
-    from casper.app.runtime import make_embedder, open_store
-    from casper.config import load_config
-    from eval.harness import load_dataset
-    from eval.variants import RunSpec, ensure_index, make_search, variant_config
-
     cfg = load_config(data_dir=home)
     corpora, _info = load_dataset(cfg, dataset, split=split)
     embedder = make_embedder(cfg)

@@ -14,8 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from casper.app import runtime
+from casper.app.runtime import make_retriever
 from casper.config import BUNDLED_EMBEDDER, CHUNK_SIZE, CHUNK_STRIDE, Config
+from casper.indexer.run import run_index
 from casper.vocab import Fusion, Lexical, Mode
+from eval.ablation import AblationRetriever
+from eval.feedback import FEEDBACK_TERMS
 from eval.gold import GoldItem
 
 if TYPE_CHECKING:
@@ -119,9 +124,6 @@ def ensure_index(
 ) -> dict[str, Any]:
     """Build or update the index with the same run `casper index` makes (`progress`: its
     `(stage, done, total)` callback, as `casper index` shows it)."""
-    from casper.app import runtime
-    from casper.indexer.run import run_index
-
     if vcfg.store_path.exists() and not vcfg.index_dir.exists():
         for suffix in ("", "-wal", "-shm"):  # a half-built variant: start it over
             Path(str(vcfg.store_path) + suffix).unlink(missing_ok=True)
@@ -153,10 +155,6 @@ def make_search(
 ) -> Retriever:
     """A Retriever over one variant's index, sharing the loaded models across runs: Casper's
     own, or with the feedback pass or the rewrite alone when the spec asks for them."""
-    from casper.app.runtime import make_retriever
-    from eval.ablation import AblationRetriever
-    from eval.feedback import FEEDBACK_TERMS
-
     retriever = make_retriever(
         vcfg,
         store,

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from casper.agent import core, prompts
 from casper.agent.answer_json import UsageJson
+from casper.dates.zones import local_tz
 from casper.events import Emit, StepEvent, TokenEvent, ToolEvent, ignore
 from casper.protocols import ChatMessage, Engine, Reply, ToolCall, ToolResult, ToolSpec
 
@@ -250,7 +251,5 @@ def _run_tool(
 
 
 def _default_system() -> str:
-    from casper.dates.zones import local_tz
-
     tz = local_tz()
     return prompts.system_prompt(datetime.now(tz).date(), tz.key)

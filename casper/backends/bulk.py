@@ -22,9 +22,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from casper.backends.placement import choose, cpu_threads
+
+if TYPE_CHECKING:
+    from casper.protocols import Embedder
 
 # torch must beat onnxruntime by this much to embed a bulk run: it loads for longer and holds
 # more, and two rates within a few percent are the same rate on a busy machine
@@ -81,12 +84,12 @@ def decide(
 
 
 def probe(
-    texts: Sequence[str], engines: Mapping[str, Callable[[], Any]]
-) -> tuple[dict[str, float], dict[str, Any]]:
+    texts: Sequence[str], engines: Mapping[str, Callable[[], Embedder]]
+) -> tuple[dict[str, float], dict[str, Embedder]]:
     """Each engine built (`engines[name]()`), warmed up, then timed on `texts`: (passages per
     second by name, the built engines by name)."""
     rates: dict[str, float] = {}
-    built: dict[str, Any] = {}
+    built: dict[str, Embedder] = {}
     sample = list(texts[:PROBE_PASSAGES])
     for name, make in engines.items():
         engine = make()

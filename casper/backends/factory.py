@@ -1,16 +1,19 @@
 """The only place concrete backends are chosen: make_embedder / make_reranker / make_engine.
 
-Imports: casper.config, casper.errors, casper.protocols; adapters (and heavy libraries) lazily.
+Imports: casper.config, casper.errors, casper.protocols; the adapters (and their heavy libraries),
+`casper.backends.loading` and `importlib.metadata` inside the functions, so a command that builds
+no model (the cold lexical search, a no-op `casper index`) loads none of them.
 The helpers the adapters share live in `casper.backends.loading` (no import circle).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from casper.config import Config
+from casper.config import BUNDLED_EMBEDDER, DEFAULT_LLM, Config, llm_server
 from casper.errors import ConfigError, ModelUnavailable
 
 if TYPE_CHECKING:
@@ -94,9 +97,8 @@ def make_bulk_embedder(
         engine = torch_cpu()
     else:
         engine = default()  # what the settings place (the Apple GPU, a fixed backend)
-    placement = getattr(engine, "placement", None)
-    if placement is not None:
-        engine.placement = placement.with_why(choice.why)
+    if hasattr(engine, "placement") and engine.placement is not None:  # torch's and onnx's
+        engine.placement = engine.placement.with_why(choice.why)
     return engine, choice
 
 
@@ -127,7 +129,6 @@ def embedder_identity(cfg: Config) -> tuple[str, int, str] | None:
     any other model, and when `make_embedder` was replaced (tests, benchmarks), since the
     constants would not describe what that builds."""
     from casper.backends.embedder import MINILM_DIM, MINILM_SHA256
-    from casper.config import BUNDLED_EMBEDDER
 
     if make_embedder is not _MAKE_EMBEDDER or cfg.embed_model != BUNDLED_EMBEDDER:
         return None
@@ -164,10 +165,7 @@ def make_engine(cfg: Config) -> Engine:
 
 def make_server_engine(cfg: Config, base_url: str) -> Engine:
     """OpenAIEngine for `base_url`, once `llm_server` allowed its host."""
-    import os
-
     from casper.backends.openai_engine import OpenAIEngine
-    from casper.config import DEFAULT_LLM, llm_server
 
     url, _local = llm_server(base_url, allow_remote=cfg.allow_remote_llm)
     key = None

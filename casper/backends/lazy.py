@@ -11,7 +11,7 @@ Imports: casper.protocols (types only); the real embedder comes from `build`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -67,9 +67,9 @@ class LazyEmbedder:
         return str(getattr(self.real(), "checksum", ""))
 
     def embed_documents(
-        self, texts: Sequence[str], *args: Any, **kwargs: Any
+        self, texts: Sequence[str], on_progress: Callable[[int, int], None] | None = None
     ) -> NDArray[np.float32]:
-        return self.real().embed_documents(texts, *args, **kwargs)
+        return self.real().embed_documents(texts, on_progress)
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         return self.real().embed_query(text)

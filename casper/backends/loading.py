@@ -1,7 +1,8 @@
 """Model-location and loading helpers the backend adapters share (no adapter imports them
 from the factory, so factory -> adapter is the only direction).
 
-Imports: casper.errors; transformers lazily.
+Imports: casper.errors, casper.telemetry; transformers only while a model loads (a heavy
+library: `quiet_transformers`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from casper.errors import ModelUnavailable
+from casper.telemetry import cache_dir
 
 _TRUTHY = {"1", "true", "yes", "on"}
 
@@ -29,8 +31,6 @@ def hub_offline() -> bool:
 def model_cache() -> Path:
     """Where Casper keeps what it derives from models (the onnxruntime copy of the embedder):
     $CASPER_CACHE, else the platform's user cache folder (casper.telemetry.cache_dir)."""
-    from casper.telemetry import cache_dir
-
     return cache_dir()
 
 

@@ -1,13 +1,14 @@
 """MlxEngine: the concrete Engine over mlx-lm (Qwen chat templates, streamed, tool calls parsed).
 
-Imports: casper.protocols, casper.errors, casper.backends.{loading,toolcalls}; mlx_lm lazily.
+Imports: casper.protocols, casper.errors, casper.backends.{loading,toolcalls}; mlx_lm inside
+the methods (a heavy library: loaded with the model, on the first chat).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from casper.backends.loading import hub_offline, load_failure, local_model_path, not_cached
 from casper.backends.toolcalls import (
@@ -22,7 +23,10 @@ from casper.backends.toolcalls import (
     tools_as_text,
 )
 from casper.errors import ModelUnavailable
-from casper.protocols import ChatMessage, Reply, ToolCall, ToolSpec
+from casper.protocols import ChatMessage, JSONValue, Reply, ToolCall, ToolSpec
+
+if TYPE_CHECKING:
+    from mlx_lm.tokenizer_utils import TokenizerWrapper
 
 DescribeTools = Callable[[Sequence[ToolSpec]], str]
 
@@ -73,6 +77,7 @@ class MlxEngine:
 
     def render(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> str:
         """The exact prompt text the model sees for these messages and tools."""
+        dicts: Sequence[Mapping[str, JSONValue]]
         if self.native_tools:
             dicts = [_native_message(m) for m in messages]
             schemas = [spec.to_openai() for spec in tools] or None
@@ -164,7 +169,7 @@ class MlxEngine:
         self._cache, self._cached_ids = cache, seen[:offset]
 
 
-def tool_parsers_for(tokenizer: Any) -> tuple[str | None, dict[str, SegmentParser]]:
+def tool_parsers_for(tokenizer: TokenizerWrapper) -> tuple[str | None, dict[str, SegmentParser]]:
     """The tokenizer's tool-call format (if one of FORMATS) and the mlx_lm parser per shape."""
     # mlx_lm names the format from the chat template and gives the tokenizer its parser, which
     # reads that shape; the other shape keeps the library's parser, since either was read
@@ -244,8 +249,8 @@ def _partial_marker_suffix(text: str, markers: tuple[str, ...]) -> int:
     return best
 
 
-def _call_dict(call: ToolCall) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _call_dict(call: ToolCall) -> dict[str, JSONValue]:
+    out: dict[str, JSONValue] = {
         "type": "function",
         "function": {"name": call.name, "arguments": dict(call.arguments)},
     }
@@ -254,9 +259,9 @@ def _call_dict(call: ToolCall) -> dict[str, Any]:
     return out
 
 
-def _native_message(message: ChatMessage) -> dict[str, Any]:
+def _native_message(message: ChatMessage) -> dict[str, JSONValue]:
     """A message in the OpenAI-style shape Qwen templates read (arguments as a mapping)."""
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    out: dict[str, JSONValue] = {"role": message.role, "content": message.content}
     if message.tool_calls:
         out["tool_calls"] = [_call_dict(c) for c in message.tool_calls]
     if message.role == "tool" and message.name:
@@ -264,10 +269,10 @@ def _native_message(message: ChatMessage) -> dict[str, Any]:
     return out
 
 
-def plain_messages(messages: Sequence[ChatMessage], tool_text: str) -> list[dict[str, Any]]:
+def plain_messages(messages: Sequence[ChatMessage], tool_text: str) -> list[dict[str, str]]:
     """Messages for a template (or a server) without tool support: tools in the system prompt,
     turns as text (OpenAIEngine sends these to a server that refuses `tools`)."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, str]] = []
     for m in messages:
         if m.role == "tool":
             body = f"<tool_response>\n{m.content}\n</tool_response>"

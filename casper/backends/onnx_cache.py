@@ -28,7 +28,6 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 # Beside the store, in the data dir: which copies this data dir checked, and their sha256.
 log = logging.getLogger(__name__)
@@ -145,7 +144,7 @@ def mismatch(expected: dict[str, str] | None, actual: dict[str, str]) -> str | N
     return None
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):

@@ -8,9 +8,10 @@ meta.json) and its model file still has the sha256 recorded then; a missing or d
 made again, a failed export is remembered beside it so every run does not retry it. The cache is
 held owner-only and checked against the data dir's own record (casper.backends.onnx_cache).
 
-Imports: casper.backends (loading, onnx_cache, placement; embedder lazily), casper.errors,
-casper.config, casper.telemetry (lazily); onnxruntime and tokenizers lazily. The export is
-passed in (the factory gives onnx_export's).
+Imports: casper.backends (embedder, loading, onnx_cache, placement), casper.errors,
+casper.config, casper.telemetry; onnxruntime and tokenizers inside functions (the heavy
+libraries: loaded only when a copy is used). The export is passed in (the factory gives
+onnx_export's).
 """
 
 from __future__ import annotations
@@ -22,20 +23,28 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
 
 from casper.backends import onnx_cache
 from casper.backends.batching import ProgressFn, embed_longest_first
+from casper.backends.embedder import MINILM_SHA256, fingerprint, hub_fingerprint
+from casper.backends.loading import local_model_path
 from casper.backends.onnx_cache import sha256_of as sha256_of  # re-exported (tests, older callers)
 from casper.backends.placement import Placement
+from casper.config import BUNDLED_EMBEDDER
 from casper.errors import CasperError
+from casper.telemetry import switch_off
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding
 
 # Bump when what an export writes (files, meta keys, graph inputs) changes: older copies are
 # then made again instead of misread.
@@ -49,6 +58,28 @@ POOLINGS = ("mean", "cls")
 
 # writes a checked copy of a model into a folder, or raises OnnxUnusable (onnx_export.py)
 Export = Callable[[str, Path], None]
+
+
+class ExportMeta(TypedDict, total=False):
+    """An export's meta.json: what the torch embedder it reproduces says of itself, how to
+    tokenize and pool, the model file's sha256 and how close its vectors came (min_cosine)."""
+
+    format: int
+    name: str
+    dim: int
+    checksum: str
+    max_seq_length: int
+    query_prefix: str
+    document_prefix: str
+    pooling: str
+    pad_id: int
+    pad_token: str
+    model_sha256: str
+    tokenizer: str  # the tokenizer class it was saved from
+    export_s: float
+    min_cosine: float
+
+
 log = logging.getLogger(__name__)
 
 
@@ -236,7 +267,7 @@ class OnnxEmbedder:
         # sentence-transformers strips each text before tokenizing
         return self._run(self._tokenizer.encode_batch([t.strip() for t in texts]))
 
-    def _run(self, encoded: list[Any]) -> NDArray[np.float32]:
+    def _run(self, encoded: list[Encoding]) -> NDArray[np.float32]:
         """Pooled, normalised vectors of a tokenized batch."""
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
@@ -253,12 +284,10 @@ class OnnxEmbedder:
         return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
-def import_onnxruntime() -> Any:
+def import_onnxruntime() -> ModuleType:
     """onnxruntime with its telemetry off: the switch is read when its library loads (every
     command sets it first, casper.telemetry; this covers Casper used as a library), and the
     events API stops what a process that imported it earlier would still record."""
-    from casper.telemetry import switch_off
-
     switch_off()
     import onnxruntime as ort
 
@@ -268,26 +297,26 @@ def import_onnxruntime() -> Any:
 
 def model_identity(model: str) -> tuple[str, str]:
     """(name, checksum) the torch embedder gives `model`, found without loading it."""
-    from casper.backends.embedder import MINILM_SHA256, fingerprint, hub_fingerprint
-    from casper.backends.loading import local_model_path
-    from casper.config import BUNDLED_EMBEDDER
-
     if model == BUNDLED_EMBEDDER:
         return model, MINILM_SHA256
     local = local_model_path(model)
     return model, fingerprint(local) if local else hub_fingerprint(model)
 
 
-def read_meta(folder: Path) -> dict[str, Any]:
+def read_meta(folder: Path) -> ExportMeta:
     """An export's meta.json ({} when it does not read)."""
-    return _read_json(folder / META_FILE)
+    try:
+        meta: ExportMeta = json.loads((folder / META_FILE).read_text())  # written by write_meta
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
-def write_meta(folder: Path, meta: dict[str, Any]) -> None:
+def write_meta(folder: Path, meta: ExportMeta) -> None:
     _write_json(folder / META_FILE, {"format": FORMAT, **meta})
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -295,7 +324,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def _write_json(path: Path, data: Mapping[str, object]) -> None:
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:

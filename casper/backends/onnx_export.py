@@ -20,7 +20,7 @@ import shutil
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,11 +36,18 @@ from casper.backends.onnx_embedder import (
 )
 from casper.backends.placement import MIN_COSINE, PROBE_TEXTS
 
+if TYPE_CHECKING:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from casper.protocols import Embedder
+
 
 def export_checked(model: str, folder: Path) -> None:
     """Export `model` into `folder` (created; an existing one is left as it is) and check it.
     Raises OnnxUnusable when the model's shape is not one we read, the export fails, or its
     vectors differ from torch's."""
+    # here, not at the top: the tests replace casper.backends.embedder.SentenceTransformerEmbedder
     from casper.backends.embedder import SentenceTransformerEmbedder
 
     reference = SentenceTransformerEmbedder(model, device="cpu")
@@ -75,7 +82,7 @@ def export_checked(model: str, folder: Path) -> None:
             raise OnnxUnusable(
                 f"onnxruntime's vectors differ from torch's (min cosine {worst:.6f} < {MIN_COSINE})"
             )
-        _record(tmp, min_cosine=round(worst, 6))
+        write_meta(tmp, {**read_meta(tmp), "min_cosine": round(worst, 6)})
         for path in tmp.iterdir():
             os.chmod(path, 0o600)
         try:
@@ -87,7 +94,9 @@ def export_checked(model: str, folder: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def min_cosine(reference: Any, candidate: Any, texts: tuple[str, ...] = PROBE_TEXTS) -> float:
+def min_cosine(
+    reference: Embedder, candidate: Embedder, texts: tuple[str, ...] = PROBE_TEXTS
+) -> float:
     """The lowest cosine between two embedders' vectors of `texts` (documents and queries)."""
     pairs = [
         (reference.embed_documents(list(texts)), candidate.embed_documents(list(texts))),
@@ -99,12 +108,12 @@ def min_cosine(reference: Any, candidate: Any, texts: tuple[str, ...] = PROBE_TE
     return float(min(np.min(np.sum(a * b, axis=1)) for a, b in pairs))
 
 
-def _pooling(st: Any) -> str:
+def _pooling(st: SentenceTransformer) -> str:
     """The pooling mode of a Transformer → Pooling [→ Normalize] model, or OnnxUnusable."""
     kinds = [type(module).__name__ for module in st]
     if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
         raise OnnxUnusable(f"its modules ({' → '.join(kinds)}) are not a shape the export reads")
-    config: dict[str, Any] = st[1].get_config_dict()
+    config: dict[str, object] = st[1].get_config_dict()
     mode = config.get("pooling_mode")  # sentence-transformers >= 5
     if mode is None:  # 3 and 4: one flag per mode
         modes = [k for k, on in config.items() if k.startswith("pooling_mode_") and on is True]
@@ -115,7 +124,7 @@ def _pooling(st: Any) -> str:
     return str(mode)
 
 
-def _export_transformer(st: Any, path: Path) -> None:
+def _export_transformer(st: SentenceTransformer, path: Path) -> None:
     import torch
 
     inner = st[0].auto_model.eval()
@@ -128,12 +137,19 @@ def _export_transformer(st: Any, path: Path) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+        ) -> torch.Tensor:
             return self.inner(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
 
     class Untyped(LastHidden):
-        def forward(self, input_ids: Any, attention_mask: Any) -> Any:  # type: ignore[override]
+        def forward(  # type: ignore[override]
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor
+        ) -> torch.Tensor:
             return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
     names = ["input_ids", "attention_mask"] + ["token_type_ids"] * typed
@@ -158,14 +174,10 @@ def _export_transformer(st: Any, path: Path) -> None:
         raise OnnxUnusable(f"the onnx export failed: {type(exc).__name__}: {exc}"[:300]) from exc
 
 
-def _save_tokenizer(st: Any, folder: Path) -> str:
+def _save_tokenizer(st: SentenceTransformer, folder: Path) -> str:
     """Write the model's fast tokenizer as tokenizer.json (the only tokenizer file kept)."""
     backend = getattr(st.tokenizer, "backend_tokenizer", None)
     if backend is None:
         raise OnnxUnusable("its tokenizer has no fast (tokenizers) version")
     backend.save(str(folder / TOKENIZER_FILE))
     return type(st.tokenizer).__name__
-
-
-def _record(folder: Path, **values: Any) -> None:
-    write_meta(folder, {**read_meta(folder), **values})

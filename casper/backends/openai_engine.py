@@ -13,22 +13,28 @@ client here never follows a redirect and ignores proxy settings from the environ
 request goes to that host and nowhere else. Nothing connects before the first `chat`.
 
 Imports: casper.protocols, casper.errors, casper.backends.{loading,toolcalls,mlx_engine};
-openai lazily.
+openai inside functions (a heavy library: loaded only when a server is used).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from casper.backends.loading import brief
 from casper.backends.mlx_engine import VisibleStream, plain_messages
 from casper.backends.toolcalls import reply_from_text, tools_as_text
 from casper.errors import ModelServerFailed
-from casper.protocols import ChatMessage, Reply, ToolCall, ToolSpec
+from casper.protocols import ChatMessage, JSONValue, Reply, ToolCall, ToolSpec
+
+if TYPE_CHECKING:
+    from openai import Stream
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 DescribeTools = Callable[[Sequence[ToolSpec]], str]
 CONNECT_S = 5.0  # a server on this machine accepts at once, or it is not running
@@ -41,7 +47,7 @@ class _Calls:
 
     parts: dict[int, dict[str, str]] = field(default_factory=dict)
 
-    def add(self, delta: Any) -> None:
+    def add(self, delta: ChoiceDeltaToolCall) -> None:
         index = getattr(delta, "index", None)
         slot = self.parts.setdefault(
             index if isinstance(index, int) else len(self.parts),
@@ -91,8 +97,6 @@ class OpenAIEngine:
         first_token_timeout_s: float | None = None,
         describe_tools: DescribeTools = tools_as_text,
     ) -> None:
-        import logging
-
         import openai
 
         # httpx2 logs every request line at INFO: the service's log keeps to commands and times
@@ -147,8 +151,6 @@ class OpenAIEngine:
                 raise self._failure(type(exc), exc) from None
             # the server refused the request with `tools`: describe them in the prompt instead
             self.native_tools = False
-            from dataclasses import replace
-
             again = self._complete(model, messages, tools, False, on_token)
             return replace(again, requests=2)  # both requests reached the server
         if native:
@@ -185,6 +187,7 @@ class OpenAIEngine:
     ) -> Reply:
         import openai
 
+        wire: Sequence[Mapping[str, JSONValue]]
         if native:
             wire = wire_messages(messages)
         else:
@@ -208,7 +211,7 @@ class OpenAIEngine:
         usage, chunks = None, 0
         started = time.perf_counter()
         first: float | None = None
-        stream: Any = None
+        stream: Stream[ChatCompletionChunk] | None = None
         try:
             stream = self._client.chat.completions.create(**request)
             for chunk in _chunks(stream):
@@ -267,8 +270,6 @@ class OpenAIEngine:
             generation_s=ended - first if first is not None else 0.0,
         )
         if native_calls or bad_calls:
-            from dataclasses import replace
-
             reply = replace(
                 reply,
                 tool_calls=tuple(native_calls) + reply.tool_calls,
@@ -345,7 +346,7 @@ class OpenAIEngine:
         )
 
 
-def _chunks(stream: Any) -> Iterator[Any]:
+def _chunks(stream: Iterable[ChatCompletionChunk]) -> Iterator[ChatCompletionChunk]:
     """The stream's chunks; a chunk that is not an object is the server's fault."""
     for chunk in stream:
         if not hasattr(chunk, "choices"):
@@ -353,13 +354,13 @@ def _chunks(stream: Any) -> Iterator[Any]:
         yield chunk
 
 
-def wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+def wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, JSONValue]]:
     """Messages in the chat completions shape: tool calls with string arguments and ids, each
     tool result answering its call by id (in the order the calls were made)."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, JSONValue]] = []
     waiting: list[str] = []  # ids of calls whose results have not come yet
     for turn, message in enumerate(messages):
-        entry: dict[str, Any] = {"role": message.role, "content": message.content}
+        entry: dict[str, JSONValue] = {"role": message.role, "content": message.content}
         if message.role == "tool":
             entry["tool_call_id"] = waiting.pop(0) if waiting else f"call_{turn}"
             if message.name:

@@ -1,7 +1,7 @@
 """CrossEncoderReranker: scores (query, passage) pairs with a sentence-transformers CrossEncoder.
 
-Imports: casper.backends.loading helpers; sentence_transformers lazily. Scores are aligned with
-the input; sorting and top-k belong to `casper.search.fusion`.
+Imports: casper.backends.loading helpers; sentence_transformers when the model loads (heavy).
+Scores are aligned with the input; sorting and top-k belong to `casper.search.fusion`.
 """
 
 from __future__ import annotations

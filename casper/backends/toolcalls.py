@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from casper.protocols import Reply, ToolCall, ToolSpec
+from casper.protocols import JSONValue, Reply, ToolCall, ToolSpec
 
 THINK_START = "<think>"
 THINK_END = "</think>"
@@ -31,7 +31,7 @@ FORMATS = (JSON_TOOLS, QWEN3_CODER)
 
 # `parse_tool_call(text, tools)` of an mlx_lm.tool_parsers module: a {"name", "arguments"}
 # dict (or a list of them) from one segment; raises on text it cannot read
-SegmentParser = Callable[[str, Any], Any]
+SegmentParser = Callable[[str, object], object]
 
 TOOLS_TEXT_HEADER = f"""\
 # Tools
@@ -206,7 +206,7 @@ class _Reader:
             pass
         return []
 
-    def _json_objects(self, body: str) -> list[Any]:
+    def _json_objects(self, body: str) -> list[object]:
         obj = self._parse(JSON_TOOLS, body)
         objs = obj if isinstance(obj, list) else [obj]  # a list is several calls, as in mlx_lm
         if not objs:
@@ -221,7 +221,7 @@ class _Reader:
         args = {k: v if k in declared else _json_or_text(v) for k, v in call.arguments.items()}
         return ToolCall(name=call.name, arguments=args)
 
-    def _parse(self, fmt: str, text: str) -> Any:
+    def _parse(self, fmt: str, text: str) -> object:
         if self._parsers is None:
             self._parsers = library_parsers()
         try:
@@ -230,7 +230,7 @@ class _Reader:
             raise _Malformed(f"{fmt}: {type(exc).__name__}: {exc}") from exc
 
 
-def _properties(spec: ToolSpec) -> Mapping[str, Any]:
+def _properties(spec: ToolSpec) -> Mapping[str, JSONValue]:
     props = spec.parameters.get("properties", {})
     return props if isinstance(props, Mapping) else {}
 
@@ -251,7 +251,7 @@ def _unfence(body: str) -> str:
     return fenced.group(1) if fenced else body
 
 
-def _json_or_text(value: Any) -> Any:
+def _json_or_text(value: JSONValue) -> JSONValue:
     if not isinstance(value, str):
         return value
     try:
@@ -260,11 +260,12 @@ def _json_or_text(value: Any) -> Any:
         return value
 
 
-def _call_from_obj(obj: Any) -> ToolCall:
+def _call_from_obj(obj: object) -> ToolCall:
     if not isinstance(obj, dict):
         raise _Malformed("tool call is not a JSON object")
-    if isinstance(obj.get("function"), dict):  # OpenAI-style nesting
-        obj = obj["function"]
+    function = obj.get("function")
+    if isinstance(function, dict):  # OpenAI-style nesting
+        obj = function
     name = obj.get("name")
     if not isinstance(name, str) or not name.strip():
         raise _Malformed("tool call has no name")

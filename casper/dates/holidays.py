@@ -4,7 +4,8 @@ Public holidays come from the `holidays` package (its country calendars, in Engl
 from `dateutil.easter`; only days that no library knows for a country stay here as rules:
 Mother's and Father's Day outside the US, the fixed-date observances, and the US-only names
 ("Thanksgiving", "Memorial Day") when the country has no such day.
-Imports: stdlib; holidays and dateutil lazily. Pure: no I/O.
+Imports: stdlib; holidays and dateutil inside the functions (only a holiday asked of a
+calendar needs them; the cold search loads this module without them). Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 An ISO date or a phrase ("last March", "2 weeks ago", "easter 2024") names local days; a range
 is checked once (an end before its start is an error) and turned into UTC seconds here.
-Imports: stdlib, casper.errors, casper.dates.phrases; dateparser lazily (slow to import).
+Imports: stdlib, casper.errors; casper.dates.phrases and dateparser inside `parse_date` (slow to
+import; `casper mcp` loads this module and parses no date at start).
 """
 
 from __future__ import annotations

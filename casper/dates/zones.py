@@ -1,6 +1,7 @@
 """The one local time zone every command uses, and ISO rendering of UTC seconds in it.
 
-Imports: stdlib, casper.errors; tzlocal lazily.
+Imports: stdlib, casper.errors; tzlocal inside the function that asks it (only when no zone is
+set; it loads slowly).
 """
 
 from __future__ import annotations

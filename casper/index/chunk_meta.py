@@ -1,9 +1,10 @@
 """Per-chunk bookkeeping a searching process keeps in memory: ids, filter columns, display meta.
 
-Imports: numpy, pyarrow (lazily for compute), casper.index.chunk_table (types only). Everything
-is held in numpy and Arrow columns, not Python objects: at 622k chunks a list of id strings, an
-id → row dict, the chunks' content hashes as a list and an Arrow copy of every meta column took
-~330 MB (bench/vecmem.py); these columns take ~45 MB.
+Imports: numpy, pyarrow (pyarrow.compute inside the filters: its kernels are slow to load),
+casper.index.chunk_table (types only). Everything is held in numpy and Arrow columns, not Python
+objects: at 622k chunks a list of id strings, an id → row dict, the chunks' content hashes as a
+list and an Arrow copy of every meta column took ~330 MB (bench/vecmem.py); these columns take
+~45 MB.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The `chunks` table's layout and the small pieces around it: Arrow schema, index specs, the
 filter every retrieval leg applies, row <-> Chunk, and atomic JSON files (manifest, generation).
 
-Imports: pyarrow, casper.records, casper.index.chunk_text; lancedb lazily. Split from
+Imports: pyarrow, casper.records, casper.index (chunk_text, lance_import); lancedb inside
+`index_specs` (only a build needs it, and its import is the slowest). Split from
 `casper.index.chunk_index` so that module keeps to the index's behaviour (opening,
 generations, writing, reading).
 """
@@ -18,6 +19,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from casper.index.chunk_text import unsegmented_text
+from casper.index.lance_import import defer_namespace_client
 from casper.records import SEGMENT_KEY, Chunk, Piece
 
 CHUNK_COLS = [
@@ -104,8 +106,6 @@ class IndexedChunk(NamedTuple):
 
 
 def index_specs() -> list[tuple[str, str, Any]]:
-    from casper.index.lance_import import defer_namespace_client
-
     defer_namespace_client()
     from lancedb.index import FTS, BTree, LabelList
 

@@ -8,8 +8,9 @@ of its indexes answers a query that uses it (BM25, n-grams, the lookups), the ve
 passes SQLite's `quick_check` and gives back a vector, and the published vector cache reads.
 A search only learns of damage when it hits it; these find it first.
 
-Imports: stdlib, sqlite3, casper.errors, casper.index.files; numpy, pyarrow and LanceDB lazily
-(casper.index chunk_table, vector_cache, lance_import), only when there is something to read.
+Imports: stdlib, sqlite3, casper.errors, casper.index (files, lance_import); numpy, pyarrow and
+LanceDB inside the probes (casper.index chunk_table, vector_cache, `lancedb()`), only when there
+is something to read: every `casper index` loads this module (salvage), a no-op one reads nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from casper.datadir import unusable
 from casper.errors import DataDamaged
 from casper.index.files import GENERATION, MANIFEST, TABLE, VECTOR_FILE, read_generation
+from casper.index.lance_import import lancedb
 
 # the parts a rebuild moves aside, each on its own (the vectors survive a damaged table: they
 # are keyed by the chunk's content, so a rebuilt table finds them again)
@@ -158,8 +160,6 @@ def _dim(index_dir: Path) -> int | None:
 # ---- the table ----------------------------------------------------------------------------
 def _table(index_dir: Path) -> list[Probe]:
     """Open at the published version, read every data file, query every index."""
-    from casper.index.lance_import import lancedb
-
     table_dir = index_dir / f"{TABLE}.lance"
     unreadable = _unusable_files(table_dir)
     if unreadable is not None:  # named by its own path, before LanceDB trips over it

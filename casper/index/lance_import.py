@@ -8,7 +8,7 @@ import time there. So the package is registered without running its `__init__` (
 as `.models` still import normally from its directory); the first attribute asked of the
 package itself runs the real `__init__`, so nothing that uses it breaks.
 
-Imports: stdlib only; lancedb lazily.
+Imports: stdlib only; lancedb inside `lancedb()`, after the client is deferred.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib.util
 import sys
 from types import ModuleType
-from typing import Any
 
 CLIENT = "lance_namespace_urllib3_client"
 
@@ -34,7 +33,7 @@ def defer_namespace_client() -> None:
     package = importlib.util.module_from_spec(spec)
     loader = spec.loader
 
-    def load_the_rest(name: str) -> Any:
+    def load_the_rest(name: str) -> object:
         package.__dict__.pop("__getattr__", None)
         loader.exec_module(package)  # the real __init__, now that someone needs it
         return getattr(package, name)

@@ -2,7 +2,8 @@
 
 The fitted model, ids and filter columns are pickled next to the table (owner-only); a rebuild
 re-tokenises only chunks whose content changed.
-Imports: rank_bm25, numpy, pyarrow, casper.store (index, vectors), casper.indexer.chunking.
+Imports: numpy, pyarrow, casper.index (chunk_index, chunk_text, vectors); rank_bm25 in `_build`
+(a heavy library: only fitting needs it, and unpickling the model loads it by itself).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import pickle
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -20,10 +21,29 @@ from casper.index.chunk_index import ChunkIndex, Filter
 from casper.index.chunk_text import unsegmented_text, without_unsegmented
 from casper.index.vectors import FilterColumns, private_files
 
+if TYPE_CHECKING:
+    from rank_bm25 import BM25Okapi
+
 SIDECAR = "rank_bm25.pkl"
 FORMAT = 2
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _COLUMNS = ["id", "content_hash", "text", "chat_id", "start", "end", "person_ids"]
+
+
+class Bm25State(TypedDict):
+    """The pickled sidecar: the fitted model and, in table order, each chunk's id, content hash
+    and filter columns."""
+
+    format: int
+    table_version: int
+    ids: list[str]
+    hashes: list[str]
+    vocab: list[str]  # token id → token
+    bm25: BM25Okapi | None  # None for an empty table
+    chat_id: list[int]
+    start: list[float]
+    end: list[float]
+    person_ids: list[list[str]]
 
 
 def tokenize(text: str) -> list[str]:
@@ -42,7 +62,7 @@ class RankBM25Index:
     def __init__(self, index: ChunkIndex, path: Path | None = None) -> None:
         self.index = index
         self.path = path or index.dir / SIDECAR
-        self._state: dict[str, Any] | None = None
+        self._state: Bm25State | None = None
         self._vocab: dict[str, int] = {}
         self._filters: FilterColumns | None = None
 
@@ -60,7 +80,7 @@ class RankBM25Index:
         self._adopt(state)
         return rebuilt
 
-    def _build(self, version: int, old: dict[str, Any] | None) -> dict[str, Any]:
+    def _build(self, version: int, old: Bm25State | None) -> Bm25State:
         from rank_bm25 import BM25Okapi
 
         rows = self.index.scan(_COLUMNS)
@@ -86,7 +106,7 @@ class RankBM25Index:
             "person_ids": rows["person_ids"].to_pylist(),
         }
 
-    def _adopt(self, state: dict[str, Any]) -> None:
+    def _adopt(self, state: Bm25State) -> None:
         table = pa.table(
             {
                 "chat_id": pa.array(state["chat_id"], pa.int64()),
@@ -99,15 +119,16 @@ class RankBM25Index:
         self._vocab = {t: i for i, t in enumerate(state["vocab"])}
         self._state = state
 
-    def _read(self) -> dict[str, Any] | None:
+    def _read(self) -> Bm25State | None:
         try:
             with self.path.open("rb") as fh:
-                state = pickle.load(fh)  # our own file, owner-only, next to the index
+                # our own file, owner-only, next to the index: a Bm25State when FORMAT matches
+                state: Bm25State = pickle.load(fh)
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             return None
         return state if isinstance(state, dict) and state.get("format") == FORMAT else None
 
-    def _write(self, state: dict[str, Any]) -> None:
+    def _write(self, state: Bm25State) -> None:
         tmp = self.path.with_suffix(".tmp")
         with private_files():
             with tmp.open("wb") as fh:
@@ -140,14 +161,15 @@ class RankBM25Index:
         return [(ids[rows[i]], float(scores[i])) for i in top]
 
 
-def _reusable(old: dict[str, Any] | None) -> dict[tuple[str, str], list[str]]:
+def _reusable(old: Bm25State | None) -> dict[tuple[str, str], list[str]]:
     """(id, content_hash) → tokens of an earlier build (bag of words: order does not matter)."""
-    if not old or old.get("bm25") is None:
+    bm25 = old.get("bm25") if old else None
+    if not old or bm25 is None:
         return {}
     vocab = old["vocab"]
     return {
         key: [vocab[t] for t, count in freqs.items() for _ in range(count)]
         for key, freqs in zip(
-            zip(old["ids"], old["hashes"], strict=True), old["bm25"].doc_freqs, strict=True
+            zip(old["ids"], old["hashes"], strict=True), bm25.doc_freqs, strict=True
         )
     }

@@ -14,7 +14,6 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,7 +61,7 @@ def cache_problem(
     paths = _cache_paths(directory, version, generation)
     if not any(p.exists() for p in paths.values()):
         return None
-    arrays: dict[str, Any] = {}
+    arrays: dict[str, NDArray[np.generic]] = {}
     for key, path in paths.items():
         if not path.exists():
             return path, "missing beside the other files of its cache"

@@ -5,8 +5,9 @@ person's alone when they have none on the day named); the rest follows.
 One Retriever serves many requests (it caches the index's matrix), so a search keeps its working
 state in a `_Search` of its own and returns everything it found out in one `SearchResult`.
 
-Imports: casper.search (fusion, query, words), casper.vocab, casper.index (chunk_table, chunk_index,
-lexical lazily), casper.store.db (types), casper.errors, protocols, records.
+Imports: casper.search (fusion, query, words), casper.vocab, casper.index (chunk_table,
+chunk_index; lexical on first use: rank-bm25's index, which the default search never loads),
+casper.store.db (types), casper.errors, protocols, records.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from casper.search.query import UnderstoodJson
     from casper.stats import PersonStats
 
+# inside: the thin `--json` path loads this module, not search.words or indexer.run
+
 
 class Span(TypedDict):
     """First and last: ISO timestamps (or days), None when there is nothing."""

@@ -6,7 +6,7 @@ A neutral grey card with dark ink, so the picture reads on a light page and on a
 matplotlib is imported only here, with the Agg backend (no window) and its cache folder
 inside Casper's data dir (MPLCONFIGDIR), so drawing writes nothing anywhere else.
 
-Imports: stdlib, matplotlib (lazily); the document types for checking only.
+Imports: stdlib, casper.cli.stats_view, matplotlib (lazily); the document types for checking only.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from casper.cli.stats_view import range_label
 
 if TYPE_CHECKING:
     from casper.app.documents import StatsDoc
@@ -40,8 +42,6 @@ def pyplot(data_dir: Path) -> Any:
 
 def title_of(data: StatsDoc) -> str:
     """ "Sam Rivera · all time · America/Los_Angeles": who, when, and in which zone."""
-    from casper.cli.stats_view import range_label
-
     return f"{data['scope']['name']} · {range_label(data['range'])} · {data['zone']}"
 
 

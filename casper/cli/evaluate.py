@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,7 +11,10 @@ from typing import Annotated, Any
 
 import typer
 
-from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded
+from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded, print_json
+from casper.errors import CasperError
+
+# inside the command: `casper --help` must not load eval, rich or the work (docs/architecture.md)
 
 # The summary's columns, most wanted first: what is left out at a narrow width (the report has
 # them all); "run" is always kept.
@@ -163,7 +167,6 @@ def evaluate(
     """Retrieval eval: recall/MRR/nDCG@k per mode, chunk unit and embedder, written to runs/."""
     from rich.console import Console
 
-    from casper.errors import CasperError
     from eval import harness, report
 
     cfg = config(home, llm_model=model)
@@ -251,8 +254,6 @@ def evaluate(
             ],
         }
     if json:
-        from casper.cli.base import print_json
-
         print_json(doc)
     if regressed:
         worst = min(regressed, key=lambda d: d.delta)
@@ -319,8 +320,6 @@ def _run_with_progress(err: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
 def stage_line(console: Any) -> Iterator[Callable[[str, int, int | None], None]]:
     """A transient spinner line for `(stage, done, total)` callbacks; the elapsed time counts
     up on its own between callbacks (a model loading reports nothing for seconds)."""
-    import time
-
     from casper.cli.progress import fmt_duration, label
 
     now: dict[str, Any] = {"stage": "starting", "text": "starting …", "since": time.monotonic()}

@@ -21,6 +21,8 @@ from casper.errors import CasperError
 if TYPE_CHECKING:  # rich is imported lazily, when a command prints
     from rich.console import Console
 
+# inside: rich, the damage explainer and telemetry load only when a command needs them
+
 
 def stderr_console() -> Console:
     from rich.console import Console

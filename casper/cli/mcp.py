@@ -7,17 +7,21 @@ casper.app.tool_calls); the messages a result shows come back as citations with 
 command runs (casper.cli.transport): in the warm service, or in this process. stdout carries
 only the protocol; notices go into the tool's result text and to stderr.
 
-Imports: typer, casper.cli.base; mcp, anyio and the work lazily.
+Imports: typer, casper.cli.base, casper.errors, casper.vocab; mcp, anyio, the work and the version
+lazily (`casper --help` imports this module; a CLI module imports only light ones at its top).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from casper.cli.base import Home, NoService, Verbose, app, config, guarded
+from casper.errors import CasperError
+from casper.vocab import PRIVACY_MODES
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -57,14 +61,10 @@ def mcp(
     verbose: Verbose = False,
 ) -> None:
     """Serve the five agent tools to an MCP client over stdio (stdin/stdout)."""
-    import sys
-
     import anyio
 
     from casper.agent.redact import stricter
     from casper.cli.transport import Session
-    from casper.errors import CasperError
-    from casper.vocab import PRIVACY_MODES
 
     asked = next((mode for mode in PRIVACY_MODES if mode == privacy), None)
     if privacy is not None and asked is None:
@@ -214,8 +214,6 @@ def _client_name(ctx: Any) -> str | None:
 def _error_result(exc: Exception) -> types.CallToolResult:
     """A failure the client's model can read (an error result), not a broken connection."""
     import mcp_types as types
-
-    from casper.errors import CasperError
 
     if isinstance(exc, CasperError):
         text = f"error: {exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")

@@ -16,6 +16,7 @@ Imports: stdlib; anyio, mcp and mcp_types inside functions (casper mcp loads the
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Callable
@@ -161,8 +162,6 @@ async def serve_stdio(server: Any) -> None:
 def _claim_stdin() -> tuple[int, Callable[[], None]]:
     """A private copy of fd 0 for the wire, and fd 0 pointed at /dev/null meanwhile; the
     function that points it back. The copy is never closed: a reading thread may outlive us."""
-    import fcntl
-
     wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
+from types import SimpleNamespace as NS
 from typing import TYPE_CHECKING, Any
 
 from casper.dates.zones import iso
@@ -372,8 +373,6 @@ def _epoch(ts: str | None) -> float | None:
 
 def hits_from_doc(hits: Sequence[HitJson]) -> list[Any]:
     """`search --json` hits → objects with the attributes `hits_view` reads."""
-    from types import SimpleNamespace as NS
-
     return [
         NS(
             chat=h["chat"],
@@ -392,8 +391,6 @@ def hits_from_doc(hits: Sequence[HitJson]) -> list[Any]:
 
 def messages_from_doc(messages: Sequence[MessageJson]) -> list[Any]:
     """`show --json` messages → objects with the attributes `conversation_view` reads."""
-    from types import SimpleNamespace as NS
-
     return [
         NS(
             rowid=m["rowid"],

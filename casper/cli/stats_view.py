@@ -3,13 +3,16 @@ messages over time (sent under received), the hour × weekday heatmap, streaks, 
 and their trend, who starts conversations, quiet gaps. Reads only the `stats --json` document,
 so what it draws is what `--json` carries.
 
-Imports: stdlib, rich (lazily); the document types for checking only.
+Imports: stdlib, casper.cli.render, rich (lazily); the document types for checking only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 from typing import TYPE_CHECKING, Any
+
+from casper.cli.render import console
 
 if TYPE_CHECKING:
     from casper.app.documents import Days, StatsDoc
@@ -77,8 +80,6 @@ def column_cells(sent: int, received: int, peak: int, rows: int = CHART_ROWS) ->
 
 def print_stats(data: StatsDoc, width: int | None = None) -> None:
     from rich.text import Text
-
-    from casper.cli.render import console
 
     c = console() if width is None else console(width=width)
     for part in stats_view(data, c.width, Text):
@@ -162,8 +163,6 @@ def _time_chart(rows: Sequence[PeriodCount], period: str, columns: int, text: An
 
 def _week_month(week: str) -> str:
     """ "2024-W03" → "Jan": the month its Monday falls in."""
-    from datetime import date
-
     monday = date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
     return monday.strftime("%b")
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast, overload
 
+from casper.cli.guard import stderr_console as _stderr
 from casper.config import Config
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from casper.app.runtime import Runtime
     from casper.events import Emit, Event
 
+# inside: a request loads only the side it runs on (the service client or the in-process handlers)
+
 _OFF = {"0", "false", "no", "off"}
 
 
@@ -39,8 +42,6 @@ def print_notice(event: Event) -> None:
     if event["event"] != "notice":
         return
     from rich.markup import escape
-
-    from casper.cli.guard import stderr_console as _stderr
 
     err = _stderr()
     # one line each (the terminal wraps it, not us), in the `notice:` / `hint:` shape
@@ -169,6 +170,4 @@ def _check_dates(cfg: Config, request: Request) -> None:
 
 
 def _say(text: str) -> None:
-    from casper.cli.guard import stderr_console as _stderr
-
     _stderr().print(f"[dim]{text}[/]", soft_wrap=True, markup=True)

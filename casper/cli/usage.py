@@ -15,6 +15,8 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+# inside: rich loads only when a usage error is printed
+
 try:  # recent typer vendors click as typer._click
     from typer._click import exceptions as _click_errors
     from typer._click.globals import get_current_context

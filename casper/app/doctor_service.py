@@ -16,6 +16,7 @@ import sqlite3
 import sys
 import time
 from dataclasses import replace
+from datetime import tzinfo
 from typing import Any
 
 from casper.app.doctor_check import Check, check
@@ -129,7 +130,7 @@ def _fresh(cfg: Config) -> Freshness | None:
         store.close()
 
 
-def _last_run(record: dict[str, Any] | None, tz: Any) -> str:
+def _last_run(record: dict[str, Any] | None, tz: tzinfo) -> str:
     run = (record or {}).get("last_run")
     if not run:
         return ""

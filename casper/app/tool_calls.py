@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from casper.agent import tools
 from casper.agent.answer import citations_for
 from casper.agent.ceiling import limit_citations, limit_result
 from casper.agent.core import cap_result
@@ -34,14 +35,13 @@ if TYPE_CHECKING:
     from datetime import tzinfo
 
     from casper.agent.tool_args import Arguments
+    from casper.app.documents import ToolDoc
     from casper.protocols import Hit
-
-# inside: tests replace casper.agent.tools.TOOLS, read at each call
 
 log = logging.getLogger("casper.service")  # the service log, when the service runs the call
 
 
-def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
+def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> ToolDoc:
     """Run one tool call; a tool's own failure (a bad argument, an unknown name, a person not
     found) is `ok: false` with the tool's message, exactly as the model would read it."""
     tz = local_tz(rt.cfg.timezone)
@@ -89,9 +89,7 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
 def _schema_problem(req: ToolRequest) -> str | None:
     """`error: bad arguments for NAME: …` when the arguments break the tool's JSON Schema (a
     wrong type, an unknown argument, a missing one); an unknown tool is the Toolbox's to say."""
-    from casper.agent.tools import TOOLS
-
-    declared = TOOLS.get(req.name)
+    declared = tools.TOOLS.get(req.name)  # read at the call: tests swap it
     wrong = problem(declared.spec.parameters, req.arguments) if declared is not None else None
     return f"error: bad arguments for {req.name}: {wrong}" if wrong else None
 

@@ -122,7 +122,7 @@ def default_of(setting: str) -> str:
     return f"\\[default: {field.default}, setting {setting}]"  # \\[: not rich markup
 
 
-def config(home: Path | None, **overrides: Any) -> Config:
+def config(home: Path | None, **overrides: object) -> Config:
     return load_config(home, **overrides)
 
 
@@ -182,7 +182,7 @@ def reflowed(doc: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in paragraphs)
 
 
-def teach(app: Any) -> None:
+def teach(app: typer.Typer) -> None:
     """Add the examples as epilogs (unless a command set its own); every paragraph of the help
     is one line (`reflowed`)."""
     for info in app.registered_commands:

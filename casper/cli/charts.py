@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any
 from casper.cli.stats_view import range_label
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
     from casper.app.documents import StatsDoc
 
 CARD = "#e9e9e6"  # neutral: neither a white page nor a black one swallows it
@@ -81,7 +84,7 @@ def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
     return path
 
 
-def _over_time(ax: Any, data: StatsDoc) -> None:
+def _over_time(ax: Axes, data: StatsDoc) -> None:
     rows = data["series"]["over_time"]
     ax.set_title(f"messages by {data['series']['period']}", color=INK, loc="left")
     if not rows:
@@ -101,7 +104,7 @@ def _over_time(ax: Any, data: StatsDoc) -> None:
         label.set_color(INK)
 
 
-def _heatmap(ax: Any, data: StatsDoc, fig: Any) -> None:
+def _heatmap(ax: Axes, data: StatsDoc, fig: Figure) -> None:
     grid = data["series"]["heatmap"]
     ax.set_title("hour of day × weekday (local)", color=INK, loc="left")
     image = ax.imshow(grid, aspect="auto", cmap="viridis", interpolation="nearest")
@@ -111,7 +114,7 @@ def _heatmap(ax: Any, data: StatsDoc, fig: Any) -> None:
     bar.ax.tick_params(colors=INK, labelsize=8)
 
 
-def _replies(ax: Any, data: StatsDoc) -> None:
+def _replies(ax: Axes, data: StatsDoc) -> None:
     series = data["series"]
     months = series["replies"]["by_month"]
     starters = series["starters"]

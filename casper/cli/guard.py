@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from casper.config import load_config
 from casper.errors import CasperError
@@ -102,7 +102,7 @@ class NoticeFormatter(logging.Formatter):
         return f"{text}\nhint: {hint}" if hint else text
 
 
-def print_json(data: Any) -> None:
+def print_json(data: object) -> None:
     """One JSON document on stdout and nothing else there (same bytes as casper.app.documents)."""
     import json
 

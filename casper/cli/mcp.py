@@ -28,9 +28,10 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
+    from casper.app.documents import ToolDoc
     from casper.cli.transport import Session
     from casper.events import Event
-    from casper.protocols import ToolSpec
+    from casper.protocols import JSONValue, ToolSpec
     from casper.vocab import Privacy as Ceiling
 
 SERVER_NAME = "casper"
@@ -91,7 +92,7 @@ def serving_line(setting: Ceiling, asked: Ceiling | None, mode: Ceiling) -> str:
     return f"casper mcp: privacy {mode} ({why}): clients are shown {said[mode]}"
 
 
-async def _serve_stdio(server: Any) -> None:
+async def _serve_stdio(server: Server) -> None:
     # the SDK's stdio transport, each line screened first: every line gets an answer
     from casper.cli.mcp_wire import serve_stdio
 
@@ -145,7 +146,7 @@ def build_server(session: Session, privacy: Ceiling | None = None) -> Server:
 
         client = _client_name(ctx)
 
-        def run() -> tuple[dict[str, Any], list[str]]:
+        def run() -> tuple[ToolDoc, list[str]]:
             with one_at_a_time:
                 return run_tool(session, params.name, arguments, privacy=privacy, client=client)
 
@@ -183,11 +184,11 @@ def build_server(session: Session, privacy: Ceiling | None = None) -> Server:
 def run_tool(
     session: Session,
     name: str,
-    arguments: dict[str, Any],
+    arguments: dict[str, JSONValue],
     *,
     privacy: Ceiling | None = None,
     client: str | None = None,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[ToolDoc, list[str]]:
     """(the `tool` document, the notices said while it ran) for one call."""
     from casper.app.requests import ToolRequest, parse_as
 

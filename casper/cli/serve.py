@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import tzinfo
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -137,7 +138,7 @@ def auto_index_lines(auto: dict[str, Any], tz: tzinfo) -> list[str]:
     return lines
 
 
-def _launch_agent(home: Any, *, install: bool) -> None:
+def _launch_agent(home: Path, *, install: bool) -> None:
     """--install: stop a running service (the agent's takes over), write and load the agent;
     --uninstall: unload and remove it."""
     from casper.service import client, launchagent

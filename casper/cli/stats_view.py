@@ -3,18 +3,21 @@ messages over time (sent under received), the hour × weekday heatmap, streaks, 
 and their trend, who starts conversations, quiet gaps. Reads only the `stats --json` document,
 so what it draws is what `--json` carries.
 
-Imports: stdlib, casper.cli.render, rich (lazily); the document types for checking only.
+Imports: stdlib, casper.cli.render, rich (lazily); the document types and rich's Text for checking
+only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from casper.cli.render import console
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from casper.app.documents import Days, StatsDoc
     from casper.app.stats_series import PeriodCount
 
@@ -86,9 +89,9 @@ def print_stats(data: StatsDoc, width: int | None = None) -> None:
         c.print(part)
 
 
-def stats_view(data: StatsDoc, columns: int, text: Any) -> list[Any]:
+def stats_view(data: StatsDoc, columns: int, text: type[Text]) -> list[Text]:
     """The whole view as a list of rich Texts (`text` is rich.text.Text)."""
-    out: list[Any] = []
+    out: list[Text] = []
     scope = data["scope"]
     head = text(scope["name"], style="bold")
     if "person" in data:
@@ -123,7 +126,9 @@ def stats_view(data: StatsDoc, columns: int, text: Any) -> list[Any]:
     return out
 
 
-def _time_chart(rows: Sequence[PeriodCount], period: str, columns: int, text: Any) -> list[Any]:
+def _time_chart(
+    rows: Sequence[PeriodCount], period: str, columns: int, text: type[Text]
+) -> list[Text]:
     if not rows:
         return [text("  no messages in this range", style="dim")]
     shown = fit_periods(rows, columns - 10)
@@ -167,7 +172,7 @@ def _week_month(week: str) -> str:
     return monday.strftime("%b")
 
 
-def _heatmap(grid: Sequence[Sequence[int]], text: Any) -> list[Any]:
+def _heatmap(grid: Sequence[Sequence[int]], text: type[Text]) -> list[Text]:
     peak = max((n for row in grid for n in row), default=0)
     if peak == 0:
         return []
@@ -196,7 +201,7 @@ def _sparkline(values: Sequence[float | None]) -> str:
     )
 
 
-def _rhythm(data: StatsDoc, text: Any) -> list[Any]:
+def _rhythm(data: StatsDoc, text: type[Text]) -> list[Text]:
     series, names = data["series"], data["names"]
     out = [text("")]
     s = series["streaks"]

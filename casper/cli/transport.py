@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import TYPE_CHECKING, cast, overload
 
 from casper.cli.guard import stderr_console as _stderr
 from casper.config import Config
 
 if TYPE_CHECKING:
-    from casper.app.documents import AskDoc, ContactJson, Document, SearchDoc, ShowDoc, StatsDoc
+    from casper.app.documents import (
+        AskDoc,
+        ContactJson,
+        Document,
+        SearchDoc,
+        ShowDoc,
+        StatsDoc,
+        ToolDoc,
+    )
     from casper.app.requests import (
         AskRequest,
         ContactsRequest,
@@ -84,7 +92,7 @@ class Session:
     @overload
     def answer(self, request: AskRequest, on_event: Emit = ...) -> AskDoc: ...
     @overload
-    def answer(self, request: ToolRequest, on_event: Emit = ...) -> dict[str, Any]: ...
+    def answer(self, request: ToolRequest, on_event: Emit = ...) -> ToolDoc: ...
     @overload
     def answer(self, request: Request, on_event: Emit = ...) -> Document: ...
 

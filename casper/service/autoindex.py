@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from casper.indexer.pipeline import Progress
     from casper.indexer.run import EmbedderSupply, IndexRunReport
     from casper.protocols import Embedder
+    from casper.store.db import Store
 
 log = logging.getLogger("casper.service")
 
@@ -343,7 +344,7 @@ def _since(started: float) -> float:
 
 
 def _measured(
-    cfg: Config, store: Any, measure: Callable[[Config, Any], Freshness]
+    cfg: Config, store: Store, measure: Callable[[Config, Store], Freshness]
 ) -> Freshness | None:
     """How current the index is after a run; None when chat.db can't be read for it."""
     try:

@@ -21,7 +21,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import casper
 from casper.errors import CasperError
@@ -53,7 +52,7 @@ def log_file(home: Path) -> Path:
     return _abs(home) / "service.log"
 
 
-def plist_for(home: Path, python: str | None = None) -> dict[str, Any]:
+def plist_for(home: Path, python: str | None = None) -> dict[str, object]:
     """The LaunchAgent for `home`: this interpreter (the venv's, as given: not resolved, so its
     packages are the ones installed) running the service. Paths only, no message text."""
     home = _abs(home)

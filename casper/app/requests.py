@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from casper.errors import BadRequest
 from casper.vocab import (
@@ -32,9 +32,6 @@ from casper.vocab import (
     Period,
     Privacy,
 )
-
-if TYPE_CHECKING:
-    from casper.protocols import JSONValue
 
 MAX_CONTEXT = 1_000  # messages before/after one shown by `casper show`
 MAX_QUESTION_CHARS = 2_000  # beyond this a question would crowd the evidence out of the prompt
@@ -100,7 +97,7 @@ class ToolRequest:
     (casper.agent.tools), so both callers get the same validation and caps."""
 
     name: str
-    arguments: Mapping[str, JSONValue]
+    arguments: Mapping[str, Any]  # JSON values; this module imports only errors and vocab
     # the MCP server's ceiling (`casper mcp --privacy`); the handler keeps the stricter of it
     # and the setting `privacy`, so a request never loosens what config.toml allows
     privacy: Privacy | None = None

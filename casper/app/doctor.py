@@ -7,8 +7,9 @@ store and the index are probed for real (casper.store.health, casper.index.healt
 passes SQLite's quick_check, every data file of the index is read, each search leg answers a
 query, a vector is read back.
 
-Imports: ingest, casper.store, casper.index, casper.config, casper.app.doctor_check. Returns plain
-dicts; the CLI renders them (and exits 1 when one failed).
+Imports: ingest, casper.store, casper.index, casper.indexer, casper.config, casper.datadir,
+casper.app (the doctor_* checks, optional_models). Returns plain dicts; the CLI renders them (and
+exits 1 when one failed).
 """
 
 from __future__ import annotations
@@ -23,14 +24,22 @@ from contextlib import contextmanager
 from typing import Any
 
 import ingest
+from casper import datadir
 from casper.app.doctor_check import check
 from casper.app.doctor_privacy import privacy_checks
 from casper.app.doctor_schema import schema_checks
+from casper.app.doctor_service import server_check, service_checks
 from casper.app.doctor_trust import trust_checks
 from casper.app.documents import Check, DoctorCounts, DoctorReport
+from casper.app.optional_models import engine_notice, model_probe, reranker_notice
 from casper.config import Config
 from casper.dates.zones import iso, local_tz
 from casper.errors import ConfigError, DataDamaged
+from casper.index.chunk_index import vector_status_at
+from casper.index.health import manifest_damage, probe
+from casper.indexer import identity
+from casper.indexer.exclude import counter
+from casper.indexer.reconcile import last_reconciled
 from casper.store.db import Store
 from casper.store.health import sqlite_problem
 from ingest.errors import IngestError, full_disk_access_hint
@@ -81,8 +90,6 @@ def run_checks(
     checks.append(_reranker_check(cfg))
     checks += trust_checks(cfg)  # telemetry off, the model cache owner-only and unchanged
     if service is not None:
-        from casper.app.doctor_service import service_checks
-
         checks.extend(service_checks(cfg, service, login_agent))
     return {"checks": checks, "counts": counts}
 
@@ -189,10 +196,6 @@ def _store_checks(cfg: Config, counts: DoctorCounts) -> list[Check]:
 def _history_checks(cfg: Config) -> list[Check]:
     """Does chat.db still hold the history the store was read from (by ROWID and guid,
     casper.indexer.identity), and what the last reconciliation of a rewritten one did."""
-    from casper.indexer import identity
-    from casper.indexer.exclude import counter
-    from casper.indexer.reconcile import last_reconciled
-
     try:
         store = Store.open(cfg.store_path)
     except (sqlite3.Error, OSError):
@@ -241,8 +244,6 @@ def _history_checks(cfg: Config) -> list[Check]:
 def _small_file_checks(cfg: Config) -> list[Check]:
     """The data dir's small files (notices, records, histories, the service's and the index's
     lock, pid and log files): one ✗ line for each that cannot be used, nothing when all can."""
-    from casper import datadir
-
     if not cfg.data_dir.is_dir():
         return []
     return [
@@ -261,23 +262,19 @@ def _engine_check(cfg: Config) -> Check:
     """The chat model without loading it: known missing (the notice `ask` said once, with the
     whole reason), absent from the local cache, or where it would load from; or, with
     `llm_base_url`, that server (casper.app.doctor_service.server_check)."""
-    from casper.app.optional_models import engine_notice, model_probe
-
     if cfg.llm_base_url:
-        from casper.app.doctor_service import server_check
-
         return server_check(cfg)
 
     model = cfg.llm_model
-    probe = model_probe(model)
+    cached = model_probe(model)
     notice = engine_notice(cfg, model)
-    if notice is not None and notice.get("probe") == probe:
+    if notice is not None and notice.get("probe") == cached:
         since = notice.get("since", "?")
         return check(
             "language model", "warn", f"unavailable since {since}: {notice['reason']}",
             notice.get("hint") or None,
         )  # fmt: skip
-    if probe.endswith(":absent"):
+    if cached.endswith(":absent"):
         return check(
             "language model", "warn", f"{model} is not in the local model cache",
             "run `casper pull` once while online (answers come from search alone until then)",
@@ -288,8 +285,6 @@ def _engine_check(cfg: Config) -> Check:
 def _reranker_check(cfg: Config) -> Check:
     """The reranker's state without loading it: off, known missing (the notice search said once),
     or where it would load from."""
-    from casper.app.optional_models import model_probe, reranker_notice
-
     if not cfg.rerank or not cfg.rerank_model:
         return check("reranker", "ok", "off (rerank = false)")
     hint = "run `casper pull` once while online, or set rerank = false in config.toml"
@@ -306,8 +301,6 @@ def _index_check(cfg: Config, counts: DoctorCounts) -> Check:
     """Present, and how much of it is searchable semantically (vectors_done / vectors_total)."""
     if not cfg.index_dir.exists():
         return check("search index", "warn", "missing", "run `casper index`")
-    from casper.index.chunk_index import vector_status_at
-    from casper.index.health import manifest_damage
 
     if manifest_damage(cfg.index_dir) is not None:  # not "from an older version"
         return check("search index", "fail", "does not read (see below)", REBUILD_HINT)
@@ -337,8 +330,6 @@ def _index_check(cfg: Config, counts: DoctorCounts) -> Check:
 def _index_probe_checks(cfg: Config) -> list[Check]:
     """Every file of the index read for real: one ✗ line per damaged part, else one ✓ line
     listing what was read."""
-    from casper.index.health import probe
-
     probes = probe(cfg.index_dir)
     if not probes:
         return []

@@ -13,13 +13,18 @@ doctor_check).
 from __future__ import annotations
 
 import sqlite3
+import sys
 import time
+from dataclasses import replace
+from datetime import tzinfo
 from typing import Any
 
 from casper.app.doctor_check import Check, check
 from casper.app.freshness import Freshness, access_hint, duration_text, load_state, measure
-from casper.config import Config
+from casper.app.runtime import make_engine
+from casper.config import DEFAULT_LLM, Config, llm_server
 from casper.dates.zones import iso, local_tz
+from casper.errors import CasperError
 from casper.store.db import Store
 from ingest.errors import IngestError
 
@@ -125,7 +130,7 @@ def _fresh(cfg: Config) -> Freshness | None:
         store.close()
 
 
-def _last_run(record: dict[str, Any] | None, tz: Any) -> str:
+def _last_run(record: dict[str, Any] | None, tz: tzinfo) -> str:
     run = (record or {}).get("last_run")
     if not run:
         return ""
@@ -134,8 +139,6 @@ def _last_run(record: dict[str, Any] | None, tz: Any) -> str:
 
 
 def _mac() -> bool:
-    import sys
-
     return sys.platform == "darwin"
 
 
@@ -146,12 +149,6 @@ def server_check(cfg: Config) -> Check:
     """The OpenAI-compatible server `llm_base_url` names: refused (a remote host without
     `allow_remote_llm`), answering (and what it serves), or not answering. One GET of its
     model list; no message text is sent."""
-    from dataclasses import replace
-
-    from casper.app.runtime import make_engine
-    from casper.config import DEFAULT_LLM, llm_server
-    from casper.errors import CasperError
-
     name = "language model"
     try:
         url, local = llm_server(cfg.llm_base_url or "", allow_remote=cfg.allow_remote_llm)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from casper.app.doctor_check import check
 from casper.app.documents import Check
+from casper.backends import onnx_cache, placement
+from casper.backends.onnx_embedder import COPY_FILES, cache_key, check_folder, model_identity
 from casper.config import Config
 from casper.telemetry import SWITCHED_OFF, cache_dir, onnxruntime_records, telemetry_state
 
@@ -52,12 +54,9 @@ def model_cache_check(cfg: Config) -> Check:
 
 
 def _model_cache_check(cfg: Config) -> Check:
-    from casper.backends import onnx_cache
-    from casper.backends.onnx_embedder import COPY_FILES, cache_key, check_folder, model_identity
-    from casper.backends.placement import onnxruntime_installed
-
     cache = cache_dir()
-    if cfg.embed_backend == "torch" or not onnxruntime_installed():
+    # placement.onnxruntime_installed is looked up at the call: tests swap it
+    if cfg.embed_backend == "torch" or not placement.onnxruntime_installed():
         return check("model cache", "ok", f"{cache} (not used: the embedder runs on torch)")
     try:
         name, checksum = model_identity(cfg.embed_model)

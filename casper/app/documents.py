@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict, cast
+from typing import TYPE_CHECKING, NotRequired, TypeAlias, TypedDict, cast
 
-from casper.agent.answer_json import Answer
+from casper.agent.answer_json import Answer, Citation
 from casper.dates.zones import iso
 from casper.protocols import Hit
 from casper.records import Person, StoredMessage
@@ -28,8 +28,11 @@ from casper.stats import ChatSplit
 if TYPE_CHECKING:
     from casper.app.stats_series import Series
     from casper.indexer.run import IndexRunReport, Placed
+    from casper.protocols import JSONValue
     from casper.search.query import UnderstoodJson
     from casper.stats import PersonStats
+
+# inside: the thin `--json` path loads this module, not search.words or indexer.run
 
 
 class Span(TypedDict):
@@ -213,7 +216,7 @@ class StatsDoc(TypedDict):
     active_days: int
     median_reply_s: dict[str, float | None]  # "me", "them"
     initiations: dict[str, int]  # "me", "them"
-    top_emoji: list[list[Any]]  # [emoji, count]
+    top_emoji: list[list[str | int]]  # [emoji, count]
     busiest_hours: list[list[int]]  # [hour, count]
     by_month: dict[str, int]  # "2024-03": count
     range: Days
@@ -247,7 +250,7 @@ class YearFigures(TypedDict):
     people: int  # people who wrote or were written to (1:1) that year
     longest_streak: int
     median_reply_s: dict[str, float | None]
-    top_emoji: list[list[Any]]  # [emoji, count]
+    top_emoji: list[list[str | int]]  # [emoji, count]
 
 
 class BusiestDay(TypedDict):
@@ -360,8 +363,20 @@ class DoctorReport(TypedDict):
     counts: DoctorCounts
 
 
-# what `--json` prints, one of these per request (a tool call's is casper.app.tool_calls')
-Document: TypeAlias = "SearchDoc | list[ContactJson] | StatsDoc | ShowDoc | AskDoc | dict[str, Any]"
+class ToolDoc(TypedDict):
+    """One tool call from outside the agent (`casper mcp`; casper.app.tool_calls)."""
+
+    tool: str
+    arguments: dict[str, JSONValue]
+    ok: bool
+    text: str  # what the model would read
+    citations: list[Citation]
+    words_not_found: list[str]  # the searched words no message contains, as `search --json`
+    indexed_through: str | None
+
+
+# what `--json` prints, one of these per request
+Document: TypeAlias = "SearchDoc | list[ContactJson] | StatsDoc | ShowDoc | AskDoc | ToolDoc"
 
 
 def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> MessageJson:

@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import ingest
 from casper.config import Config
 from casper.events import NoticeEvent
 from casper.store.db import Store
+
+# inside: the client path loads this module, not the date phrases
 
 STATE_FILE = "auto_index.json"
 
@@ -52,8 +55,6 @@ class Freshness:
 def measure(cfg: Config, store: Store) -> Freshness:
     """The index's freshness against `cfg.chat_db` (raises ingest's errors when it can't be
     read: no Full Disk Access, missing, busy)."""
-    import ingest
-
     watermark = int(store.meta_float("watermark_rowid"))
     conn = ingest.open_chat_db(cfg.chat_db, busy_timeout_s=1.0)
     try:

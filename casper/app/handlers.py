@@ -7,17 +7,23 @@ through `emit` as the events the views and the socket share (casper.events: `not
 casper.app.requests, before a handler runs; what an answer decides (its retries, its grounding,
 what its searches said of the question's words) is the agent's (casper.agent.answer_run).
 
-Imports: requests, runtime, use-cases, documents, events; heavy libraries only through them,
-lazily.
+Imports: requests, runtime, use-cases, documents, events, ingest (a tapback's row in chat.db);
+heavy libraries only through them, lazily.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
+from casper.agent.core import Limits
+from casper.app.coverage import coverage_days, nothing_then, outside
+from casper.app.documents import hit_json, message_json
+from casper.app.optional_models import engine_loaded, engine_unavailable, not_reranked_because
 from casper.app.requests import (
     AskRequest,
     ContactsRequest,
@@ -29,9 +35,14 @@ from casper.app.requests import (
     parse,
 )
 from casper.app.runtime import Runtime, engine_key, me_names
-from casper.dates.zones import iso
+from casper.config import llm_server
+from casper.dates.ranges import days_to_utc, span_days
+from casper.dates.zones import iso, local_tz
 from casper.errors import CasperError
 from casper.events import Emit, ignore, notice
+from casper.store.stats_query import chat_split, sent_in_groups
+from ingest.connect import open_chat_db
+from ingest.errors import IngestError
 
 if TYPE_CHECKING:
     from datetime import date, tzinfo
@@ -53,6 +64,8 @@ if TYPE_CHECKING:
     from casper.search.retriever import SearchResult
     from casper.store.db import Store
 
+# inside: the cold lexical search loads this module, not the answer, the stats or the tools
+
 
 def _notice(emit: Emit, key: str | None = None) -> Callable[[str], None]:
     """A `say` for notices; `key` names the kind (a view that says it another way skips it)."""
@@ -68,8 +81,6 @@ def _notice(emit: Emit, key: str | None = None) -> Callable[[str], None]:
 
 def zone(rt: Runtime) -> ZoneInfo:
     """The one zone every command uses (casper.dates.zones.local_tz of the config)."""
-    from casper.dates.zones import local_tz
-
     return local_tz(rt.cfg.timezone)
 
 
@@ -107,10 +118,6 @@ def _say_notices(rt: Runtime, result: SearchResult, emit: Emit) -> None:
 
 
 def search(rt: Runtime, req: SearchRequest, emit: Emit = ignore) -> SearchDoc:
-    from casper.app.coverage import coverage_days, nothing_then
-    from casper.app.documents import hit_json
-    from casper.dates.ranges import days_to_utc, span_days
-
     tz = zone(rt)
     days = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # read once, before opening
     start, end = days_to_utc(*days, tz)
@@ -173,7 +180,6 @@ def ran_json(rt: Runtime, asked: bool, reranked: bool) -> Reranked:
     """`reranked` (what ran, not what was asked) and, when false, why not."""
     if reranked:
         return {"reranked": True}
-    from casper.app.optional_models import not_reranked_because
 
     return {"reranked": False, "why_not_reranked": not_reranked_because(rt.cfg, asked)}
 
@@ -181,7 +187,6 @@ def ran_json(rt: Runtime, asked: bool, reranked: bool) -> Reranked:
 def contacts(rt: Runtime, emit: Emit = ignore) -> list[ContactJson]:
     tz = zone(rt)
     store = rt.store()
-    from casper.store.stats_query import sent_in_groups
 
     in_groups = sent_in_groups(store)
     rows: list[ContactJson] = []
@@ -208,7 +213,6 @@ def contacts(rt: Runtime, emit: Emit = ignore) -> list[ContactJson]:
 
 def stats(rt: Runtime, req: StatsRequest, emit: Emit = ignore) -> StatsDoc:
     from casper.app.stats_scope import resolve_scope, stats_document
-    from casper.dates.ranges import span_days
 
     tz = zone(rt)
     span = span_days(req.since, req.until, tz, locale=rt.cfg.locale)  # before opening
@@ -217,9 +221,6 @@ def stats(rt: Runtime, req: StatsRequest, emit: Emit = ignore) -> StatsDoc:
     _say_if_outside(store, span, tz, emit)
     doc = stats_document(store, scope, tz, span, period=req.period)
     if scope.person is not None:
-        from casper.dates.ranges import days_to_utc
-        from casper.store.stats_query import chat_split
-
         # a person's `sent` is one-to-one, `received` everywhere: both, apart
         doc["chats"] = chat_split(store, scope.person.id, *days_to_utc(*span, tz))
     return doc
@@ -230,16 +231,12 @@ def _say_if_outside(
 ) -> None:
     """Zeros for "last March" on a history that ended before it are no finding: say the days
     and what the history covers, as `search` does."""
-    from casper.app.coverage import coverage_days, outside
-
     said = outside(days, coverage_days(*store.coverage(), tz))
     if said:
         emit(notice(said))
 
 
 def show(rt: Runtime, req: ShowRequest, emit: Emit = ignore) -> ShowDoc:
-    from casper.app.documents import message_json
-
     tz = zone(rt)
     store = rt.store()
     msg = store.message(req.ref)
@@ -276,15 +273,9 @@ def _reaction_at(rt: Runtime, store: Store, ref: str) -> tuple[str, str, str, st
     """(target guid, sender, label, the reaction's guid) when `ref` (a rowid or guid) is a
     tapback: reactions are folded into their message, so their rows are not messages. A rowid
     is looked up in chat.db (read-only); None when it can't be read or it is no reaction."""
-    import sqlite3
-
-    from ingest.errors import IngestError
-
     text = str(ref).strip().lstrip("#")
     guid: str | None = text
     if text.isdigit():
-        from ingest.connect import open_chat_db
-
         try:
             conn = open_chat_db(rt.cfg.chat_db)
             try:
@@ -307,7 +298,6 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = ignore) -> AskDoc:
     answer); a server that fails mid-answer leaves the answer to search alone, said in a
     notice (casper.agent.answer_run)."""
     from casper.agent.answer_run import run_answer
-    from casper.agent.core import Limits
 
     server, privacy = _model_server(rt, req, emit)
     tz = zone(rt)  # the zone `index`, `stats` and `search` use too
@@ -368,8 +358,6 @@ def _model_server(rt: Runtime, req: AskRequest, emit: Emit) -> tuple[str | None,
     """(the model server this answer goes to, None: MLX or no model; the privacy its tool
     results are shown under): a server on another machine, allowed, is said on every answer
     and held to the same ceiling as MCP."""
-    from casper.config import llm_server
-
     server = None if req.no_llm else (req.base_url or rt.cfg.llm_base_url)
     privacy = "full"  # a model on this machine reads what the owner reads
     if server is not None:
@@ -387,8 +375,6 @@ def _engine(
     """(the chat engine, None: answer from search alone; seconds spent loading it, ~0 when
     this Runtime already holds it). A model that cannot load is said once per data dir until
     something changes; `casper doctor` has it all."""
-    from casper.app.optional_models import engine_loaded, engine_unavailable
-
     if req.no_llm:
         return None, 0.0
     loading = time.perf_counter()
@@ -431,8 +417,6 @@ class AskScope:
 
 def _ask_days(rt: Runtime, req: AskRequest, tz: ZoneInfo) -> tuple[date | None, date | None]:
     """`ask --since/--until` read as `search` reads them: the local days."""
-    from casper.dates.ranges import span_days
-
     return span_days(req.since, req.until, tz, locale=rt.cfg.locale)
 
 
@@ -441,8 +425,6 @@ def _ask_scope(
 ) -> AskScope:
     """The scope: the days as UTC bounds, `--person/--chat` resolved as `search` resolves them
     (one chat, else an error)."""
-    from casper.dates.ranges import days_to_utc
-
     since, until = days_to_utc(*days, tz)
     person_id = store.resolve_person(req.person).id if req.person else None
     chat_id = one_chat(store, req.chat) if req.chat else None
@@ -464,8 +446,6 @@ def one_chat(store: Store, query: str) -> int:
 
 def remote_notice(server: str) -> str:
     """The line every answer through a remote model server starts with."""
-    from urllib.parse import urlsplit
-
     host = urlsplit(server).hostname or server
     return (
         f"this question and the messages found for it are sent to {host} "
@@ -477,10 +457,7 @@ def _say_if_behind(rt: Runtime, store: Store, question: str, emit: Emit) -> None
     """A question about today while chat.db holds messages the index does not have yet: say
     so before answering (a few ms: chat.db is read only for such questions). When chat.db
     can't be read here, nothing is said: the answer is what the index has."""
-    import sqlite3
-
     from casper.app.freshness import about_today, behind_notice, measure
-    from ingest.errors import IngestError
 
     tz = zone(rt)
     if not about_today(question, tz, locale=rt.cfg.locale):

@@ -97,7 +97,7 @@ class ToolRequest:
     (casper.agent.tools), so both callers get the same validation and caps."""
 
     name: str
-    arguments: Mapping[str, Any]
+    arguments: Mapping[str, Any]  # JSON values; this module imports only errors and vocab
     # the MCP server's ceiling (`casper mcp --privacy`); the handler keeps the stricter of it
     # and the setting `privacy`, so a request never loosens what config.toml allows
     privacy: Privacy | None = None
@@ -111,7 +111,7 @@ R = TypeVar("R", bound=Request)
 class _Args:
     """Reads one request's arguments, each at most once, naming the command in every error."""
 
-    def __init__(self, cmd: str, args: Mapping[str, Any], known: tuple[str, ...]) -> None:
+    def __init__(self, cmd: str, args: Mapping[str, object], known: tuple[str, ...]) -> None:
         self.cmd, self.args = cmd, args
         unknown = sorted(str(name) for name in args if name not in known)
         if unknown:
@@ -337,7 +337,7 @@ def parse(cmd: object, args: object) -> Request:
     return read(_Args(cmd, args, tuple(f.name for f in fields(kind))))
 
 
-def wire(request: Request) -> tuple[str, dict[str, Any]]:
+def wire(request: Request) -> tuple[str, dict[str, object]]:
     """The command name and arguments `parse` reads back into `request` (what the socket
     carries): every field, tuples as lists."""
     cmd = next(name for name, (kind, _) in _PARSERS.items() if isinstance(request, kind))
@@ -345,7 +345,7 @@ def wire(request: Request) -> tuple[str, dict[str, Any]]:
     return cmd, {k: list(v) if isinstance(v, tuple) else v for k, v in args.items()}
 
 
-def parse_as(kind: type[R], cmd: str, args: Mapping[str, Any]) -> R:
+def parse_as(kind: type[R], cmd: str, args: Mapping[str, object]) -> R:
     """`parse` for a caller that knows which request it builds (the CLI)."""
     request = parse(cmd, args)
     assert isinstance(request, kind)

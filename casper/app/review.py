@@ -8,22 +8,26 @@ agree by construction. Message text and names reach the review through one `Priv
 shown text of a message, the shown name of a person), so a privacy mode or an exclusion list
 swaps it in one place; `--share` shows no text and people as initials.
 
-Imports: store, stats, app.stats_scope, app.stats_series, documents (types).
+Imports: store, stats, dates, agent.redact, app.stats_scope, app.stats_series, documents (types).
 """
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from typing import TYPE_CHECKING
 
+from casper.agent.redact import mask
 from casper.app.stats_scope import Scope, scope_rows, stats_document
 from casper.app.stats_series import local_fields
+from casper.dates.ranges import days_to_utc
 from casper.dates.zones import iso
 from casper.records import ME
-from casper.stats import LocalClock
+from casper.stats import LocalClock, zone_id
+from casper.store.stats_query import top_people
 
 if TYPE_CHECKING:
     from casper.app.documents import (
@@ -75,8 +79,6 @@ def mode_privacy(mode: str) -> Privacy:
     if mode == "aggregate":
         return Privacy(text=lambda _text: None, name=lambda _pid, name: name)
     if mode == "redacted":
-        from casper.agent.redact import mask
-
         return Privacy(text=mask, name=lambda _pid, name: name)
     return full_privacy()
 
@@ -108,17 +110,12 @@ def year_figures(doc: StatsDoc, year: int, people: int) -> YearFigures:
 
 
 def _people_counts(store: Store, tz: tzinfo, span: tuple[date, date]) -> list[tuple[str, int]]:
-    from casper.dates.ranges import days_to_utc
-    from casper.store.stats_query import top_people
-
     start, end = days_to_utc(*span, tz)
     return [(p, n) for p, n in top_people(store, tz, start, end, top_n=1_000_000) if p != ME]
 
 
 def busiest_day(store: Store, tz: tzinfo, span: tuple[date, date]) -> BusiestDay:
     """The local day with the most messages (the earliest of a tie), and how many."""
-    from casper.dates.ranges import days_to_utc
-
     counted, _ = scope_rows(store, Scope("me"), tz, *days_to_utc(*span, tz))
     days = Counter(d for d, _h in local_fields(counted, LocalClock(tz)))
     if not days:
@@ -154,9 +151,6 @@ def edge_of_year(store: Store, start: float | None, end: float | None, *, last: 
 def build_review(
     store: Store, tz: tzinfo, year: int, privacy: Privacy, *, shared: bool = False
 ) -> ReviewDoc:
-    from casper.dates.ranges import days_to_utc
-    from casper.stats import zone_id
-
     span, before_span = year_span(year), year_span(year - 1)
     me = Scope("me")
     this_doc = stats_document(store, me, tz, span, period="month")
@@ -202,8 +196,6 @@ def build_review(
 def _shared_stats(doc: StatsDoc, privacy: Privacy) -> StatsDoc:
     """The owner's stats as a shared review shows them: every person (their id included, which
     could be traced to a handle) as the privacy names them."""
-    import copy
-
     shown = copy.deepcopy(doc)
     alias = {pid: privacy.name(pid, name) for pid, name in doc["names"].items()}
     series = shown["series"]

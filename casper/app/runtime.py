@@ -4,7 +4,7 @@ The CLI (in-process path), the background service (`casper serve`) and the eval 
 build through here, so there is a single copy of the wiring. `Runtime` builds each part on first
 use and keeps it: a `casper chat` session or the service pays for a model load once.
 
-Imports: config, errors, store (lazily), backends.factory (lazily, always as `factory.make_*`
+Imports: config, errors, store, backends.factory (lazily, always as `factory.make_*`
 so tests can swap the backends), use-cases. Heavy libraries only inside functions.
 """
 
@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
 from casper.backends.lazy import LazyEmbedder
-from casper.config import Config
-from casper.errors import IndexMissing, ModelUnavailable
+from casper.config import DEFAULT_LLM, Config
+from casper.dates.zones import local_tz
+from casper.errors import IndexMismatch, IndexMissing, ModelUnavailable
 from casper.index.files import Generation, read_generation
+from casper.store.db import Store
 
 if TYPE_CHECKING:
     from casper.index.chunk_index import ChunkIndex
@@ -28,8 +31,9 @@ if TYPE_CHECKING:
     from casper.protocols import Embedder, Engine, Reranker
     from casper.search.query import Reader
     from casper.search.retriever import Retriever
-    from casper.store.db import Store
     from casper.vocab import Fusion, Lexical, Mode
+
+# inside: the thin and client paths load this module, not the search, indexer or backends
 
 Say = Callable[[str], None]
 
@@ -62,8 +66,6 @@ def make_engine(cfg: Config) -> Engine:
 
 def open_store(cfg: Config, *, must_exist: bool = True) -> Store:
     """The SQLite store; a missing one tells the user to run `casper index`."""
-    from casper.store.db import Store
-
     if must_exist and not cfg.store_path.exists():
         raise IndexMissing(f"nothing indexed yet in {cfg.data_dir}")
     return Store.open(cfg.store_path)
@@ -141,7 +143,6 @@ def make_reader(cfg: Config, store: Store, *, aliases: bool = True) -> Reader:
     owner's own names (`me_names`, their own card's), the locale's date order and the indexed
     days. The owner's own card is the owner, not a contact."""
     from casper.agent.answer import covered_days
-    from casper.dates.zones import local_tz
     from casper.search.query import Reader
 
     owner = store.owner()
@@ -165,8 +166,6 @@ def _same_history(index: ChunkIndex, store: Store) -> None:
     same chat.db (a killed `--rebuild`, a damaged store moved aside) holds the same rows under
     the same ids, so the index keeps serving until the rebuilt one is published. Else the
     store's id, which changes at every reset."""
-    from casper.errors import IndexMismatch
-
     source = index.manifest.get("source") or {}
     read_from, now_from = source.get("chat_db"), store.get_meta("source")
     if read_from and now_from:
@@ -191,7 +190,6 @@ def index_place(cfg: Config) -> IndexPlace:
 
 def index_source(cfg: Config) -> Source:
     """The history `casper index` reads: chat.db, the AddressBook, the zone all commands use."""
-    from casper.dates.zones import local_tz
     from casper.indexer.run import Source
 
     return Source(cfg.chat_db, cfg.contacts, local_tz(cfg.timezone), cfg.exclude)
@@ -237,7 +235,6 @@ def bulk_embedder(cfg: Config) -> BulkSupply | None:
 
 def chunk_options(cfg: Config) -> ChunkOptions:
     """How this configuration cuts chats into chunks."""
-    from casper.dates.zones import local_tz
     from casper.indexer.chunking import ChunkOptions
 
     return ChunkOptions(
@@ -251,8 +248,6 @@ def chunk_options(cfg: Config) -> ChunkOptions:
 def engine_key(model: str, base_url: str | None) -> str:
     """How a Runtime names an engine it keeps (`casper serve --status` and the `loading` event
     show it); the MLX default names nothing on a server (casper.backends.factory)."""
-    from casper.config import DEFAULT_LLM
-
     if not base_url:
         return model
     return f"{'its only model' if model == DEFAULT_LLM else model} at {base_url.rstrip('/')}"
@@ -386,8 +381,6 @@ class Runtime:
         """(engine, None) or (None, why not); a failure is remembered like a success. With a
         `base_url` (or the setting `llm_base_url`) the engine is that server's `model`; its
         host is checked first (RemoteLLMRefused, ConfigError: raised, not remembered)."""
-        from dataclasses import replace
-
         name = model or self.cfg.llm_model
         url = base_url or self.cfg.llm_base_url
         key = engine_key(name, url)

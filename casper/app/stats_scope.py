@@ -3,7 +3,7 @@ the figures and the series of casper.app.stats_series, read from the store for a
 
 A person's figures are `stats`' own (casper.store.stats_query.person_stats, precomputed for
 all time); their series come from the same rows, so both agree. A chat counts every message in
-it; the owner overall counts every message in every chat. Imports: store, stats, documents.
+it; the owner overall counts every message in every chat. Imports: store, stats, dates, documents.
 """
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from typing import TYPE_CHECKING
 
+from casper.app.documents import stats_json
 from casper.app.stats_series import scope_stats, series
+from casper.dates.ranges import days_to_utc
 from casper.errors import CasperError, PersonNotFound
 from casper.records import ME, Person
 from casper.stats import LocalClock, StatRow, zone_id
+from casper.store.stats_query import person_stats
 
 if TYPE_CHECKING:
     from casper.app.documents import Days, StatsDoc, StatsScope
@@ -100,10 +103,6 @@ def stats_document(
     now: datetime | None = None,
 ) -> StatsDoc:
     """`stats --json` of a scope for the local days `span` (inclusive; None: open)."""
-    from casper.app.documents import stats_json
-    from casper.dates.ranges import days_to_utc
-    from casper.store.stats_query import person_stats
-
     start, end = days_to_utc(*span, tz)
     counted, timelines = scope_rows(store, scope, tz, start, end)
     clock = LocalClock(tz)

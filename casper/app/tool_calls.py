@@ -4,7 +4,8 @@ the messages a result shows come back as citations (rowid and guid: `casper show
 `get_conversation_context` take either). Unlike the agent's model, a client is held to each
 tool's JSON Schema (casper.agent.schema_check): `"limit": "7"` or an unknown argument is an error.
 
-Imports: casper.app.runtime, casper.agent (tools, core, answer), casper.dates.zones.
+Imports: casper.app (runtime, coverage), casper.agent (tools, core, answer, ceiling, redact,
+schema_check), casper.search.words, casper.dates.
 """
 
 from __future__ import annotations
@@ -13,32 +14,36 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from casper.agent import tools
+from casper.agent.answer import citations_for
+from casper.agent.ceiling import limit_citations, limit_result
+from casper.agent.core import cap_result
+from casper.agent.redact import stricter
+from casper.agent.schema_check import problem
+from casper.agent.tools import Toolbox
+from casper.app.coverage import coverage_days, outside
 from casper.app.requests import ToolRequest
 from casper.app.runtime import Runtime, me_names
+from casper.dates.ranges import span_days
+from casper.dates.zones import iso, local_tz
+from casper.errors import CasperError
 from casper.events import Emit
+from casper.protocols import ToolCall, ToolResult
+from casper.search.words import absent_notice
 
 if TYPE_CHECKING:
     from datetime import tzinfo
 
     from casper.agent.tool_args import Arguments
+    from casper.app.documents import ToolDoc
     from casper.protocols import Hit
 
 log = logging.getLogger("casper.service")  # the service log, when the service runs the call
 
 
-def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
+def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> ToolDoc:
     """Run one tool call; a tool's own failure (a bad argument, an unknown name, a person not
     found) is `ok: false` with the tool's message, exactly as the model would read it."""
-    from casper.agent.answer import citations_for
-    from casper.agent.ceiling import limit_citations, limit_result
-    from casper.agent.core import cap_result
-    from casper.agent.redact import stricter
-    from casper.agent.tools import Toolbox
-    from casper.app.coverage import coverage_days
-    from casper.dates.zones import iso, local_tz
-    from casper.protocols import ToolCall, ToolResult
-    from casper.search.words import absent_notice
-
     tz = local_tz(rt.cfg.timezone)
     store = rt.store()
     through = store.indexed_through()
@@ -84,20 +89,13 @@ def call_tool(rt: Runtime, req: ToolRequest, emit: Emit) -> dict[str, Any]:
 def _schema_problem(req: ToolRequest) -> str | None:
     """`error: bad arguments for NAME: …` when the arguments break the tool's JSON Schema (a
     wrong type, an unknown argument, a missing one); an unknown tool is the Toolbox's to say."""
-    from casper.agent.schema_check import problem
-    from casper.agent.tools import TOOLS
-
-    declared = TOOLS.get(req.name)
+    declared = tools.TOOLS.get(req.name)  # read at the call: tests swap it
     wrong = problem(declared.spec.parameters, req.arguments) if declared is not None else None
     return f"error: bad arguments for {req.name}: {wrong}" if wrong else None
 
 
 def _outside(arguments: Arguments, coverage: tuple[str, str] | None, tz: tzinfo) -> str | None:
     """The call's start_date/end_date against the history, in `search`'s words."""
-    from casper.app.coverage import outside
-    from casper.dates.ranges import span_days
-    from casper.errors import CasperError
-
     start, end = (arguments.get(k) for k in ("start_date", "end_date"))
     if not (isinstance(start, str | None) and isinstance(end, str | None)) or not (start or end):
         return None

@@ -13,10 +13,13 @@ paying for typer and every command module.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import typer
 
 
-def _build() -> Any:
+def _build() -> typer.Typer:
     # Importing a command module registers its commands; `casper --help` lists them in this order.
     # isort: off
     from casper.cli import ask, chats, indexing, contacts, stats, show, doctor, demo  # noqa: F401

@@ -17,11 +17,13 @@ from casper.cli.base import (
     guarded,
     print_json,
 )
-from casper.config import Config
+from casper.config import Config, llm_server
 
 if TYPE_CHECKING:
     from casper.app.documents import AskDoc
     from casper.cli.transport import Session
+
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="no usage footer")]
 # what every search of the answer is kept to: `search`'s options, with its meaning
@@ -46,8 +48,6 @@ BaseUrl = Annotated[
 def checked_server(cfg: Config, base_url: str | None) -> str | None:
     """The model server this command would send to, refused (before anything connects or the
     service starts) when its host is not this machine and `allow_remote_llm` is off."""
-    from casper.config import llm_server
-
     url = base_url or cfg.llm_base_url
     return llm_server(url, allow_remote=cfg.allow_remote_llm)[0] if url else None
 

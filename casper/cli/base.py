@@ -7,7 +7,9 @@ command modules keep their decorators plain and a new command only needs an entr
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -116,13 +118,11 @@ def guarded(fn: F) -> F:
 
 def default_of(setting: str) -> str:
     """`[default: 8, setting top_k]` for the help of flags whose None means "the setting"."""
-    import dataclasses
-
     field = next(f for f in dataclasses.fields(Config) if f.name == setting)
     return f"\\[default: {field.default}, setting {setting}]"  # \\[: not rich markup
 
 
-def config(home: Path | None, **overrides: Any) -> Config:
+def config(home: Path | None, **overrides: object) -> Config:
     return load_config(home, **overrides)
 
 
@@ -178,13 +178,11 @@ def reflowed(doc: str) -> str:
     """A docstring as help: each paragraph one line, which the terminal wraps. Typer's rich
     help joins the first paragraph's lines but keeps the later ones' line breaks, so a
     source line end became a break in mid-sentence."""
-    import inspect
-
     paragraphs = inspect.cleandoc(doc).split("\n\n")
     return "\n\n".join(" ".join(p.split()) for p in paragraphs)
 
 
-def teach(app: Any) -> None:
+def teach(app: typer.Typer) -> None:
     """Add the examples as epilogs (unless a command set its own); every paragraph of the help
     is one line (`reflowed`)."""
     for info in app.registered_commands:

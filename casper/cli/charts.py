@@ -6,7 +6,7 @@ A neutral grey card with dark ink, so the picture reads on a light page and on a
 matplotlib is imported only here, with the Agg backend (no window) and its cache folder
 inside Casper's data dir (MPLCONFIGDIR), so drawing writes nothing anywhere else.
 
-Imports: stdlib, matplotlib (lazily); the document types for checking only.
+Imports: stdlib, casper.cli.stats_view, matplotlib (lazily); the document types for checking only.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from casper.cli.stats_view import range_label
+
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
     from casper.app.documents import StatsDoc
 
 CARD = "#e9e9e6"  # neutral: neither a white page nor a black one swallows it
@@ -40,8 +45,6 @@ def pyplot(data_dir: Path) -> Any:
 
 def title_of(data: StatsDoc) -> str:
     """ "Sam Rivera · all time · America/Los_Angeles": who, when, and in which zone."""
-    from casper.cli.stats_view import range_label
-
     return f"{data['scope']['name']} · {range_label(data['range'])} · {data['zone']}"
 
 
@@ -81,7 +84,7 @@ def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
     return path
 
 
-def _over_time(ax: Any, data: StatsDoc) -> None:
+def _over_time(ax: Axes, data: StatsDoc) -> None:
     rows = data["series"]["over_time"]
     ax.set_title(f"messages by {data['series']['period']}", color=INK, loc="left")
     if not rows:
@@ -101,7 +104,7 @@ def _over_time(ax: Any, data: StatsDoc) -> None:
         label.set_color(INK)
 
 
-def _heatmap(ax: Any, data: StatsDoc, fig: Any) -> None:
+def _heatmap(ax: Axes, data: StatsDoc, fig: Figure) -> None:
     grid = data["series"]["heatmap"]
     ax.set_title("hour of day × weekday (local)", color=INK, loc="left")
     image = ax.imshow(grid, aspect="auto", cmap="viridis", interpolation="nearest")
@@ -111,7 +114,7 @@ def _heatmap(ax: Any, data: StatsDoc, fig: Any) -> None:
     bar.ax.tick_params(colors=INK, labelsize=8)
 
 
-def _replies(ax: Any, data: StatsDoc) -> None:
+def _replies(ax: Axes, data: StatsDoc) -> None:
     series = data["series"]
     months = series["replies"]["by_month"]
     starters = series["starters"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, guarded
 
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
+
 
 @app.command()
 @guarded

@@ -9,9 +9,12 @@ from typing import Annotated
 
 import typer
 
-from casper.cli.base import Home, Verbose, app, config, guarded
+from casper.cli.ask import ask_once
+from casper.cli.base import Home, Verbose, _stderr, app, config, guarded
 from casper.cli.indexing import Interrupted, kept_line, run_index
-from casper.config import Config
+from casper.config import Config, remember
+
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
 
 
 @app.command()
@@ -22,7 +25,6 @@ def demo(
     verbose: Verbose = False,
 ) -> None:
     """Build the synthetic demo corpus in its own home, index it, show people and stats, ask."""
-    from casper.cli.base import _stderr
     from casper.store.db import ensure_private_dir
     from ingest.synthetic import DEMO_TIMEZONE, build_demo_corpus
 
@@ -54,7 +56,6 @@ def demo(
         raise typer.Exit(130) from None
     # the demo home reads the demo's chat.db from now on: `casper --home …/demo index` or
     # `doctor`, pasted from the lines below, never reach for the real Messages
-    from casper.config import remember
 
     remember(demo_home, chat_db=chat_db.resolve(), contacts=contacts.resolve(), timezone=zone)
     err.print(
@@ -63,7 +64,6 @@ def demo(
         soft_wrap=True,
     )
     _demo_overview(cfg)
-    from casper.cli.ask import ask_once
     from casper.cli.transport import Session
 
     answered = ask_once(

@@ -5,6 +5,9 @@ from __future__ import annotations
 import typer
 
 from casper.cli.base import Home, Json, Verbose, app, guarded, print_json
+from casper.config import checked_config
+
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
 
 
 @app.command()
@@ -12,7 +15,6 @@ from casper.cli.base import Home, Json, Verbose, app, guarded, print_json
 def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> None:
     """Environment and data health: chat.db access, counts, decode rate, coverage."""
     from casper.app.doctor import failed, run_checks
-    from casper.config import checked_config
     from casper.service import client, launchagent
 
     # every value of config.toml checked; one that is refused is shown, the rest still run

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded
+from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded, print_json
+from casper.errors import CasperError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.status import Status
+    from rich.table import Table
+
+    from eval.report import Diff
+
+# inside the command: `casper --help` must not load eval, rich or the work (docs/architecture.md)
+
+R = TypeVar("R")
 
 # The summary's columns, most wanted first: what is left out at a narrow width (the report has
 # them all); "run" is always kept.
@@ -47,7 +60,7 @@ def shared_tail(doc: dict[str, Any]) -> str | None:
     return tails.pop() if len(tails) == 1 else None
 
 
-def _table(title: str, header: list[str], rows: list[list[str]]) -> Any:
+def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
     from rich.table import Table
 
     table = Table(title=title, show_lines=False, title_justify="left")
@@ -59,7 +72,7 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> Any:
     return table
 
 
-def _baseline_rows(diffs: list[Any], threshold: float) -> list[list[str]]:
+def _baseline_rows(diffs: list[Diff], threshold: float) -> list[list[str]]:
     rows = []
     for d in diffs:
         if "@" in d.metric and not d.metric.endswith(("@10", "@5", "@50")):
@@ -163,7 +176,6 @@ def evaluate(
     """Retrieval eval: recall/MRR/nDCG@k per mode, chunk unit and embedder, written to runs/."""
     from rich.console import Console
 
-    from casper.errors import CasperError
     from eval import harness, report
 
     cfg = config(home, llm_model=model)
@@ -228,7 +240,7 @@ def evaluate(
     console.print(f"[dim]report: {files['markdown']}[/]", soft_wrap=True)
     console.print(f"[dim]plot:   {files['plot']}[/]", soft_wrap=True)
     console.print(f"[dim]run:    {files['json']}[/]", soft_wrap=True)
-    regressed: list[Any] = []
+    regressed: list[Diff] = []
     if base_doc is not None:
         diffs = report.compare(doc, base_doc)
         regressed = report.regressions(diffs, threshold)
@@ -251,8 +263,6 @@ def evaluate(
             ],
         }
     if json:
-        from casper.cli.base import print_json
-
         print_json(doc)
     if regressed:
         worst = min(regressed, key=lambda d: d.delta)
@@ -263,7 +273,7 @@ def evaluate(
         )
 
 
-def skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
+def skipped_lines(skipped: Sequence[Mapping[str, str]]) -> list[str]:
     """Two lines per reason: `skipped 2 runs: not reranked: …`, then the runs' labels."""
     by_reason: dict[str, list[str]] = {}
     for skip in skipped:
@@ -275,7 +285,7 @@ def skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _answer_engine(no_llm: bool) -> Any:
+def _answer_engine(no_llm: bool) -> str | None:
     from eval.answers import RETRIEVAL_ONLY
 
     return RETRIEVAL_ONLY if no_llm else None
@@ -301,7 +311,7 @@ def answer_line(a: dict[str, Any]) -> str:
     )
 
 
-def _run_with_progress(err: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
+def _run_with_progress(err: Console, run: Callable[..., R], *args: object, **kwargs: object) -> R:
     """Run the eval; off a terminal its stages (building an index, scoring questions) print
     `casper eval: …` lines as `casper index` does, so a redirected run is never silent for
     minutes. On a terminal one status line under the per-part lines says the stage in progress
@@ -316,11 +326,9 @@ def _run_with_progress(err: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 @contextmanager
-def stage_line(console: Any) -> Iterator[Callable[[str, int, int | None], None]]:
+def stage_line(console: Console) -> Iterator[Callable[[str, int, int | None], None]]:
     """A transient spinner line for `(stage, done, total)` callbacks; the elapsed time counts
     up on its own between callbacks (a model loading reports nothing for seconds)."""
-    import time
-
     from casper.cli.progress import fmt_duration, label
 
     now: dict[str, Any] = {"stage": "starting", "text": "starting …", "since": time.monotonic()}
@@ -346,6 +354,6 @@ def stage_line(console: Any) -> Iterator[Callable[[str, int, int | None], None]]
             ticker.join()
 
 
-def _tick(stop: threading.Event, status: Any, text: Callable[[], str]) -> None:
+def _tick(stop: threading.Event, status: Status, text: Callable[[], str]) -> None:
     while not stop.wait(1.0):
         status.update(text())

@@ -3,16 +3,21 @@ or a Markdown transcript; 0600, never over an existing file without --force."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from casper.cli.base import Home, Verbose, app, config, guarded
+from casper.cli.base import Home, Verbose, _stderr, app, config, guarded
+from casper.dates.zones import local_tz
+from casper.errors import CasperError
 
 if TYPE_CHECKING:
     from casper.app.documents import Days
     from casper.app.stats_scope import Scope
+
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
 
 
 @app.command()
@@ -41,12 +46,9 @@ def export(
     from casper.app.review import full_privacy
     from casper.app.runtime import open_store
     from casper.app.stats_scope import Scope, resolve_scope
-    from casper.cli.base import _stderr
     from casper.cli.outfile import refuse_existing, write_private
     from casper.cli.stats_view import range_label
     from casper.dates.ranges import days_to_utc, span_days
-    from casper.dates.zones import local_tz
-    from casper.errors import CasperError
     from casper.stats import zone_id
 
     if fmt not in FORMATS:
@@ -93,6 +95,4 @@ def _label(scope: Scope) -> str:
 
 
 def _slug(text: str) -> str:
-    import re
-
     return re.sub(r"[^\w]+", "-", text.lower(), flags=re.UNICODE).strip("-") or "messages"

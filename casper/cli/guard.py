@@ -13,13 +13,15 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from casper.config import load_config
 from casper.errors import CasperError
 
 if TYPE_CHECKING:  # rich is imported lazily, when a command prints
     from rich.console import Console
+
+# inside: rich, the damage explainer and telemetry load only when a command needs them
 
 
 def stderr_console() -> Console:
@@ -100,7 +102,7 @@ class NoticeFormatter(logging.Formatter):
         return f"{text}\nhint: {hint}" if hint else text
 
 
-def print_json(data: Any) -> None:
+def print_json(data: object) -> None:
     """One JSON document on stdout and nothing else there (same bytes as casper.app.documents)."""
     import json
 

@@ -1,6 +1,7 @@
 """`casper chat` history: persisted in the data dir (0600), bounded by a token budget.
 
-Older turns beyond the budget are folded into a one-line summary. Imports: stdlib.
+Older turns beyond the budget are folded into a one-line summary. Imports: stdlib; the salvage of
+a damaged file inside its function (a CLI module imports no work at its top, tests/test_layers.py).
 """
 
 from __future__ import annotations

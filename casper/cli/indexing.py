@@ -9,7 +9,9 @@ run), casper.store, casper.index (lazily).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import shutil
 import time
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -28,7 +30,7 @@ from casper.cli.base import (
     guarded,
     print_json,
 )
-from casper.config import Config
+from casper.config import Config, remember
 from casper.dates.zones import local_tz
 
 if TYPE_CHECKING:
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from casper.events import Event
     from casper.indexer.lock import Holder
     from casper.indexer.run import IndexRunReport
+
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
 
 # the summary's stages: a name and the `IngestReport.timings` it adds up (the others are parts
 # of these, e.g. "read+store" inside "ingest"), in run order
@@ -117,8 +121,6 @@ def _leave_nothing(cfg: Config, made: list[Path]) -> None:
     """After a first run that stored nothing (chat.db failed mid-read, Ctrl-C at once): remove
     what it made (the empty store, the lock file, the data dir when it is then empty), so the
     home reads as "nothing indexed yet" again. A store that holds messages stays."""
-    import contextlib
-    import shutil
     import sqlite3
 
     try:
@@ -252,8 +254,6 @@ def _remember_paths(cfg: Config, chat_db: Path | None, contacts: Path | None) ->
     run suggests), or `doctor`, reads the same history and AddressBook, not the defaults. Kept
     as soon as chat.db passes the probe, not when the run ends: a first run stopped halfway
     (Ctrl-C, a kill) is resumed by a plain `casper index` on the same database."""
-    from casper.config import remember
-
     given = {"chat_db": chat_db, "contacts": contacts}
     paths = {k: Path(v).expanduser().resolve() for k, v in given.items() if v is not None}
     if not paths:

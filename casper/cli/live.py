@@ -7,7 +7,8 @@ stay printed above it with their arguments. The live area is transient: the fina
 printed once, on stdout, by the caller. Off a terminal: one plain line per tool call. Always: a
 usage footer at the end.
 
-Imports: stdlib, rich (lazily); casper.app.documents and casper.events for types only.
+Imports: stdlib, casper.cli.render, rich (lazily); casper.app.documents and casper.events for
+types only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+from casper.cli.render import console as make_console
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -116,8 +119,6 @@ class AskView:
     ) -> None:
         """`footer`: the usage footer will be printed, and it says what the keyed "reranker"
         notice would (that the answer's searches ran without it, and why), every time."""
-        from casper.cli.render import console as make_console
-
         self.console = console or make_console(stderr=True)
         self.live_enabled = self.console.is_terminal if live is None else live
         self.quiet = quiet

@@ -7,26 +7,31 @@ casper.app.tool_calls); the messages a result shows come back as citations with 
 command runs (casper.cli.transport): in the warm service, or in this process. stdout carries
 only the protocol; notices go into the tool's result text and to stderr.
 
-Imports: typer, casper.cli.base; mcp, anyio and the work lazily.
+Imports: typer, casper.cli.base, casper.errors, casper.vocab; mcp, anyio, the work and the version
+lazily (`casper --help` imports this module; a CLI module imports only light ones at its top).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from casper.cli.base import Home, NoService, Verbose, app, config, guarded
+from casper.errors import CasperError
+from casper.vocab import PRIVACY_MODES
 
 if TYPE_CHECKING:
     import mcp_types as types
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
+    from casper.app.documents import ToolDoc
     from casper.cli.transport import Session
     from casper.events import Event
-    from casper.protocols import ToolSpec
+    from casper.protocols import JSONValue, ToolSpec
     from casper.vocab import Privacy as Ceiling
 
 SERVER_NAME = "casper"
@@ -57,14 +62,10 @@ def mcp(
     verbose: Verbose = False,
 ) -> None:
     """Serve the five agent tools to an MCP client over stdio (stdin/stdout)."""
-    import sys
-
     import anyio
 
     from casper.agent.redact import stricter
     from casper.cli.transport import Session
-    from casper.errors import CasperError
-    from casper.vocab import PRIVACY_MODES
 
     asked = next((mode for mode in PRIVACY_MODES if mode == privacy), None)
     if privacy is not None and asked is None:
@@ -91,7 +92,7 @@ def serving_line(setting: Ceiling, asked: Ceiling | None, mode: Ceiling) -> str:
     return f"casper mcp: privacy {mode} ({why}): clients are shown {said[mode]}"
 
 
-async def _serve_stdio(server: Any) -> None:
+async def _serve_stdio(server: Server) -> None:
     # the SDK's stdio transport, each line screened first: every line gets an answer
     from casper.cli.mcp_wire import serve_stdio
 
@@ -145,7 +146,7 @@ def build_server(session: Session, privacy: Ceiling | None = None) -> Server:
 
         client = _client_name(ctx)
 
-        def run() -> tuple[dict[str, Any], list[str]]:
+        def run() -> tuple[ToolDoc, list[str]]:
             with one_at_a_time:
                 return run_tool(session, params.name, arguments, privacy=privacy, client=client)
 
@@ -183,11 +184,11 @@ def build_server(session: Session, privacy: Ceiling | None = None) -> Server:
 def run_tool(
     session: Session,
     name: str,
-    arguments: dict[str, Any],
+    arguments: dict[str, JSONValue],
     *,
     privacy: Ceiling | None = None,
     client: str | None = None,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[ToolDoc, list[str]]:
     """(the `tool` document, the notices said while it ran) for one call."""
     from casper.app.requests import ToolRequest, parse_as
 
@@ -214,8 +215,6 @@ def _client_name(ctx: Any) -> str | None:
 def _error_result(exc: Exception) -> types.CallToolResult:
     """A failure the client's model can read (an error result), not a broken connection."""
     import mcp_types as types
-
-    from casper.errors import CasperError
 
     if isinstance(exc, CasperError):
         text = f"error: {exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")

@@ -16,16 +16,24 @@ Imports: stdlib; anyio, mcp and mcp_types inside functions (casper mcp loads the
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectSendStream
+    from mcp.server.lowlevel import Server
+    from mcp.shared.message import SessionMessage
+
+    from casper.protocols import JSONValue
 
 PARSE_ERROR = -32700  # JSON-RPC 2.0's codes (mcp_types has the same numbers)
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
-Reply = dict[str, Any]  # a JSON-RPC error response
+Reply: TypeAlias = "dict[str, JSONValue]"  # a JSON-RPC error response
 
 
 def screen(raw: bytes, validate: Callable[[str], object] | None = None) -> str | Reply | None:
@@ -75,8 +83,8 @@ def error(ident: str | int | None, code: int, message: str) -> Reply:
 _NOT_JSON = object()
 
 
-def _loads(text: str) -> Any:
-    def refuse(constant: str) -> Any:
+def _loads(text: str) -> object:
+    def refuse(constant: str) -> NoReturn:
         raise ValueError(f"{constant} is not JSON")
 
     try:
@@ -85,14 +93,14 @@ def _loads(text: str) -> Any:
         return _NOT_JSON
 
 
-def _id_of(message: Any) -> str | int | None:
+def _id_of(message: object) -> str | int | None:
     ident = message.get("id") if isinstance(message, dict) else None
     if isinstance(ident, str) and _has_surrogate(ident):
         return None  # a reply cannot carry it: JSON-RPC's id null
     return ident if isinstance(ident, str | int) and not isinstance(ident, bool) else None
 
 
-def _surrogate(value: Any, path: str) -> str | None:
+def _surrogate(value: object, path: str) -> str | None:
     """Where in the message a string or a key holds a lone surrogate (`params.arguments.query`)."""
     if isinstance(value, str):
         return path or "the message" if _has_surrogate(value) else None
@@ -121,7 +129,7 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-async def serve_stdio(server: Any) -> None:
+async def serve_stdio(server: Server) -> None:
     """Run the MCP `server` over this process's stdin and stdout, every line screened."""
     import anyio
     import mcp_types as types
@@ -134,7 +142,7 @@ async def serve_stdio(server: Any) -> None:
     def validate(text: str) -> object:
         return types.jsonrpc_message_adapter.validate_json(text, by_name=False)
 
-    async def pump(write: Any) -> None:
+    async def pump(write: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         """Read the client's lines; pass the good ones on, answer the rest."""
         source = anyio.wrap_file(os.fdopen(wire, "rb", closefd=False))
         async with passed:
@@ -161,8 +169,6 @@ async def serve_stdio(server: Any) -> None:
 def _claim_stdin() -> tuple[int, Callable[[], None]]:
     """A private copy of fd 0 for the wire, and fd 0 pointed at /dev/null meanwhile; the
     function that points it back. The copy is never closed: a reading thread may outlive us."""
-    import fcntl
-
     wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
     try:

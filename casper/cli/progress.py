@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.progress import ProgressColumn, Task, TaskID
 
+# inside: rich loads only when a bar is drawn; indexer.report as a CLI module imports no work at top
+
 Progress = Callable[[str, int, "int | None"], None]
 
 LABELS = {

@@ -9,6 +9,9 @@ import typer
 
 from casper.cli.base import Home, Verbose, _stderr, app, config, guarded
 from casper.config import Config
+from casper.errors import CasperError
+
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
 
 
 @app.command()
@@ -22,8 +25,6 @@ def pull(
 ) -> None:
     """Download the chat model and the reranker into the local cache (needs a connection once),
     and prepare the embedding model."""
-    from casper.errors import CasperError
-
     cfg = config(home, llm_model=model)
     # `guarded` switched the hub off for every command; this one downloads on purpose.
     os.environ["HF_HUB_OFFLINE"] = "0"

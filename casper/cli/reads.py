@@ -11,9 +11,11 @@ inside the functions.
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from casper.cli.guard import print_json, stderr_console
 from casper.config import load_config
 
 if TYPE_CHECKING:
@@ -58,8 +60,6 @@ def search(
     def on_event(event: Event) -> None:
         if event["event"] == "read_as":
             if not json:  # how the question was read, for people; --json has `understood`
-                from casper.cli.guard import stderr_console
-
                 line = f"read as: {event['text']} (--literal to search as typed)"
                 stderr_console().print(line, style="dim", markup=False, soft_wrap=True)
             return
@@ -70,8 +70,6 @@ def search(
     cfg = load_config(home)
     doc = Session(cfg, no_service=no_service).answer(request, on_event)
     if json:
-        from casper.cli.guard import print_json
-
         print_json(doc)
         return
     from casper.cli.render import console, hits_from_doc, hits_view
@@ -88,8 +86,6 @@ def search(
     tz = local_tz(cfg.timezone)  # the zone the document's timestamps were written in
     out.print(hits_view(hits_from_doc(doc["hits"]), tz, query, words=doc.get("words")))
     if not doc.get("reranked") and not no_rerank and cfg.rerank:
-        from casper.cli.guard import stderr_console
-
         # asked for and not run: said under the hits every time (a choice is not repeated)
         line = f"not reranked: {doc.get('why_not_reranked')}"
         stderr_console().print(line, style="dim", markup=False, soft_wrap=True)
@@ -107,8 +103,6 @@ def _absent_line(doc: SearchDoc) -> str | None:
 def _nothing_line(doc: SearchDoc) -> str:
     """`no matching messages`, with the days --since/--until meant and what the history covers
     when they were given: an empty answer never hides a range outside the history."""
-    from datetime import date
-
     from casper.app.coverage import runs_from, span_text
 
     days = doc["filters"].get("days")
@@ -137,8 +131,6 @@ def show(
     cfg = load_config(home)
     data = Session(cfg, no_service=no_service).answer(parse_as(ShowRequest, "show", args))
     if json:
-        from casper.cli.guard import print_json
-
         print_json(data)
         return
     from rich.text import Text
@@ -180,16 +172,12 @@ def stats(
 
         write_png(data, png, cfg.data_dir)
     if json:
-        from casper.cli.guard import print_json
-
         print_json(data)
         return
     from casper.cli.stats_view import print_stats
 
     print_stats(data)
     if png is not None:
-        from casper.cli.guard import stderr_console
-
         stderr_console().print(f"wrote {png}", soft_wrap=True, markup=False)
 
 
@@ -201,8 +189,6 @@ def contacts(*, home: Path | None = None, json: bool = False, no_service: bool =
     session = Session(load_config(home), no_service=no_service)
     rows = session.answer(ContactsRequest())  # no arguments to check
     if json:
-        from casper.cli.guard import print_json
-
         print_json(rows)
         return
     from rich.text import Text
@@ -229,8 +215,6 @@ def chats(*, home: Path | None = None, json: bool = False) -> None:
         raise missing_index(cfg)
     rows = list_chats(open_store(cfg), local_tz(cfg.timezone))
     if json:
-        from casper.cli.guard import print_json
-
         print_json(rows)
         return
     out = console()

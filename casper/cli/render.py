@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
+from types import SimpleNamespace as NS
 from typing import TYPE_CHECKING, Any
 
 from casper.dates.zones import iso
@@ -271,7 +272,7 @@ def chats_table(rows: Sequence[ChatJson]) -> Table:
 
 
 def conversation_view(
-    messages: Sequence[Any], names: Mapping[str, str], tz: tzinfo, target: int | None = None
+    messages: Sequence[NS], names: Mapping[str, str], tz: tzinfo, target: int | None = None
 ) -> Table:
     """`casper show`: one message a row, wrapped under its own column; the target is marked
     `▶` in a gutter (seen in a pipe or a file too) and reversed on a terminal."""
@@ -370,10 +371,8 @@ def _epoch(ts: str | None) -> float | None:
     return datetime.fromisoformat(ts).timestamp() if ts else None
 
 
-def hits_from_doc(hits: Sequence[HitJson]) -> list[Any]:
+def hits_from_doc(hits: Sequence[HitJson]) -> list[Any]:  # duck-typed Hits for hits_view
     """`search --json` hits → objects with the attributes `hits_view` reads."""
-    from types import SimpleNamespace as NS
-
     return [
         NS(
             chat=h["chat"],
@@ -390,10 +389,8 @@ def hits_from_doc(hits: Sequence[HitJson]) -> list[Any]:
     ]
 
 
-def messages_from_doc(messages: Sequence[MessageJson]) -> list[Any]:
+def messages_from_doc(messages: Sequence[MessageJson]) -> list[NS]:
     """`show --json` messages → objects with the attributes `conversation_view` reads."""
-    from types import SimpleNamespace as NS
-
     return [
         NS(
             rowid=m["rowid"],

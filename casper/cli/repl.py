@@ -7,8 +7,9 @@ previous turn's people, dates and topic (`casper.agent.followup`), and the rewri
 follow-up of a count, a ranking or a last contact is that question again for another person or
 period.
 
-Imports: stdlib, casper.config, casper.cli.history, casper.agent.followup, casper.agent.enrich,
-casper.cli.render, casper.dates.zones; prompt_toolkit lazily.
+Imports: stdlib, casper.config, casper.cli (history, render, invocation), casper.agent.followup,
+casper.dates.zones; prompt_toolkit lazily; casper.agent.enrich, casper.datadir and the salvage
+inside functions (a CLI module imports only light modules at its top, tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from casper.agent.followup import Turn, restate, rewrite, turn_of
+from casper.cli.history import History
+from casper.cli.invocation import command_line
+from casper.cli.render import console, print_sources
 from casper.config import Config
+from casper.dates.zones import local_tz
 from casper.errors import CasperError
 
 if TYPE_CHECKING:
@@ -32,7 +37,6 @@ if TYPE_CHECKING:
 
     from casper.agent.answer_json import AnswerGrounding, Citation
     from casper.app.documents import AskDoc
-    from casper.cli.history import History
 
 PROMPT = "you> "
 COMMANDS = {
@@ -110,13 +114,8 @@ def run_repl(
     from rich.text import Text
 
     from casper.agent.enrich import enrich
-    from casper.cli.history import History
-    from casper.cli.render import console
-    from casper.dates.zones import local_tz
 
     err = console(stderr=True)
-    from casper.cli.invocation import command_line
-
     session = _Session(
         History.load(cfg.chat_history_path, budget_tokens=cfg.history_token_budget),
         show_command=command_line(cfg.data_dir, "show"),
@@ -188,8 +187,6 @@ def run_repl(
 def _command(line: str, session: _Session, err: Console) -> str | None:
     """Run one slash command locally; returns "quit" to end the session."""
     from rich.text import Text
-
-    from casper.cli.render import print_sources
 
     command = line.split()[0].lower()
     if command in ("/quit", "/exit"):

@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from casper.cli.base import Home, Json, Verbose, app, config, guarded, print_json
+from casper.dates.zones import local_tz
 
 if TYPE_CHECKING:
     from casper.app.documents import ReviewDoc
+
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
 
 
 @app.command()
@@ -37,7 +40,6 @@ def review(
     from casper.app.review import build_review, default_year, mode_privacy, share_privacy
     from casper.app.runtime import open_store
     from casper.cli.outfile import refuse_existing, write_private
-    from casper.dates.zones import local_tz
 
     cfg = config(home)
     if not cfg.store_path.exists():

@@ -10,6 +10,8 @@ import typer
 from casper.cli.base import Home, Json, NoService, Verbose, app, default_of, guarded
 from casper.vocab import Lexical, Mode
 
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
+
 
 @app.command()
 @guarded

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import tzinfo
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from casper.cli.base import Home, Json, Verbose, _stderr, app, config, guarded, print_json
 from casper.dates.zones import iso, local_tz
+
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
 
 
 @app.command()
@@ -63,7 +67,6 @@ def serve(
         pid = client.stop(cfg.data_dir)
         _stderr().print("no casper service was running" if pid is None else f"stopped (pid {pid})")
         return
-    import logging
 
     from casper.service.server import AlreadyRunning
     from casper.service.server import serve as run_service
@@ -135,10 +138,9 @@ def auto_index_lines(auto: dict[str, Any], tz: tzinfo) -> list[str]:
     return lines
 
 
-def _launch_agent(home: Any, *, install: bool) -> None:
+def _launch_agent(home: Path, *, install: bool) -> None:
     """--install: stop a running service (the agent's takes over), write and load the agent;
     --uninstall: unload and remove it."""
-    from casper.cli.base import _stderr
     from casper.service import client, launchagent
 
     err = _stderr()

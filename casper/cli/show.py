@@ -8,6 +8,8 @@ import typer
 
 from casper.cli.base import Home, Json, NoService, Verbose, app, guarded
 
+# inside the commands: `casper --help` imports every command module; the work loads when it runs
+
 
 @app.command()
 @guarded

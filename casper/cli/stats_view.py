@@ -3,15 +3,21 @@ messages over time (sent under received), the hour × weekday heatmap, streaks, 
 and their trend, who starts conversations, quiet gaps. Reads only the `stats --json` document,
 so what it draws is what `--json` carries.
 
-Imports: stdlib, rich (lazily); the document types for checking only.
+Imports: stdlib, casper.cli.render, rich (lazily); the document types and rich's Text for checking
+only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from datetime import date
+from typing import TYPE_CHECKING
+
+from casper.cli.render import console
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from casper.app.documents import Days, StatsDoc
     from casper.app.stats_series import PeriodCount
 
@@ -78,16 +84,14 @@ def column_cells(sent: int, received: int, peak: int, rows: int = CHART_ROWS) ->
 def print_stats(data: StatsDoc, width: int | None = None) -> None:
     from rich.text import Text
 
-    from casper.cli.render import console
-
     c = console() if width is None else console(width=width)
     for part in stats_view(data, c.width, Text):
         c.print(part)
 
 
-def stats_view(data: StatsDoc, columns: int, text: Any) -> list[Any]:
+def stats_view(data: StatsDoc, columns: int, text: type[Text]) -> list[Text]:
     """The whole view as a list of rich Texts (`text` is rich.text.Text)."""
-    out: list[Any] = []
+    out: list[Text] = []
     scope = data["scope"]
     head = text(scope["name"], style="bold")
     if "person" in data:
@@ -122,7 +126,9 @@ def stats_view(data: StatsDoc, columns: int, text: Any) -> list[Any]:
     return out
 
 
-def _time_chart(rows: Sequence[PeriodCount], period: str, columns: int, text: Any) -> list[Any]:
+def _time_chart(
+    rows: Sequence[PeriodCount], period: str, columns: int, text: type[Text]
+) -> list[Text]:
     if not rows:
         return [text("  no messages in this range", style="dim")]
     shown = fit_periods(rows, columns - 10)
@@ -162,13 +168,11 @@ def _time_chart(rows: Sequence[PeriodCount], period: str, columns: int, text: An
 
 def _week_month(week: str) -> str:
     """ "2024-W03" → "Jan": the month its Monday falls in."""
-    from datetime import date
-
     monday = date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
     return monday.strftime("%b")
 
 
-def _heatmap(grid: Sequence[Sequence[int]], text: Any) -> list[Any]:
+def _heatmap(grid: Sequence[Sequence[int]], text: type[Text]) -> list[Text]:
     peak = max((n for row in grid for n in row), default=0)
     if peak == 0:
         return []
@@ -197,7 +201,7 @@ def _sparkline(values: Sequence[float | None]) -> str:
     )
 
 
-def _rhythm(data: StatsDoc, text: Any) -> list[Any]:
+def _rhythm(data: StatsDoc, text: type[Text]) -> list[Text]:
     series, names = data["series"], data["names"]
     out = [text("")]
     s = series["streaks"]

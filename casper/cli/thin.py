@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from casper.cli.guard import explained, prepare, say_error, say_unexpected
+from casper.config import load_config
+from casper.errors import CasperError
 from casper.vocab import LEXICAL, MODES
 
 FLAG, TEXT, NUMBER, PATH = "flag", "text", "number", "path"
@@ -148,9 +151,6 @@ def ready(name: str, found: dict[str, Any]) -> bool:
     """Whether the thin path may run the command here: a service-backed command only while
     the service answers and the store exists (starting one, running in this process and
     'nothing indexed yet' stay with the full CLI); `chats` once the store exists."""
-    from casper.config import load_config
-    from casper.errors import CasperError
-
     try:
         cfg = load_config(found.get("home"))
     except CasperError:
@@ -177,8 +177,6 @@ def run(argv: Sequence[str]) -> int | None:
         return None
     name, found = parsed
     from casper.cli import reads
-    from casper.cli.guard import explained, prepare, say_error, say_unexpected
-    from casper.errors import CasperError
 
     prepare(verbose=False)
     try:

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import TYPE_CHECKING, cast, overload
 
+from casper.cli.guard import stderr_console as _stderr
 from casper.config import Config
 
 if TYPE_CHECKING:
-    from casper.app.documents import AskDoc, ContactJson, Document, SearchDoc, ShowDoc, StatsDoc
+    from casper.app.documents import (
+        AskDoc,
+        ContactJson,
+        Document,
+        SearchDoc,
+        ShowDoc,
+        StatsDoc,
+        ToolDoc,
+    )
     from casper.app.requests import (
         AskRequest,
         ContactsRequest,
@@ -26,6 +35,8 @@ if TYPE_CHECKING:
     )
     from casper.app.runtime import Runtime
     from casper.events import Emit, Event
+
+# inside: a request loads only the side it runs on (the service client or the in-process handlers)
 
 _OFF = {"0", "false", "no", "off"}
 
@@ -39,8 +50,6 @@ def print_notice(event: Event) -> None:
     if event["event"] != "notice":
         return
     from rich.markup import escape
-
-    from casper.cli.guard import stderr_console as _stderr
 
     err = _stderr()
     # one line each (the terminal wraps it, not us), in the `notice:` / `hint:` shape
@@ -83,7 +92,7 @@ class Session:
     @overload
     def answer(self, request: AskRequest, on_event: Emit = ...) -> AskDoc: ...
     @overload
-    def answer(self, request: ToolRequest, on_event: Emit = ...) -> dict[str, Any]: ...
+    def answer(self, request: ToolRequest, on_event: Emit = ...) -> ToolDoc: ...
     @overload
     def answer(self, request: Request, on_event: Emit = ...) -> Document: ...
 
@@ -169,6 +178,4 @@ def _check_dates(cfg: Config, request: Request) -> None:
 
 
 def _say(text: str) -> None:
-    from casper.cli.guard import stderr_console as _stderr
-
     _stderr().print(f"[dim]{text}[/]", soft_wrap=True, markup=True)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
+
+# inside: rich loads only when a usage error is printed
 
 try:  # recent typer vendors click as typer._click
     from typer._click import exceptions as _click_errors
@@ -22,9 +24,12 @@ except ImportError:  # pragma: no cover - older typer on top of the click packag
     from click import exceptions as _click_errors  # type: ignore[no-redef]
     from click import get_current_context  # type: ignore[no-redef]
 
+if TYPE_CHECKING:
+    from typer._click import Context
+
 UsageError = _click_errors.UsageError
 # click ≥ 8.2 raises this for a bare `casper`; older click prints the help itself (nothing to catch)
-NoArgsIsHelpError: Any = getattr(_click_errors, "NoArgsIsHelpError", ())
+NoArgsIsHelpError: type[UsageError] | tuple[()] = getattr(_click_errors, "NoArgsIsHelpError", ())
 
 
 def usage_hint(exc: UsageError) -> str:
@@ -103,14 +108,14 @@ class CasperGroup(TyperGroup):
     """Typer's group with usage errors in Casper's own error shape, and the global options
     (`--home`, `-v`) accepted before the command as well as after it."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         ctx.meta[ARGV_KEY] = tuple(args)  # as typed, for hints that repeat the command
         return super().parse_args(ctx, hoist_globals(list(args)))
 
-    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+    def make_context(self, *args: Any, **kwargs: Any) -> Context:
         with usage_errors():
             return super().make_context(*args, **kwargs)
 
-    def invoke(self, ctx: Any) -> Any:
+    def invoke(self, ctx: Context) -> object:
         with usage_errors():
             return super().invoke(ctx)

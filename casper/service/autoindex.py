@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import sys
 import threading
 import time
@@ -26,11 +27,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from casper.app.freshness import AutoRun, Freshness, access_hint, run_json, save_state
+from casper.app import runtime
+from casper.app.freshness import AutoRun, Freshness, access_hint, measure, run_json, save_state
+from casper.app.runtime import index_embedder
 from casper.config import Config
 from casper.errors import CasperError, StoreBusy
+from casper.indexer.lock import exclusive
+from casper.indexer.run import run_index
 from casper.service.memory import release
 from casper.service.watcher import Policy, Stamp, Watcher
+from ingest.errors import ChatDbUnreadable, IngestError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
     from casper.indexer.pipeline import Progress
     from casper.indexer.run import EmbedderSupply, IndexRunReport
     from casper.protocols import Embedder
+    from casper.store.db import Store
 
 log = logging.getLogger("casper.service")
 
@@ -203,8 +210,6 @@ class AutoIndexer:
     def _never_indexed(cfg: Config) -> bool:
         """An empty store no run ever read a history into (no chat.db on this machine, and
         an earlier version kept the store its failed first run made): not retried."""
-        from casper.app import runtime
-
         try:
             store = runtime.open_store(cfg)
         except Exception:  # noqa: BLE001 - the run itself says what is wrong with the store
@@ -217,8 +222,6 @@ class AutoIndexer:
 
     def _index(self, cfg: Config) -> tuple[IndexRunReport, Freshness | None]:
         """The index use-case under the index lock (not waiting: a manual run has it)."""
-        from casper.indexer.lock import exclusive
-
         with exclusive(cfg.lock_path, what=WHAT, background=True, wait_s=0):
             return self._index_locked(cfg, _silent, lambda t: log.info("auto-index: %s", t))
 
@@ -232,8 +235,6 @@ class AutoIndexer:
         """`casper index` handed to the service: the same run with the embedder it holds,
         waiting for the lock like a manual run (a background run in progress ends first).
         Recorded as this service's last run."""
-        from casper.indexer.lock import exclusive
-
         started, wall = time.perf_counter(), time.time()
         with exclusive(cfg.lock_path, what=CLIENT_RUN, on_wait=on_wait):
             report, fresh = self._index_locked(cfg, progress, announce)
@@ -249,10 +250,6 @@ class AutoIndexer:
     def _index_locked(
         self, cfg: Config, progress: Progress, announce: Callable[[str], None]
     ) -> tuple[IndexRunReport, Freshness | None]:
-        from casper.app import runtime
-        from casper.app.freshness import measure
-        from casper.indexer.run import run_index
-
         store = runtime.open_store(cfg)
         try:
             report = run_index(
@@ -269,7 +266,6 @@ class AutoIndexer:
     def _embedder(self, cfg: Config) -> EmbedderSupply:
         """The service's embedder when it has one; else `casper index`'s way of getting one
         (the bundled MiniLM loads only if the run embeds), kept for the searches afterwards."""
-        from casper.app.runtime import index_embedder
 
         def supply(progress: Progress) -> Embedder:
             with self.host.data_lock:
@@ -348,13 +344,9 @@ def _since(started: float) -> float:
 
 
 def _measured(
-    cfg: Config, store: Any, measure: Callable[[Config, Any], Freshness]
+    cfg: Config, store: Store, measure: Callable[[Config, Store], Freshness]
 ) -> Freshness | None:
     """How current the index is after a run; None when chat.db can't be read for it."""
-    import sqlite3
-
-    from ingest.errors import IngestError
-
     try:
         return measure(cfg, store)
     except (IngestError, sqlite3.Error):
@@ -363,6 +355,4 @@ def _measured(
 
 def _no_access(exc: CasperError) -> bool:
     """True when chat.db was refused (macOS without Full Disk Access for this interpreter)."""
-    from ingest.errors import ChatDbUnreadable
-
     return isinstance(exc.__cause__, ChatDbUnreadable)  # the run wraps ingest's errors

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from casper.app.documents import index_json
+from casper.dates.zones import local_tz
 from casper.errors import BadRequest, CasperError
 from casper.events import notice
 from casper.service.autoindex import AutoIndexer
@@ -50,9 +52,6 @@ def serve_index(handler: Handler, svc: Any, args: dict[str, object]) -> None:
 def index_for_client(svc: Any, emit: Emit) -> IndexDoc:
     """The run (AutoIndexer.index_now; a service started with --no-auto-index runs it all the
     same), reported through `emit`; the `index --json` document, plus `ran_in`."""
-    from casper.app.documents import index_json
-    from casper.dates.zones import local_tz
-
     with svc.data_lock:
         cfg = svc.current_runtime().cfg
     auto = svc.auto if svc.auto is not None else AutoIndexer(svc, svc.home)

@@ -9,7 +9,7 @@ Its output goes to the service log in the data dir, created 0600 (Umask 077 for 
 makes). A service started this way, or one that takes over from it, never exits for idleness
 (casper.service.server).
 
-Imports: stdlib, casper.errors.
+Imports: stdlib, casper (where it is installed), casper.errors.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+import casper
 from casper.errors import CasperError
 
 LABEL_PREFIX = "local.casper.serve"
@@ -52,11 +52,9 @@ def log_file(home: Path) -> Path:
     return _abs(home) / "service.log"
 
 
-def plist_for(home: Path, python: str | None = None) -> dict[str, Any]:
+def plist_for(home: Path, python: str | None = None) -> dict[str, object]:
     """The LaunchAgent for `home`: this interpreter (the venv's, as given: not resolved, so its
     packages are the ones installed) running the service. Paths only, no message text."""
-    import casper
-
     home = _abs(home)
     code = str(Path(casper.__file__).resolve().parents[1])  # the casper this command runs
     return {

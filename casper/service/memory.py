@@ -17,13 +17,12 @@ import ctypes.util
 import gc
 import sys
 from functools import cache
-from typing import Any
 
 _state = {"frozen": False}  # a full collection has frozen what it left
 
 
 @cache
-def _libc() -> Any | None:
+def _libc() -> ctypes.CDLL | None:
     name = ctypes.util.find_library("c")
     try:
         return ctypes.CDLL(name) if name else None

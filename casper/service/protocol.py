@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
+import casper
 from casper.events import Event
 
 try:  # the module behind hashlib.blake2b: importing hashlib loads OpenSSL, which every client
@@ -70,8 +71,6 @@ def build_id() -> str:
     """
     global _build
     if _build is None:
-        import casper
-
         root = Path(casper.__file__).parent
         digest = blake2b(digest_size=8)
         for dirpath, dirnames, filenames in os.walk(root):

@@ -13,9 +13,11 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import resource
 import signal
 import socket
 import socketserver
+import sys
 import threading
 import time
 from collections import Counter
@@ -24,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from casper.app import handlers
 from casper.app.damage import explain
 from casper.app.requests import COMMANDS, Request, parse
 from casper.app.runtime import Runtime, engine_key
@@ -33,8 +36,10 @@ from casper.errors import BadRequest, CasperError, DataDamaged
 from casper.service import protocol
 from casper.service.autoindex import AutoIndexer
 from casper.service.handover import INDEX, serve_index
+from casper.service.launchagent import installed
 from casper.service.memory import release
 from casper.service.protocol import Frame
+from casper.store.db import ensure_private_dir
 
 if TYPE_CHECKING:
     from casper.app.documents import Document
@@ -139,8 +144,6 @@ def _rss_mb() -> float | None:
                     return round(int(line.split()[1]) / 1024, 1)
     except OSError:
         pass
-    import resource
-    import sys
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
@@ -310,8 +313,6 @@ class Handler(socketserver.StreamRequestHandler):
             self.work(svc, cmd, request)
 
     def work(self, svc: Service, cmd: str, request: Request) -> None:
-        from casper.app import handlers
-
         def answered() -> Document:
             with svc.data_lock:
                 rt = svc.current_runtime()
@@ -499,8 +500,6 @@ def serve(home: Path, *, idle_minutes: float | None = None, auto_index: bool = T
     `idle_minutes` 0 (or, when not given, a LaunchAgent installed for this data dir: the service
     that starts with the login, or the one that took over from it) never exits for idleness.
     `auto_index` off: no watching of chat.db, whatever config.toml says."""
-    from casper.store.db import ensure_private_dir
-
     home = Path(os.path.abspath(home.expanduser()))
     ensure_private_dir(home)
     lock_fd = _take_lock(home)
@@ -553,8 +552,6 @@ def serve(home: Path, *, idle_minutes: float | None = None, auto_index: bool = T
 
 def _default_idle(home: Path, cfg: Config) -> float:
     """The configured idle time, or 0 (never) when a LaunchAgent starts this service at login."""
-    from casper.service.launchagent import installed
-
     return 0.0 if installed(home) else float(cfg.service_idle_minutes)
 
 

@@ -71,10 +71,10 @@ def test_a_string_at_the_cap_passes() -> None:
 
 
 def test_the_cap_is_in_the_schema_a_client_is_shown() -> None:
+    from casper.agent.tool_args import client_schema
     from casper.cli.mcp import tool_specs
 
     for spec in tool_specs():
-        for name, prop in spec.parameters["properties"].items():
-            kinds = prop.get("type")
-            if kinds == "string" or (isinstance(kinds, list) and "string" in kinds):
+        for name, prop in client_schema(spec.parameters)["properties"].items():
+            if prop.get("type") == "string" and "enum" not in prop:
                 assert prop.get("maxLength") == 2_000, (spec.name, name, prop)

@@ -28,8 +28,10 @@ _SEQUENCE = re.compile(
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
     r"|\x1b[ -/]*[0-~]?"
 )
-# what is left: C0 but tab and newline, DEL, C1
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# what is left: C0 but tab and newline, DEL, C1; and the bidirectional embeddings, overrides
+# and isolates, which make a terminal show text in another order than it is (a name that
+# reads `exe.txt` backwards); the left-to-right and right-to-left marks stay
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # Unicode's format characters (Cf, as of Unicode 15.1: a test holds this to the running
 # Python's tables) and the other characters that print nothing
 INVISIBLE = (
@@ -41,8 +43,8 @@ INVISIBLE = (
 
 
 def plain(text: str) -> str:
-    """`text` without escape sequences (whole) and without control characters (tab and
-    newline stay)."""
+    """`text` without escape sequences (whole), control characters (tab and newline stay) and
+    bidirectional overrides."""
     if _CONTROL.search(text) is None:
         return text
     return _CONTROL.sub("", _SEQUENCE.sub("", text))

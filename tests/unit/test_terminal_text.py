@@ -42,12 +42,14 @@ def test_no_console_lets_a_control_sequence_through(
         table.add_row(Text(ESC_CHAT))
         out.print(table)  # type: ignore[attr-defined]
         out.print(ESC_BODY, markup=False)  # type: ignore[attr-defined]
+        out.print(Text("Eve \u202etxt.exe\u202c \u2067isolated\u2069"))  # type: ignore[attr-defined]
     printed = "".join(capsys.readouterr())
     assert "blorf" in printed and "cleared" in printed  # the words are shown
     if terminal:  # rich's own colours are SGR sequences; nothing else may be there
         printed = __import__("re").sub(r"\x1b\[[0-9;]*m", "", printed)
     assert not CONTROL.search(printed), repr(CONTROL.findall(printed))
     assert not [r for r in REMNANTS if r in printed], printed
+    assert "txt.exe" in printed and not any(c in printed for c in "\u202e\u202c\u2067\u2069")
 
 
 def test_an_error_that_holds_markup_prints_as_typed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,6 +26,7 @@ from casper.agent.prefetch import (
     prefetch_call,
 )
 from casper.agent.quoting import message_line
+from casper.agent.redact import FULL, Ceiling, region_of
 from casper.agent.stats_route import stats_answer
 from casper.agent.tools import Toolbox
 from casper.agent.verify import verify
@@ -104,10 +105,13 @@ def build_hints(
     history: Sequence[str] = (),
     *,
     locale: str = "en_US",
+    ceiling: Ceiling = FULL,
 ) -> tuple[Enrichment, tuple[str, ...]]:
-    """Dates resolved by dateparser, coverage, and top contacts for ranking questions."""
+    """Dates resolved by dateparser, coverage, and top contacts for ranking questions; the
+    earlier turns and the names through `ceiling`'s gate (a model on another machine reads
+    them)."""
     found = enrich(question, now, tz, locale=locale, coverage=covered_days(store, tz))
-    hints = list(history) + list(to_hints(found))
+    hints = [ceiling.shown(turn) for turn in history] + list(to_hints(found))
     note = coverage_note(store, tz)
     if note:
         hints.append(note)
@@ -116,7 +120,7 @@ def build_hints(
         names = store.names()
         top = top_people(store, tz, start, end, 5)
         if top:
-            listed = ", ".join(f"{names.get(p, p)} ({n} messages)" for p, n in top)
+            listed = ", ".join(f"{ceiling.shown(names.get(p, p))} ({n} messages)" for p, n in top)
             hints.append(f"Most messages exchanged{' in that range' if start else ''}: {listed}.")
     return found, tuple(hints)
 
@@ -199,7 +203,10 @@ def answer_question(
     that they mean the user."""
     started = time.perf_counter()
     now = now or datetime.now(tz)
-    found, hints = build_hints(question, store, tz, now, history, locale=locale)
+    # a model on another machine reads the question, the hints and the tool results through
+    # the ceiling (casper.agent.ceiling); the search runs on the question as asked
+    ceiling = Ceiling(privacy, region_of(locale))  # type: ignore[arg-type]
+    found, hints = build_hints(question, store, tz, now, history, locale=locale, ceiling=ceiling)
     if engine is None:
         why = "no_llm" if no_llm else "model_unavailable"
         asked = _without_model(question, search, found, store, tz, me_names, (why,))
@@ -208,10 +215,10 @@ def answer_question(
         )
     toolbox: ToolRunner = Toolbox(store, search, tz, now=now, me_names=me_names)
     if privacy != "full":
-        toolbox = CeilingToolbox(toolbox, privacy, store, tz)
+        toolbox = CeilingToolbox(toolbox, ceiling, store, tz)
     system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)), owner=me_names)
     result = run_agent(
-        question,
+        question if privacy == "full" else ceiling.shown(question),  # the prefetch: as asked
         engine,
         toolbox,
         limits,

@@ -10,8 +10,9 @@ Imports: stdlib, rich (lazily), casper.protocols, casper.dates.zones.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, tzinfo
+from functools import cache
 from types import SimpleNamespace as NS
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from casper.dates.zones import iso
 
 if TYPE_CHECKING:  # numpy behind it: the thin client renders without it
     from rich.console import Console, Group, RenderableType
+    from rich.segment import Segment
     from rich.table import Table
     from rich.text import Text
 
@@ -39,11 +41,33 @@ STOPWORDS = frozenset(_STOP.split())
 
 
 def console(*, stderr: bool = False, **options: Any) -> Console:
-    """A rich Console that never auto-highlights (numbers, dates) and never emits markup
-    from data: callers pass Text objects for anything a user or a message wrote."""
-    from rich.console import Console
+    """The Console every command prints with: it never auto-highlights (numbers, dates), reads
+    no markup unless a call asks for it (`markup=True`, every hole `escape`d: a test holds
+    the code to that), and takes control characters and escape sequences out of everything it
+    is given (casper.plaintext.plain) while its own colours and cursor moves pass: a message,
+    a name or a file name cannot clear the screen, set the title or plant a link."""
+    options = {"highlight": False, "markup": False, **options}
+    return _plain_console()(stderr=stderr, **options)
 
-    return Console(stderr=stderr, highlight=False, **options)
+
+@cache
+def _plain_console() -> type[Console]:
+    """The Console class whose output passes `plain` (rich imported on first use)."""
+    from rich.console import Console
+    from rich.segment import Segment
+
+    from casper.plaintext import has_control, plain
+
+    class PlainConsole(Console):
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+            # rich's own sequences are control segments and styles, added after this
+            return super()._render_buffer(
+                Segment(plain(s.text), s.style, s.control)
+                if not s.control and has_control(s.text) else s
+                for s in buffer
+            )  # fmt: skip
+
+    return PlainConsole
 
 
 def query_terms(query: str) -> list[str]:

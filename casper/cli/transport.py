@@ -53,10 +53,10 @@ def print_notice(event: Event) -> None:
 
     err = _stderr()
     # one line each (the terminal wraps it, not us), in the `notice:` / `hint:` shape
-    err.print(f"[yellow]notice:[/] {escape(event['text'])}", soft_wrap=True)
+    err.print(f"[yellow]notice:[/] {escape(event['text'])}", soft_wrap=True, markup=True)
     hint = event.get("hint")
     if hint:
-        err.print(f"[dim]hint: {escape(hint)}[/]", soft_wrap=True)
+        err.print(f"[dim]hint: {escape(hint)}[/]", soft_wrap=True, markup=True)
 
 
 class Session:
@@ -178,4 +178,6 @@ def _check_dates(cfg: Config, request: Request) -> None:
 
 
 def _say(text: str) -> None:
-    _stderr().print(f"[dim]{text}[/]", soft_wrap=True, markup=True)
+    from rich.text import Text  # rich loads when something is printed
+
+    _stderr().print(Text(text, style="dim"), soft_wrap=True)

@@ -98,6 +98,21 @@ def scope_rows(
     return [r for rows in timelines.values() for r in rows], list(timelines.values())
 
 
+def drawn_days(
+    store: Store, tz: tzinfo, span: tuple[date | None, date | None]
+) -> tuple[date | None, date | None]:
+    """The days a chart over time runs: from --since and to --until, within the days the
+    history holds (no bars for days before it began or after its last message); None where
+    the range is open (the scope's own first or last message)."""
+    first, last = store.coverage()
+    if first is None or last is None:
+        return None, None
+    held = datetime.fromtimestamp(first, tz).date(), datetime.fromtimestamp(last, tz).date()
+    since = max(span[0], held[0]) if span[0] else None
+    until = min(span[1], held[1]) if span[1] else None
+    return since, until
+
+
 def today_for(tz: tzinfo, last: date | None, now: datetime | None = None) -> int:
     """The local day a current streak must reach: today, or the range's last day before it."""
     day = (now or datetime.now(tz)).astimezone(tz).date()
@@ -125,7 +140,8 @@ def stats_document(
     else:
         figures = scope_stats(counted, timelines, clock)
     drawn: Series = series(counted, timelines, clock, today=today_for(tz, span[1], now),
-                           period=period)  # fmt: skip
+                           period=period, bounds=drawn_days(store, tz, span),
+                           person=scope.person.id if scope.person else None)  # fmt: skip
     days: Days = {"since": span[0].isoformat() if span[0] else None,
                   "until": span[1].isoformat() if span[1] else None}  # fmt: skip
     names = store.names()
@@ -138,7 +154,7 @@ def stats_document(
         head = {"kind": "person", "id": scope.person.id, "name": scope.person.name, "members": 1}
     elif scope.chat is not None:
         head = {"kind": "chat", "id": str(scope.chat.id), "name": scope.chat.name,
-                "members": len(scope.chat.members)}  # fmt: skip
+                "members": len(store.chat_people(scope.chat))}  # fmt: skip
     else:
         owner = store.owner()
         head = {"kind": "me", "id": ME, "name": owner.name if owner else "me",

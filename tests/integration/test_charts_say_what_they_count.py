@@ -101,9 +101,10 @@ def test_a_persons_received_is_one_to_one_plus_groups_and_agrees_with_sql(home: 
 
 
 def test_the_terminal_chart_of_a_person_says_what_it_counts(home: Path) -> None:
-    out = run(home, "stats", "Sam")
-    title = next(line for line in out.splitlines() if "messages by" in line)
-    assert "one-to-one" in title and "in groups" in title, title
+    lines = run(home, "stats", "Sam").splitlines()
+    at = next(i for i, line in enumerate(lines) if "messages by" in line)
+    heading = " ".join(lines[at : at + 2])  # the title, and its legend when it has a line
+    assert "one-to-one" in heading and "in groups" in heading, heading
 
 
 def test_the_png_of_a_person_keeps_group_messages_apart(

@@ -146,6 +146,7 @@ def test_png_is_a_picture_written_privately(home: Path, tmp_path: Path) -> None:
     from PIL import Image
 
     out = tmp_path / "pictures" / "sam.png"
+    out.parent.mkdir()  # a folder that is not there is an error (tests/.../test_export_unix.py)
     run(home, "stats", "Sam", "--png", str(out))
     with Image.open(out) as image:
         assert image.format == "PNG" and image.size[0] > 800 and image.size[1] > 600

@@ -229,14 +229,17 @@ class StatsDoc(TypedDict):
 class PersonCount(TypedDict):
     id: str
     name: str
-    messages: int  # sent to them in our 1:1 chats + theirs anywhere: `stats NAME` for the year
-    rank_before: int | None  # their place the year before (1 = first), None when not in it
+    messages: int  # one_to_one + in_groups: `stats NAME`'s sent + received for the year
+    one_to_one: int  # both sides of our 1:1 chats
+    in_groups: int  # what they wrote anywhere else (groups, ones they left too)
+    rank_before: int | None  # their place on the compared dates the year before; None: not in it
 
 
 class Moment(TypedDict):
     """A message of the year: when, who, and its text as the privacy allows (None: hidden)."""
 
-    ts: str | None
+    id: int
+    time: str | None
     sender: str
     chat: str
     text: str | None
@@ -247,6 +250,7 @@ class YearFigures(TypedDict):
     sent: int
     received: int
     active_days: int
+    ts: str | None  # deprecated: `time`, kept one release
     people: int  # people who wrote or were written to (1:1) that year
     longest_streak: int
     median_reply_s: dict[str, float | None]
@@ -254,7 +258,8 @@ class YearFigures(TypedDict):
 
 
 class BusiestDay(TypedDict):
-    day: str | None  # ISO local day; None when the year has no message
+    day: str | None  # ISO local day, the first of `days`; None when the year has no message
+    days: list[str]  # every day with that many messages (a tie shows them all)
     messages: int
 
 
@@ -262,11 +267,27 @@ class ReviewDoc(TypedDict):
     year: int
     zone: str
     shared: bool  # --share: no message text, people as initials
-    this: YearFigures
-    before: YearFigures  # the year before, for comparison
+    history: HistoryDays
+    this: YearFigures  # the whole year, as the history holds it
+    compared: Compared | None  # None: the year before is not in the history
+    before: YearFigures | None  # the year before over the compared dates
     top_people: list[PersonCount]
+class HistoryDays(TypedDict):
+    first: str  # ISO local days: the first and last message of the whole history
+    last: str
+
+
+class Compared(TypedDict):
+    """What of the year is set against the same dates of the year before."""
+
+    days: list[str]  # ["MM-DD", "MM-DD"], inclusive: the dates both years' history holds
+    whole_year: bool  # false when the history starts or ends inside one of the two years
+    this: YearFigures  # this year over those dates (`before` is the year before over them)
+
+
     busiest_day: BusiestDay
-    new_people: list[str]  # names (as the privacy shows them) first met this year
+    new_people: list[str] | None  # first met this year (as the privacy names them); None when
+    # the history starts this year, so who is new cannot be told
     first_message: Moment | None
     last_message: Moment | None
     stats: StatsDoc  # the owner's `stats --since YEAR-01-01 --until YEAR-12-31 --by month`

@@ -151,14 +151,6 @@ def test_review_follows_the_privacy_setting(home: Path, tmp_path: Path) -> None:
     assert masked["first_message"]["text"] == mask(full["first_message"]["text"])
 
 
-def test_a_year_without_messages_renders(home: Path, tmp_path: Path) -> None:
-    out = tmp_path / "empty.html"
-    run(home, "review", "1999", "-o", str(out))
-    doc = json.loads(run(home, "review", "1999", "--json"))
-    assert doc["this"]["sent"] == 0 and doc["top_people"] == [] and doc["first_message"] is None
-    assert parsed(out).found == []
-
-
 def test_export_has_the_messages_stats_counts(home: Path, tmp_path: Path) -> None:
     sam = stats(home, "Sam")
     out = tmp_path / "sam.jsonl"

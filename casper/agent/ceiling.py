@@ -80,7 +80,7 @@ def limit_citations(citations: Sequence[C], mode: str) -> list[C]:
     if mode == "full":
         return list(citations)
     return [
-        cast(C, {**c, "sender": mask(c["sender"]),
+        cast(C, {**c, "sender": mask(c["sender"]), "chat": mask(c["chat"]),
                  "text": "" if mode == "aggregate" else mask(c["text"])})
         for c in citations
     ]  # fmt: skip

@@ -55,15 +55,19 @@ class Attachment(TypedDict):
 
 
 class MessageJson(TypedDict):
-    """A message of `show --json` (`message` and `context`)."""
+    """A message of `show --json` (`message` and `context`), in the words every message is
+    printed with (`id`, `time`, `sender`, `text`, `chat`: search, ask, MCP, review, export)."""
 
-    rowid: int
+    id: int  # Casper's message id (chat.db's ROWID): `casper show ID`
     guid: str
-    ts: str | None
+    time: str | None  # local, with its UTC offset
     sender: str  # a display name, or "me"
     text: str
+    chat: str | None  # the chat's name, as `casper chats` prints it
     chat_id: int
     kind: str  # text | attachment | system
+    rowid: int  # deprecated: `id`, kept one release
+    ts: str | None  # deprecated: `time`, kept one release
     edited: NotRequired[bool]
     reply_to: NotRequired[str]
     reactions: NotRequired[list[list[str]]]  # [sender, label]
@@ -94,11 +98,14 @@ class ShowDoc(TypedDict):
 
 
 class HitMessage(TypedDict):
-    rowid: int
+    id: int
     guid: str
-    ts: str | None
+    time: str | None
     sender: str
     text: str
+    chat: str
+    rowid: int  # deprecated: `id`, kept one release
+    ts: str | None  # deprecated: `time`, kept one release
 
 
 class HitJson(TypedDict):
@@ -243,6 +250,7 @@ class Moment(TypedDict):
     sender: str
     chat: str
     text: str | None
+    ts: str | None  # deprecated: `time`, kept one release
 
 
 class YearFigures(TypedDict):
@@ -250,7 +258,6 @@ class YearFigures(TypedDict):
     sent: int
     received: int
     active_days: int
-    ts: str | None  # deprecated: `time`, kept one release
     people: int  # people who wrote or were written to (1:1) that year
     longest_streak: int
     median_reply_s: dict[str, float | None]
@@ -263,15 +270,6 @@ class BusiestDay(TypedDict):
     messages: int
 
 
-class ReviewDoc(TypedDict):
-    year: int
-    zone: str
-    shared: bool  # --share: no message text, people as initials
-    history: HistoryDays
-    this: YearFigures  # the whole year, as the history holds it
-    compared: Compared | None  # None: the year before is not in the history
-    before: YearFigures | None  # the year before over the compared dates
-    top_people: list[PersonCount]
 class HistoryDays(TypedDict):
     first: str  # ISO local days: the first and last message of the whole history
     last: str
@@ -285,6 +283,15 @@ class Compared(TypedDict):
     this: YearFigures  # this year over those dates (`before` is the year before over them)
 
 
+class ReviewDoc(TypedDict):
+    year: int
+    zone: str
+    shared: bool  # --share: no message text, people as initials
+    history: HistoryDays
+    this: YearFigures  # the whole year, as the history holds it
+    compared: Compared | None  # None: the year before is not in the history
+    before: YearFigures | None  # the year before over the compared dates
+    top_people: list[PersonCount]
     busiest_day: BusiestDay
     new_people: list[str] | None  # first met this year (as the privacy names them); None when
     # the history starts this year, so who is new cannot be told
@@ -400,15 +407,22 @@ class ToolDoc(TypedDict):
 Document: TypeAlias = "SearchDoc | list[ContactJson] | StatsDoc | ShowDoc | AskDoc | ToolDoc"
 
 
-def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> MessageJson:
+def message_json(
+    m: StoredMessage, names: Mapping[str, str], tz: tzinfo, chat: str | None
+) -> MessageJson:
+    """A message as `show --json` prints it; `chat`: the name of the chat it is in."""
+    time = iso(m.ts, tz)
     data: MessageJson = {
-        "rowid": m.rowid,
+        "id": m.rowid,
         "guid": m.guid,
-        "ts": iso(m.ts, tz),
+        "time": time,
         "sender": names.get(m.sender, m.sender),
         "text": m.text,
+        "chat": chat,
         "chat_id": m.chat_id,
         "kind": m.kind,
+        "rowid": m.rowid,
+        "ts": time,
     }
     if m.edited:
         data["edited"] = True
@@ -467,11 +481,14 @@ def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> HitJson:
         "participants": list(hit.participants),
         "messages": [
             {
-                "rowid": m.rowid,
+                "id": m.rowid,
                 "guid": m.guid,
-                "ts": iso(m.ts, tz),
+                "time": iso(m.ts, tz),
                 "sender": m.sender,
                 "text": m.text,
+                "chat": hit.chat,
+                "rowid": m.rowid,
+                "ts": iso(m.ts, tz),
             }
             for m in hit.messages
         ],

@@ -260,8 +260,8 @@ def show(rt: Runtime, req: ShowRequest, emit: Emit = ignore) -> ShowDoc:
     ctx = store.context(msg, req.before, req.after)
     chat = store.chat(msg.chat_id)
     doc: ShowDoc = {
-        "message": message_json(msg, names, tz),
-        "context": [message_json(m, names, tz) for m in ctx],
+        "message": message_json(msg, names, tz, chat.name if chat else None),
+        "context": [message_json(m, names, tz, chat.name if chat else None) for m in ctx],
         "chat": {"id": msg.chat_id, "name": chat.name if chat else None},
     }
     if asked is not None:

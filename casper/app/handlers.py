@@ -125,7 +125,7 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = ignore) -> SearchDoc:
     person_id = store.resolve_person(req.person).id if req.person else None
     chat_id = None
     if req.chat:
-        chat_id = one_chat(store, req.chat)
+        chat_id = store.resolve_chat(req.chat).id
     retriever = rt.retriever(lexical=req.lexical, mode=req.mode)
     through = store.indexed_through()  # before searching: the search sees at least this much
     result = retriever.search(
@@ -260,8 +260,8 @@ def show(rt: Runtime, req: ShowRequest, emit: Emit = ignore) -> ShowDoc:
     ctx = store.context(msg, req.before, req.after)
     chat = store.chat(msg.chat_id)
     doc: ShowDoc = {
-        "message": message_json(msg, names, tz),
-        "context": [message_json(m, names, tz) for m in ctx],
+        "message": message_json(msg, names, tz, chat.name if chat else None),
+        "context": [message_json(m, names, tz, chat.name if chat else None) for m in ctx],
         "chat": {"id": msg.chat_id, "name": chat.name if chat else None},
     }
     if asked is not None:
@@ -427,21 +427,8 @@ def _ask_scope(
     (one chat, else an error)."""
     since, until = days_to_utc(*days, tz)
     person_id = store.resolve_person(req.person).id if req.person else None
-    chat_id = one_chat(store, req.chat) if req.chat else None
+    chat_id = store.resolve_chat(req.chat).id if req.chat else None
     return AskScope(since, until, person_id, chat_id)
-
-
-def one_chat(store: Store, query: str) -> int:
-    """`--chat` as `search` and `ask` read it: the id of the one chat it names, else an error
-    that lists what it matched."""
-    found = store.find_chats(query)
-    if len(found) != 1:
-        names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
-        raise CasperError(
-            f"--chat {query!r} matches {len(found)} chats: {names}",
-            hint="pass the chat id (`casper chats` lists them)",
-        )
-    return found[0].id
 
 
 def remote_notice(server: str) -> str:

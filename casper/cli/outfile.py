@@ -1,5 +1,6 @@
-"""Files Casper writes for a person to keep (`review`, `export`): owner-only (0600) from the
-first byte, never over an existing file unless asked (`--force`), written whole or not at all.
+"""Files Casper writes for a person to keep (`review`, `export`, `stats --png`): owner-only
+(0600) from the first byte, never over an existing file unless asked (`--force`), written whole
+or not at all; `-o -` is standard output, and a folder that is not there is an error.
 
 Imports: stdlib, casper.errors.
 """
@@ -7,6 +8,7 @@ Imports: stdlib, casper.errors.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from casper.errors import CasperError
@@ -35,3 +37,37 @@ def write_private(path: Path, data: bytes, *, force: bool) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+STDOUT = "-"  # `-o -`: standard output, as Unix tools read it
+
+
+def destination(path: Path, force: bool) -> Path | None:
+    """Where a file a person named goes, decided before any work: None for `-` (standard
+    output), else `path` once its folder is known to exist (a folder is never made for it: a
+    mistyped path must not become a new tree) and it is no file to keep (unless `force`)."""
+    if str(path) == STDOUT:
+        return None
+    folder_exists(path)
+    refuse_existing(path, force)
+    return path
+
+
+def folder_exists(path: Path) -> None:
+    """A CasperError when the folder `path` would go in is not there (or is not a folder)."""
+    folder = path.parent
+    if not folder.is_dir():
+        said = f"{folder} is not a folder" if folder.exists() else f"no folder {folder}"
+        raise CasperError(
+            f"cannot write {path}: {said}",
+            hint="make the folder first, or name a file in one that exists",
+        )
+
+
+def write_out(target: Path | None, data: bytes, *, force: bool) -> None:
+    """`data` to the file `destination` chose, or to standard output (None)."""
+    if target is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    write_private(target, data, force=force)

@@ -142,7 +142,7 @@ def show(
     out.print(Text(data["chat"]["name"] or "Unknown chat", style="bold"))
     tz = local_tz(cfg.timezone)  # the zone the document's timestamps were written in
     view = conversation_view(
-        messages_from_doc(data["context"]), {}, tz, target=data["message"]["rowid"]
+        messages_from_doc(data["context"]), {}, tz, target=data["message"]["id"]
     )
     out.print(view)
 
@@ -165,6 +165,10 @@ def stats(
     from casper.cli.transport import Session
 
     cfg = load_config(home)
+    if png is not None:  # a mistyped folder is said before the work, and never made
+        from casper.cli.outfile import folder_exists
+
+        folder_exists(png)
     args = {"person": person, "chat": chat, "since": since, "until": until, "period": by}
     data = Session(cfg, no_service=no_service).answer(parse_as(StatsRequest, "stats", args))
     if png is not None:

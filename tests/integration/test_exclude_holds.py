@@ -92,7 +92,12 @@ def _mom(home: Path) -> tuple[str, list[str], int]:
 
 
 def _shows_mom(doc: Any, texts: list[str]) -> list[str]:
-    dumped = json.dumps(doc, ensure_ascii=False)
+    """Her texts (and her name) in a document or a command's output, not counting the query
+    it echoes."""
+    dumped = doc if isinstance(doc, str) else json.dumps(doc, ensure_ascii=False)
+    for asked in texts:  # every search here asks for one of her texts
+        dumped = dumped.replace(f'"query": {json.dumps(asked, ensure_ascii=False)}', "")
+        dumped = dumped.replace(f'"query":{json.dumps(asked, ensure_ascii=False)}', "")
     return [t for t in texts if t in dumped] + (["Mom"] if '"Mom"' in dumped else [])
 
 
@@ -137,6 +142,30 @@ def test_an_entry_added_while_the_service_runs_holds_at_the_next_request(
     assert not _shows_mom(after, texts) and after["hits"]
     kept = _doctor_kept_out(home)
     assert kept["status"] == "ok", kept  # applied, as doctor's hint said the service would
+
+
+def test_an_entry_not_applied_yet_is_never_answered_in_process(
+    corpus: DemoCorpus, tmp_path: Path
+) -> None:
+    """Without the service (`--no-service`, `casper mcp` in its own process) nothing applies
+    the entry before answering: the command refuses, saying what to run, rather than show
+    whom config.toml keeps out."""
+    home = tmp_path / "home"
+    index_json(home, corpus)
+    _mom_id, texts, mom_msg = _mom(home)
+    with (home / "config.toml").open("a") as f:
+        f.write('exclude = ["Mom"]\n')
+    for args in (["search", texts[0], "--json"], ["show", str(mom_msg), "--json"],
+                 ["contacts", "--json"]):  # fmt: skip
+        result = runner.invoke(app, [*args, "--home", str(home)])
+        assert not _shows_mom(result.stdout, texts), args
+        assert result.exit_code == 1 and "casper index" in result.output, result.output
+    rt = Runtime(load_config(home))
+    with pytest.raises(Exception, match="casper index"):  # noqa: PT011 - whichever error says it
+        handlers.run(rt, "tool", {"name": "search_messages", "arguments": {"query": texts[0]}})
+    index_json(home, corpus)  # applied: answered again, without her
+    result = runner.invoke(app, ["search", texts[0], "--json", "--home", str(home)])
+    assert result.exit_code == 0 and not _shows_mom(result.stdout, texts)
 
 
 # ---- by identity: a renamed group --------------------------------------------------------
@@ -198,6 +227,9 @@ def test_no_copy_of_their_vectors_or_hashes_is_left(corpus: DemoCorpus, tmp_path
     vectors = [v for k, v in side.execute("SELECT key, v FROM vec") if k in set(hashes)]
     side.close()
     assert hashes and len(vectors) == len(hashes)
+    rt = Runtime(load_config(home))  # the other lexical leg keeps its own file of the chunks
+    handlers.run(rt, "search", {"query": "crash pad", "k": 5, "lexical": "rank-bm25"})
+    assert (home / "index.lance" / "rank_bm25.pkl").exists()
     assert len(np.frombuffer(vectors[0], np.float16)) == 64  # the fake embedder's rows
     needles = [h.encode() for h in hashes] + vectors
     assert _files_holding(home, needles)  # before: the test can see them

@@ -43,10 +43,10 @@ def export(
     in JSON Lines, a CSV table, or a Markdown transcript to read."""
     from casper.app.export import export_rows, scope_rowids
     from casper.app.export_formats import FORMATS, to_csv, to_jsonl, to_markdown
+    from casper.app.outfile import refuse_existing, write_private
     from casper.app.review import full_privacy
     from casper.app.runtime import open_store
     from casper.app.stats_scope import Scope, resolve_scope
-    from casper.cli.outfile import refuse_existing, write_private
     from casper.cli.stats_view import range_label
     from casper.dates.ranges import days_to_utc, span_days
     from casper.stats import zone_id

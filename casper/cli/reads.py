@@ -155,22 +155,28 @@ def stats(
     until: str | None = None,
     by: str | None = None,
     png: Path | None = None,
+    force: bool = False,
     home: Path | None = None,
     json: bool = False,
     no_service: bool = False,
 ) -> None:
     """`casper stats`: the figures and pictures of a person, a chat or group, or the owner
-    overall (all time, or computed for a --since/--until range); `--png` draws them too."""
+    overall (all time, or computed for a --since/--until range); `--png` draws them too
+    (never over a file, or through a link, without `force`)."""
     from casper.app.requests import StatsRequest, parse_as
     from casper.cli.transport import Session
 
+    if png is not None:
+        from casper.app.outfile import refuse_existing
+
+        refuse_existing(png, force)  # before the work, not after it
     cfg = load_config(home)
     args = {"person": person, "chat": chat, "since": since, "until": until, "period": by}
     data = Session(cfg, no_service=no_service).answer(parse_as(StatsRequest, "stats", args))
     if png is not None:
         from casper.cli.charts import write_png
 
-        write_png(data, png, cfg.data_dir)
+        write_png(data, png, cfg.data_dir, force=force)
     if json:
         print_json(data)
         return

@@ -37,9 +37,9 @@ def review(
 ) -> None:
     """Your year in messages, compared with the year before: top people, the busiest day,
     streaks, new people, the first and last messages, emoji, reply times."""
+    from casper.app.outfile import refuse_existing, write_private
     from casper.app.review import build_review, default_year, mode_privacy, share_privacy
     from casper.app.runtime import open_store
-    from casper.cli.outfile import refuse_existing, write_private
 
     cfg = config(home)
     if not cfg.store_path.exists():

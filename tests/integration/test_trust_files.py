@@ -170,3 +170,24 @@ def test_png_follows_the_rules_of_export(home: Path, place: tuple[Path, Path, Pa
     assert code == 0, output
     assert_untouched(victim)
     assert_owners_private_file(fresh)
+
+
+def test_eval_run_files_are_not_steered(place: tuple[Path, Path, Path]) -> None:
+    """`casper eval --out DIR` names its files by the clock (`<DIR>/YYYYmmdd-HHMMSS.json`,
+    `.md`, `.png`, a free `.json` name decides): links planted at the next few seconds' `.md`
+    and `.png` names write nothing through."""
+    from datetime import datetime, timedelta
+
+    from eval.report import write_run
+
+    _outer, shared, victim = place
+    now = datetime.now()
+    stems = [(now + timedelta(seconds=s)).strftime("%Y%m%d-%H%M%S") for s in range(-1, 30)]
+    plant_links(shared, [f"{stem}{ext}" for stem in stems for ext in (".md", ".png")],
+                victim)  # fmt: skip
+    doc = {"dataset": "synthetic", "scored_questions": 1, "runs": [], "ks": [1, 5],
+           "created": "now", "questions": 1}  # fmt: skip
+    paths = write_run(doc, shared)
+    assert_untouched(victim)
+    for path in paths.values():
+        assert_owners_private_file(path)

@@ -1,0 +1,60 @@
+"""Files Casper writes for a person to keep (`review`, `export`, `stats --png`, `eval`'s run
+files): owner-only (0600) from the first byte, never over an existing file unless asked
+(`--force`), written whole or not at all — and not steerable by another user who can write in
+the same folder.
+
+The bytes go to a temporary file that `tempfile.mkstemp` makes beside the target (a name
+nobody can guess, opened `O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600 from creation: a link or a
+file planted in advance is never opened), then `os.replace` puts it in the target's place. A
+symbolic link at the target is refused unless `--force`, and then the link itself is replaced:
+what it points to is never written.
+
+Imports: stdlib, casper.errors.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from casper.errors import CasperError
+
+
+def refuse_existing(path: Path, force: bool) -> None:
+    """A CasperError when something is at `path` that `force` does not allow replacing: a
+    file or a link without it, a folder ever (checked before any work, and again at the end)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:  # a folder on the way that isn't one, no permission
+        raise CasperError(f"{path} cannot be written ({exc.strerror})",
+                          hint="name a file in a folder you can write") from None  # fmt: skip
+    if stat.S_ISLNK(st.st_mode):
+        if not force:
+            raise CasperError(f"{path} is a symbolic link",
+                              hint="pass --force to replace the link itself (what it points to "
+                              "is left alone), or name another file")  # fmt: skip
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise CasperError(f"{path} is a folder", hint="name a file to write")
+    if not force:
+        raise CasperError(f"{path} already exists", hint="pass --force to replace it")
+
+
+def write_private(path: Path, data: bytes, *, force: bool) -> Path:
+    """Write `data` to `path` (0600) through a temporary file beside it, then rename."""
+    refuse_existing(path, force)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        refuse_existing(path, force)  # something put there meanwhile is not written over
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

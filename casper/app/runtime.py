@@ -71,6 +71,17 @@ def open_store(cfg: Config, *, must_exist: bool = True) -> Store:
     return Store.open(cfg.store_path)
 
 
+def store_to_show(cfg: Config) -> Store:
+    """The store for a command that shows what it holds (`export`, `review`, `chats`): refused
+    while config.toml keeps out someone it may still hold (casper.indexer.exclude)."""
+    from casper.indexer.exclude import require_applied
+
+    store = open_store(cfg)
+    if cfg.exclude:
+        require_applied(store, cfg.exclude)
+    return store
+
+
 def open_index(cfg: Config, embedder: Embedder | None, *, create: bool = False) -> ChunkIndex:
     """The LanceDB chunk index, checked against the embedder and chunker it was built with
     (`embedder=None`: whichever model built it, for BM25-only use without loading one)."""

@@ -45,7 +45,7 @@ def export(
     from casper.app.export_formats import FORMATS, to_csv, to_jsonl, to_markdown
     from casper.app.outfile import refuse_existing, write_private
     from casper.app.review import full_privacy
-    from casper.app.runtime import open_store
+    from casper.app.runtime import store_to_show
     from casper.app.stats_scope import Scope, resolve_scope
     from casper.cli.stats_view import range_label
     from casper.dates.ranges import days_to_utc, span_days
@@ -64,7 +64,7 @@ def export(
         raise missing_index(cfg)
     tz = local_tz(cfg.timezone)
     first, last = span_days(since, until, tz, locale=cfg.locale)
-    store = open_store(cfg)
+    store = store_to_show(cfg)
     scope = resolve_scope(store, person, chat) if (person or chat) else Scope("me")
     label = _label(scope)
     path = out or Path(f"casper-export-{_slug(label)}.{fmt}")

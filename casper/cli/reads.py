@@ -210,7 +210,7 @@ def contacts(*, home: Path | None = None, json: bool = False, no_service: bool =
 def chats(*, home: Path | None = None, json: bool = False) -> None:
     """`casper chats`: chats with their ids (in this process: it reads the store only)."""
     from casper.app.chats import list_chats
-    from casper.app.runtime import open_store
+    from casper.app.runtime import store_to_show
     from casper.cli.render import chats_table, console
     from casper.dates.zones import local_tz
 
@@ -219,7 +219,7 @@ def chats(*, home: Path | None = None, json: bool = False) -> None:
         from casper.cli.invocation import missing_index
 
         raise missing_index(cfg)
-    rows = list_chats(open_store(cfg), local_tz(cfg.timezone))
+    rows = list_chats(store_to_show(cfg), local_tz(cfg.timezone))
     if json:
         print_json(rows)
         return

@@ -39,7 +39,7 @@ def review(
     streaks, new people, the first and last messages, emoji, reply times."""
     from casper.app.outfile import refuse_existing, write_private
     from casper.app.review import build_review, default_year, mode_privacy, share_privacy
-    from casper.app.runtime import open_store
+    from casper.app.runtime import store_to_show
 
     cfg = config(home)
     if not cfg.store_path.exists():
@@ -47,7 +47,7 @@ def review(
 
         raise missing_index(cfg)
     tz = local_tz(cfg.timezone)
-    store = open_store(cfg)
+    store = store_to_show(cfg)
     chosen = year if year is not None else default_year(store, tz)
     path = out or Path(f"casper-review-{chosen}{'-shared' if share else ''}.html")
     if not json:

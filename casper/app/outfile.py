@@ -7,7 +7,9 @@ The bytes go to a temporary file that `tempfile.mkstemp` makes beside the target
 nobody can guess, opened `O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600 from creation: a link or a
 file planted in advance is never opened), then `os.replace` puts it in the target's place. A
 symbolic link at the target is refused unless `--force`, and then the link itself is replaced:
-what it points to is never written.
+what it points to is never written. A link on the way to the target's folder that another user
+made (not this user, not root: the kernel's protected_symlinks rule, in every folder) is refused
+too: in a folder others can write to, it would choose where the file goes.
 
 Imports: stdlib, casper.errors.
 """
@@ -25,6 +27,7 @@ from casper.errors import CasperError
 def refuse_existing(path: Path, force: bool) -> None:
     """A CasperError when something is at `path` that `force` does not allow replacing: a
     file or a link without it, a folder ever (checked before any work, and again at the end)."""
+    _refuse_links_of_others(path)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -44,10 +47,52 @@ def refuse_existing(path: Path, force: bool) -> None:
         raise CasperError(f"{path} already exists", hint="pass --force to replace it")
 
 
+def _refuse_links_of_others(path: Path) -> None:
+    found = link_of_another(path.parent)
+    if found is not None:
+        link, uid = found
+        raise CasperError(f"{link}, on the way to {path}, is a symbolic link that uid {uid} "
+                          "made: it would choose where the file goes",
+                          hint="write it somewhere else, in a folder of yours")  # fmt: skip
+
+
+def link_of_another(folder: Path) -> tuple[Path, int] | None:
+    """The first symbolic link on the way to `folder` that someone else owns (not this user,
+    not root), and its owner, followed link by link; None when there is none (folders still to
+    be made are made by us). The rule the kernel's protected_symlinks applies in sticky
+    folders, applied in every folder: in one others can write to, their link must not choose
+    where we write."""
+    me = os.getuid()
+    todo = list(Path(os.path.abspath(folder)).parts)
+    here = Path(todo.pop(0))
+    hops = 0
+    while todo:
+        step = here / todo.pop(0)
+        try:
+            st = os.lstat(step)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return None  # not ours to judge: mkdir or the write says what is wrong
+        if not stat.S_ISLNK(st.st_mode):
+            here = step
+            continue
+        if st.st_uid not in (me, 0):
+            return step, st.st_uid
+        hops += 1
+        if hops > 40:
+            return None  # a loop of links: making the folder says so (ELOOP)
+        target = Path(os.readlink(step))
+        todo = [*(target.parts if target.is_absolute() else (here / target).parts), *todo]
+        here = Path(todo.pop(0))
+    return None
+
+
 def write_private(path: Path, data: bytes, *, force: bool) -> Path:
     """Write `data` to `path` (0600) through a temporary file beside it, then rename."""
     refuse_existing(path, force)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _refuse_links_of_others(path)  # not a link made while the folders were made
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:

@@ -191,3 +191,24 @@ def test_eval_run_files_are_not_steered(place: tuple[Path, Path, Path]) -> None:
     assert_untouched(victim)
     for path in paths.values():
         assert_owners_private_file(path)
+
+
+def test_a_link_another_user_made_on_the_way_is_not_followed(
+    home: Path, place: tuple[Path, Path, Path]
+) -> None:
+    """`-o shared/notes/sam.txt` where the stranger made `shared/notes` a link to a folder of
+    the owner's (or the system's): the file would land where they chose. Refused, nothing
+    written there; the owner's own links are followed as before."""
+    outer, shared, _victim = place
+    private = outer / "private"
+    private.mkdir(mode=0o700)
+    plant_links(shared, ["notes"], private)
+    code, output = invoke(home, "export", "--person", "Sam", "-o", str(shared / "notes" / "sam"))
+    assert code == 1 and "uid 65534" in output, output
+    assert list(private.iterdir()) == []
+
+    mine = shared / "mine"
+    os.symlink(private, mine)  # a link of the owner's: followed
+    code, output = invoke(home, "export", "--person", "Sam", "-o", str(mine / "sam.jsonl"))
+    assert code == 0, output
+    assert_owners_private_file(private / "sam.jsonl")

@@ -157,8 +157,13 @@ def test_an_entry_not_applied_yet_is_never_answered_in_process(
     home = tmp_path / "home"
     index_json(home, corpus)
     _mom_id, texts, mom_msg = _mom(home)
+    running = Runtime(load_config(home))  # a process that outlives the edit (`casper mcp`)
+    ask = {"name": "search_messages", "arguments": {"query": texts[0]}}
+    assert _shows_mom(handlers.run(running, "tool", ask), texts)
     with (home / "config.toml").open("a") as f:
         f.write('exclude = ["Mom"]\n')
+    with pytest.raises(CasperError):
+        handlers.run(running, "tool", ask)
     for args in (["search", texts[0], "--json"], ["show", str(mom_msg), "--json"],
                  ["contacts", "--json"]):  # fmt: skip
         result = runner.invoke(app, [*args, "--home", str(home)])

@@ -11,7 +11,7 @@ what it points to is never written. A link on the way to the target's folder tha
 made (not this user, not root: the kernel's protected_symlinks rule, in every folder) is refused
 too: in a folder others can write to, it would choose where the file goes.
 
-Imports: stdlib, casper.errors.
+Imports: stdlib, casper.datadir, casper.errors.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from casper.datadir import link_of_another
 from casper.errors import CasperError
 
 
@@ -54,38 +55,6 @@ def _refuse_links_of_others(path: Path) -> None:
         raise CasperError(f"{link}, on the way to {path}, is a symbolic link that uid {uid} "
                           "made: it would choose where the file goes",
                           hint="write it somewhere else, in a folder of yours")  # fmt: skip
-
-
-def link_of_another(folder: Path) -> tuple[Path, int] | None:
-    """The first symbolic link on the way to `folder` that someone else owns (not this user,
-    not root), and its owner, followed link by link; None when there is none (folders still to
-    be made are made by us). The rule the kernel's protected_symlinks applies in sticky
-    folders, applied in every folder: in one others can write to, their link must not choose
-    where we write."""
-    me = os.getuid()
-    todo = list(Path(os.path.abspath(folder)).parts)
-    here = Path(todo.pop(0))
-    hops = 0
-    while todo:
-        step = here / todo.pop(0)
-        try:
-            st = os.lstat(step)
-        except FileNotFoundError:
-            return None
-        except OSError:
-            return None  # not ours to judge: mkdir or the write says what is wrong
-        if not stat.S_ISLNK(st.st_mode):
-            here = step
-            continue
-        if st.st_uid not in (me, 0):
-            return step, st.st_uid
-        hops += 1
-        if hops > 40:
-            return None  # a loop of links: making the folder says so (ELOOP)
-        target = Path(os.readlink(step))
-        todo = [*(target.parts if target.is_absolute() else (here / target).parts), *todo]
-        here = Path(todo.pop(0))
-    return None
 
 
 def write_private(path: Path, data: bytes, *, force: bool) -> Path:

@@ -212,3 +212,31 @@ def test_a_link_another_user_made_on_the_way_is_not_followed(
     code, output = invoke(home, "export", "--person", "Sam", "-o", str(mine / "sam.jsonl"))
     assert code == 0, output
     assert_owners_private_file(private / "sam.jsonl")
+
+
+@pytest.mark.parametrize("made", ["folder", "link"])
+def test_a_data_dir_another_user_made_is_refused(
+    demo_corpus: DemoCorpus, place: tuple[Path, Path, Path], made: str
+) -> None:
+    """`--home shared/casper` where the stranger made `shared/casper` first (or a link to a
+    folder of theirs): files Casper writes there could be replaced or linked whatever their
+    mode, so nothing is written there; the owner is told whose folder it is."""
+    from tests.helpers import index_args
+
+    _outer, shared, _victim = place
+    data = shared / "casper"
+
+    def make() -> None:
+        if made == "link":
+            (shared / "theirs").mkdir(mode=0o777)
+            os.symlink(shared / "theirs", data)
+        else:
+            data.mkdir(mode=0o777)
+
+    as_nobody(make)
+    with pytest.MonkeyPatch.context() as mp:
+        use_fake_search_models(mp)
+        result = runner.invoke(app, index_args(data, demo_corpus))
+    assert result.exit_code == 1 and "uid 65534" in result.output, result.output
+    inside = shared / "theirs" if made == "link" else data
+    assert list(inside.iterdir()) == []

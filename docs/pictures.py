@@ -77,7 +77,7 @@ def main() -> None:
         page.write_text(f'<body style="margin:0;background:#fff">{svg.read_text()}</body>')
         screenshot(page, IMG / "stats-terminal.png", 1010, 866)
 
-        write_png(doc, IMG / "stats-sam.png", work)
+        write_png(doc, IMG / "stats-sam.png", work, force=True)
         (IMG / "stats-sam.png").chmod(0o644)
 
         review = work / "review.html"

@@ -91,7 +91,14 @@ def run(rt: Runtime, cmd: str, args: Mapping[str, object], emit: Emit = ignore) 
 
 
 def answer(rt: Runtime, request: Request, emit: Emit = ignore) -> Document:
-    """Answer a checked request."""
+    """Answer a checked request; never from a store that may still hold whom config.toml keeps
+    out (`exclude` added since the last index run): NotAppliedYet until a run purges them."""
+    kept_out = rt.kept_out()
+    if kept_out:
+        # inside: the indexer's modules load only for a history that keeps someone out
+        from casper.indexer.exclude import require_applied
+
+        require_applied(rt.store(), kept_out)
     match request:
         case SearchRequest():
             return search(rt, request, emit)

@@ -63,8 +63,13 @@ def footer(data: StatsDoc) -> str:
             f"them {gaps['reconnected']['them']})")  # fmt: skip
 
 
-def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
-    """Draw every chart of `data` into `path` (a PNG, 0600); returns the path."""
+def write_png(data: StatsDoc, path: Path, data_dir: Path, *, force: bool = False) -> Path:
+    """Draw every chart of `data` into `path` (a PNG, 0600, written as `export` writes: never
+    over a file or through a link without `force`); returns the path."""
+    import io
+
+    from casper.app.outfile import write_private
+
     plt = pyplot(data_dir)
     fig = plt.figure(figsize=(12, 8.5), dpi=110, facecolor=CARD)
     grid = fig.add_gridspec(2, 2, height_ratios=(1, 1), hspace=0.45, wspace=0.22)
@@ -79,14 +84,13 @@ def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
     _heatmap(axes[1], data, fig)
     _replies(axes[2], data)
     fig.text(0.5, 0.015, footer(data), ha="center", color=INK, fontsize=10)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", facecolor=CARD)
+    picture = io.BytesIO()  # drawn in memory: matplotlib never opens the path itself
+    fig.savefig(picture, format="png", facecolor=CARD)
     plt.close(fig)
-    path.chmod(0o600)
     for cached in (data_dir / "matplotlib").rglob("*"):  # its font list: owner-only, like the rest
         if cached.is_file():
             cached.chmod(0o600)
-    return path
+    return write_private(path, picture.getvalue(), force=force)
 
 
 def _over_time(ax: Axes, data: StatsDoc) -> None:

@@ -54,10 +54,10 @@ def export(
     in JSON Lines, a CSV table, or a Markdown transcript to read."""
     from casper.app.export import export_rows, scope_rowids
     from casper.app.export_formats import FORMATS, to_csv, to_jsonl, to_markdown
+    from casper.app.outfile import destination, write_out
     from casper.app.review import full_privacy
-    from casper.app.runtime import open_store
+    from casper.app.runtime import store_to_show
     from casper.app.stats_scope import Scope
-    from casper.cli.outfile import destination, write_out
     from casper.cli.stats_view import range_label
     from casper.dates.ranges import days_to_utc, span_days
     from casper.stats import zone_id
@@ -75,7 +75,7 @@ def export(
         raise missing_index(cfg)
     tz = local_tz(cfg.timezone)
     first, last = span_days(since, until, tz, locale=cfg.locale)
-    store = open_store(cfg)
+    store = store_to_show(cfg)
     if person:  # a person, as every --person reads one (a chat's label says --chat ID)
         scope = Scope("person", person=store.resolve_person(person))
     elif chat:

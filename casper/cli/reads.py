@@ -155,26 +155,29 @@ def stats(
     until: str | None = None,
     by: str | None = None,
     png: Path | None = None,
+    force: bool = False,
     home: Path | None = None,
     json: bool = False,
     no_service: bool = False,
 ) -> None:
     """`casper stats`: the figures and pictures of a person, a chat or group, or the owner
-    overall (all time, or computed for a --since/--until range); `--png` draws them too."""
+    overall (all time, or computed for a --since/--until range); `--png` draws them too
+    (never over a file, or through a link, without `force`)."""
     from casper.app.requests import StatsRequest, parse_as
     from casper.cli.transport import Session
 
-    cfg = load_config(home)
-    if png is not None:  # a mistyped folder is said before the work, and never made
-        from casper.cli.outfile import folder_exists
+    if png is not None:  # before the work, not after it; a mistyped folder is never made
+        from casper.app.outfile import folder_exists, refuse_existing
 
+        refuse_existing(png, force)
         folder_exists(png)
+    cfg = load_config(home)
     args = {"person": person, "chat": chat, "since": since, "until": until, "period": by}
     data = Session(cfg, no_service=no_service).answer(parse_as(StatsRequest, "stats", args))
     if png is not None:
         from casper.cli.charts import write_png
 
-        write_png(data, png, cfg.data_dir)
+        write_png(data, png, cfg.data_dir, force=force)
     if json:
         print_json(data)
         return
@@ -208,7 +211,7 @@ def contacts(*, home: Path | None = None, json: bool = False, no_service: bool =
 def chats(*, home: Path | None = None, json: bool = False) -> None:
     """`casper chats`: chats with their ids (in this process: it reads the store only)."""
     from casper.app.chats import list_chats
-    from casper.app.runtime import open_store
+    from casper.app.runtime import store_to_show
     from casper.cli.render import chats_table, console
     from casper.dates.zones import local_tz
 
@@ -217,7 +220,7 @@ def chats(*, home: Path | None = None, json: bool = False) -> None:
         from casper.cli.invocation import missing_index
 
         raise missing_index(cfg)
-    rows = list_chats(open_store(cfg), local_tz(cfg.timezone))
+    rows = list_chats(store_to_show(cfg), local_tz(cfg.timezone))
     if json:
         print_json(rows)
         return

@@ -37,9 +37,9 @@ def review(
 ) -> None:
     """Your year in messages, compared with the year before: top people, the busiest day,
     streaks, new people, the first and last messages, emoji, reply times."""
+    from casper.app.outfile import destination, write_out
     from casper.app.review import build_review, default_year, mode_privacy, share_privacy
-    from casper.app.runtime import open_store
-    from casper.cli.outfile import destination, write_out
+    from casper.app.runtime import store_to_show
 
     cfg = config(home)
     if not cfg.store_path.exists():
@@ -47,7 +47,7 @@ def review(
 
         raise missing_index(cfg)
     tz = local_tz(cfg.timezone)
-    store = open_store(cfg)
+    store = store_to_show(cfg)
     chosen = year if year is not None else default_year(store, tz)
     path = out or Path(f"casper-review-{chosen}{'-shared' if share else ''}.html")
     target = None if json else destination(path, force)  # before the work, not after it

@@ -203,7 +203,7 @@ def run_index(
         if compact or indexer.purged.messages:
             # no page of the store, its log or the index's old versions keeps their text
             exclusions.compact_store(store)
-            index.prune_vectors()
+            index.erase_removed()  # and no copy of their vectors or chunks' hashes
         # recorded last: a run killed before this point reads the history again next time
         exclusions.remember(store, source.exclude, indexer.excluded, indexer.purged,
                             dropped=indexer.dropped)  # fmt: skip

@@ -53,6 +53,7 @@ log = logging.getLogger("casper.service")
 
 WHAT = "the casper service's auto-index"  # how the index lock names these runs
 CLIENT_RUN = "`casper index` (in the casper service)"  # a run `casper index` handed over
+KEEP_OUT = "the casper service, purging whom config.toml keeps out"
 
 
 class Host(Protocol):
@@ -246,6 +247,41 @@ class AutoIndexer:
         self._record(done, fresh)
         self._save()
         return report
+
+    def keep_out_now(self, cfg: Config) -> bool:
+        """config.toml keeps out someone the store may still hold (`exclude` changed): the
+        index run now, which purges them from the store and the index, waiting for a run in
+        progress (it may be doing it already); True when this one ran. Recorded as a run; a
+        CasperError saying what was kept out when it cannot run (chat.db unreadable…)."""
+        from casper.app import runtime
+        from casper.indexer.exclude import not_applied
+        from casper.indexer.lock import exclusive
+
+        started, wall = time.perf_counter(), time.time()
+        try:
+            with exclusive(cfg.lock_path, what=KEEP_OUT, background=True):
+                store = runtime.open_store(cfg)
+                try:
+                    pending = not_applied(store, cfg.exclude)
+                finally:
+                    store.close()
+                if not pending:
+                    return False
+                log.info("exclude changed: purging before the next answer")
+                report, fresh = self._index_locked(cfg, _silent, lambda t: log.info("%s", t))
+        except CasperError as exc:
+            raise CasperError(
+                f"config.toml now keeps out someone the index still holds, and the casper "
+                f"service could not purge them: {exc.message}",
+                hint=exc.hint or "run `casper index`",
+            ) from exc
+        release()
+        took = _since(started)
+        log.info("exclude applied in %.2f s", took)
+        self._record(AutoRun(wall, took, outcome="indexed", messages_new=report.ingest.messages_new,
+                             deleted=report.ingest.deleted), fresh)  # fmt: skip
+        self._save()
+        return True
 
     def _index_locked(
         self, cfg: Config, progress: Progress, announce: Callable[[str], None]

@@ -45,16 +45,57 @@ class ServiceLost(Exception):
     """The service went away (crash, kill -9) or went silent in the middle of a request."""
 
 
+class UntrustedService(CasperError):
+    """The socket is not this user's service's: its folder is not the user's own private
+    folder, or another user's process listens on it. Nothing was sent; the command stops."""
+
+
 def connect(data_dir: Path) -> socket.socket | None:
-    """A connected socket, or None when no service listens (no socket file, or a stale one)."""
+    """A connected socket, or None when no service listens (no socket file, or a stale one).
+
+    Before a byte is sent: the socket's folder must be this user's own private folder (with a
+    long data dir path it is `$TMPDIR/casper-<uid>/`, a name anyone can take first), and the
+    process listening must run as this user (SO_PEERCRED / LOCAL_PEERCRED, as the service
+    checks its callers); otherwise UntrustedService."""
+    path = protocol.socket_path(data_dir)
+    problem = protocol.socket_dir_problem(path.parent)
+    if problem is not None:
+        raise _untrusted(path, f"its folder {path.parent} {problem}", _folder_hint(data_dir, path))
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_S)
     try:
-        sock.connect(str(protocol.socket_path(data_dir)))
+        sock.connect(str(path))
     except (TimeoutError, FileNotFoundError, ConnectionRefusedError, OSError):
         sock.close()
         return None
+    try:
+        uid = protocol.peer_uid(sock)
+    except OSError as exc:
+        sock.close()
+        raise _untrusted(path, f"who listens on it cannot be told ({exc})", _LISTENER) from exc
+    if uid is not None and uid != os.getuid():
+        sock.close()
+        raise _untrusted(path, f"the process listening on it runs as uid {uid}, not as you "
+                         f"(uid {os.getuid()})", _LISTENER)  # fmt: skip
     return sock
+
+
+_LISTENER = ("another user's process may be waiting for your requests there: stop it, or "
+             "run with --no-service")  # fmt: skip
+
+
+def _folder_hint(data_dir: Path, path: Path) -> str:
+    folder = path.parent
+    if folder == Path(os.path.abspath(data_dir.expanduser())):
+        return (f"the data dir must be a folder of yours that only you can open (`chmod 700 "
+                f"{folder}`); or run with --no-service")  # fmt: skip
+    return (f"another user may have made it to read your requests or answer them: remove it "
+            f"(it is not yours: `sudo rm -r {folder}`), or run with --no-service")  # fmt: skip
+
+
+def _untrusted(path: Path, why: str, hint: str) -> UntrustedService:
+    return UntrustedService(f"not talking to the casper service at {path}: {why}; nothing was "
+                            "sent", hint=hint)  # fmt: skip
 
 
 def running(data_dir: Path) -> bool:

@@ -196,6 +196,13 @@ def demo_home(code: Path) -> Path:
     return pristine
 
 
+def _log(home: Path) -> str:
+    try:
+        return (home / "service.log").read_text()
+    except OSError:
+        return ""
+
+
 def service_rss_mb(home: Path) -> float | None:
     try:
         pid = int((home / "service.pid").read_text().split()[0])
@@ -217,8 +224,14 @@ def warm_search(codes: dict[str, Path], rounds: int) -> dict[str, Any]:
             home = homes[label] = work / label.replace(" ", "-")
             shutil.copytree(pristine, home)
             env = env_for(code, CASPER_SERVICE="1")
-            for _ in range(3):  # start the service, then warm its caches and the .pyc files
-                timed(casper(code) + ["search", QUERIES[0], "--json", "--home", str(home)], env)
+            first = ["search", QUERIES[0], "--json", "--home", str(home)]
+            deadline = time.monotonic() + 600
+            while "search ok in" not in _log(home):  # started, and answering (a loaded box
+                if time.monotonic() > deadline:  # may take longer than a client waits)
+                    raise RuntimeError(f"no service for {label}: {_log(home)[-2000:]}")
+                timed(casper(code) + first, env)
+            for _ in range(3):  # warm its caches and the .pyc files
+                timed(casper(code) + first, env)
             samples[label] = []
         load_before = load()
         variants = list(samples)
@@ -238,9 +251,9 @@ def warm_search(codes: dict[str, Path], rounds: int) -> dict[str, Any]:
             out[label] = {"p50_ms": round(1000 * median([s["wall_s"] for s in got]), 1),
                           "cpu_p50_ms": round(1000 * median([s["cpu_s"] for s in got]), 1)}  # fmt: skip
             if label in homes:
-                log = (homes[label] / "service.log").read_text().splitlines()
-                inside = [float(x.split(" in ")[1].split()[0]) for x in log
-                          if "search ok in" in x][3:]  # fmt: skip
+                inside = [float(x.split(" in ")[1].split()[0]) for x in
+                          _log(homes[label]).splitlines() if "search ok in" in x]  # fmt: skip
+                inside = inside[-len(got) :]  # the measured searches
                 out[label]["service_p50_ms"] = round(median(inside), 1) if inside else None
                 out[label]["service_rss_mb"] = service_rss_mb(homes[label])
         return out

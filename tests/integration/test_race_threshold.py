@@ -52,3 +52,14 @@ def _run(cfg, bulk):  # noqa: ANN001, ANN202
         )  # fmt: skip
     finally:
         store.close()
+
+
+def test_the_suites_fake_models_never_meet_a_real_bulk_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every index the suite builds replaces `make_embedder` with a fake: then no bulk engine
+    is offered, whatever the threshold (a real one would load torch beside the fake)."""
+    cfg = load_config(tmp_path / "home")
+    assert runtime.bulk_embedder(cfg) is not None  # the product's own factory: raced
+    use_fake_embedder(monkeypatch)
+    assert runtime.bulk_embedder(cfg) is None

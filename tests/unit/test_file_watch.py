@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from casper.service.filewatch import ChatDbWatch
 
 

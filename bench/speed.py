@@ -75,10 +75,13 @@ def casper(code: Path) -> list[str]:
 
 def timed(args: list[str], env: dict[str, str], timeout: float = 3600) -> dict[str, Any]:
     """One whole process: wall and CPU seconds (user+sys of it and its children), exit code,
-    output."""
+    output. It runs in the checkout on its PYTHONPATH: a service it starts (`python -m casper`)
+    puts its working directory first on the path, and another checkout there would answer as
+    another version."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout,
+                         cwd=env.get("PYTHONPATH") or None)  # fmt: skip
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime

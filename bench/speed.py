@@ -250,6 +250,13 @@ def warm_search(codes: dict[str, Path], rounds: int) -> dict[str, Any]:
                         raise RuntimeError(done["stderr"][-2000:])
                 samples[label].append({"wall_s": done["wall_s"], "cpu_s": done["cpu_s"]})
         out: dict[str, Any] = {"rounds": rounds, "load_before": load_before, "load_after": load()}
+        first = next(iter(codes))
+        for label in codes:  # each checkout against the first, round by round
+            if label != first:
+                pairs = zip(samples[first], samples[label], strict=True)
+                out[f"{first} / {label}, wall, paired median"] = median(
+                    [a["wall_s"] / b["wall_s"] for a, b in pairs]
+                )
         for label, got in samples.items():
             out[label] = {"p50_ms": round(1000 * median([s["wall_s"] for s in got]), 1),
                           "cpu_p50_ms": round(1000 * median([s["cpu_s"] for s in got]), 1)}  # fmt: skip

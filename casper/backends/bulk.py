@@ -58,9 +58,15 @@ class BulkChoice:
     why: str
 
 
-def decide(backend: str, device: str, *, gpu: bool, onnx: bool) -> BulkChoice | None:
+def decide(
+    backend: str, device: str, *, gpu: bool, onnx: bool, load: float = 0.0, cores: int = 1
+) -> BulkChoice | None:
     """The bulk engine the settings `embed_backend`/`embed_device` fix on a machine with (or
-    without) the Apple GPU and onnxruntime; None: race onnxruntime and torch on the CPU."""
+    without) the Apple GPU and onnxruntime; None: race onnxruntime and torch on the CPU. A CPU
+    already busier than its cores (`load`: the 1-minute load average) keeps onnxruntime without
+    a race: there torch loses more to the other jobs than onnxruntime does (measured at every
+    load above the core count here, docs/performance.md), and the race would pay torch's load
+    and its share of slices for nothing."""
     plan = choose(backend, device, gpu=lambda: gpu, onnx=lambda: onnx)
     if plan.device == "mps":
         return BulkChoice("torch", "mps", "torch on the Apple GPU (mps), as for every run")
@@ -71,6 +77,9 @@ def decide(backend: str, device: str, *, gpu: bool, onnx: bool) -> BulkChoice | 
             else "onnxruntime is not installed"
         )
         return BulkChoice(plan.backend, plan.device, why)
+    if load > cores:
+        why = f"onnxruntime: the machine is busy (load {load:.1f} on {cores} cores)"
+        return BulkChoice("onnx", "cpu", why)
     return None
 
 

@@ -80,7 +80,8 @@ def make_bulk_embedder(
     from casper.backends.placement import apple_gpu, onnxruntime_installed
 
     fixed = bulk.decide(cfg.embed_backend, cfg.embed_device, gpu=apple_gpu(),
-                        onnx=onnxruntime_installed())  # fmt: skip
+                        onnx=onnxruntime_installed(), load=os.getloadavg()[0],
+                        cores=os.cpu_count() or 1)  # fmt: skip
     engine = default()
     placement = getattr(engine, "placement", None)
     if fixed is not None or placement is None or placement.backend != "onnxruntime":

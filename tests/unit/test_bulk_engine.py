@@ -25,3 +25,12 @@ def test_a_backend_fixed_in_the_settings_or_a_missing_onnxruntime_needs_no_race(
     assert torch is not None and torch.backend == "torch"
     missing = bulk.decide("auto", "auto", gpu=False, onnx=False)
     assert missing is not None and missing.backend == "torch" and "not installed" in missing.why
+
+
+def test_a_machine_busier_than_its_cores_keeps_onnxruntime_without_a_race() -> None:
+    busy = bulk.decide("auto", "auto", gpu=False, onnx=True, load=9.5, cores=2)
+    assert busy is not None and busy.backend == "onnx" and "busy (load 9.5 on 2 cores)" in busy.why
+    assert bulk.decide("auto", "auto", gpu=False, onnx=True, load=1.2, cores=2) is None
+    # the Apple GPU and a fixed backend are the settings' choice, busy or not
+    assert bulk.decide("auto", "auto", gpu=True, onnx=True, load=9.5, cores=2).device == "mps"
+    assert bulk.decide("torch", "cpu", gpu=False, onnx=True, load=9.5, cores=2).backend == "torch"

@@ -271,5 +271,8 @@ class Race:
                 self.check(engine)
         except Exception as exc:  # noqa: BLE001 - the default engine carries the run alone
             entrant.failed = exc
+            first = self.entrants[0].name
+            self.why = (f"{NAMES.get(first, first)}: {NAMES.get(entrant.name, entrant.name)} "
+                        f"did not load ({type(exc).__name__})")  # fmt: skip
             return
         entrant.engine = engine

@@ -106,3 +106,17 @@ def test_nothing_outlives_the_run(tmp_path: Path, monkeypatch) -> None:  # noqa:
         r.embed_documents(passages(128, i))
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
     assert not hasattr(bulk, "remembered")  # no verdict is read back by a later run
+
+
+def test_an_engine_that_does_not_load_leaves_the_run_to_the_default() -> None:
+    clock = Clock()
+    onnx = Engine(clock, 1e-4)
+
+    def broken() -> Engine:
+        raise OSError("no torch here")
+
+    r = bulk.Race({"onnx": lambda: onnx, "torch": broken}, clock=clock, background=False)
+    texts = passages(640)
+    out = np.concatenate([r.embed_documents(texts[i : i + 128]) for i in range(0, 640, 128)])
+    assert out[:, 0].tolist() == [len(t) for t in texts] and onnx.texts == texts
+    assert r.why == "onnxruntime: torch did not load (OSError)"

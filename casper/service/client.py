@@ -304,8 +304,12 @@ class Sent:
 
 def send(data_dir: Path, cmd: str, args: dict[str, object]) -> Sent | None:
     """Send one request to the service that is running for `data_dir`, without waiting for
-    the answer; None when none answers the socket (never starts one)."""
-    sock = connect(data_dir)
+    the answer; None when none answers the socket (never starts one), or when it is not to be
+    trusted (the command's own call says so, with its error and hint)."""
+    try:
+        sock = connect(data_dir)
+    except UntrustedService:
+        return None
     if sock is None:
         return None
     try:

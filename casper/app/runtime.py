@@ -11,7 +11,7 @@ so tests can swap the backends), use-cases. Heavy libraries only inside function
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
@@ -238,16 +238,19 @@ def index_embedder(cfg: Config) -> EmbedderSupply:
 
 def bulk_embedder(cfg: Config) -> BulkSupply | None:
     """How `casper index` picks the engine for bulk work (casper.backends.bulk): the faster
-    one on this machine, measured. None when `make_embedder` was replaced (tests, benchmarks:
-    their embedder embeds every run)."""
+    one on this run's own passages, raced. None when `make_embedder` was replaced (tests,
+    benchmarks: their embedder embeds every run, and no real engine is loaded beside it)."""
     from casper.backends import factory
 
     if factory.embedder_replaced():
         return None
 
-    def supply(sample: Sequence[str], default: Callable[[], Embedder]) -> tuple[Embedder, str]:
-        engine, choice = factory.make_bulk_embedder(cfg, sample, default)
-        return engine, choice.why
+    def supply(
+        default: Callable[[], Embedder],
+        check: Callable[[Embedder], None],
+        said: Callable[[str], None],
+    ) -> Embedder:
+        return factory.make_bulk_embedder(cfg, default, check, said)
 
     return supply
 

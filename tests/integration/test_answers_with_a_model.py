@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from typer.testing import CliRunner
 
-from casper.agent.quotes import MARK
+from casper.agent.quotes import MARK, MARKS
 from casper.store.db import Store
 from tests.attributions import false_attributions, store_lookup
 from tests.helpers import use_fake_search_models
@@ -73,7 +73,7 @@ def ask(home: Path, question: str, *extra: str, server: Any = None) -> tuple[dic
 
 def judged(home: Path, doc: dict) -> list[str]:
     store = Store.open(home / "casper.sqlite", create=False)
-    return false_attributions(doc["answer"], store_lookup(store, _tz(home)), [MARK])
+    return false_attributions(doc["answer"], store_lookup(store, _tz(home)), MARKS)
 
 
 def _tz(home: Path) -> ZoneInfo:
@@ -122,6 +122,7 @@ CLIMBING = "where did we plan to go climbing?"
 # #2606 Dana "anyone climbing saturday?" 17:41, #2607 Alex "yes! 7?", #2608 Dana "6:30 works"
 CLIMBING_ANSWER = (
     "The crew planned to go climbing on Saturday:\n"
+    "[#2606] Dana Okafor: anyone climbing saturday?\n"
     "[#2607] 2023-12-16 17:41 Dana Okafor: 7:30 works\n"
     "[#2608] 2023-12-16 17:49 Dana Okafor: the gym on 5th street\n"
     "[#2"
@@ -137,6 +138,8 @@ def test_each_line_is_judged_on_its_own_and_a_cut_off_answer_says_so(home: Path)
     lines = doc["answer"].splitlines()
     on_2607 = [line for line in lines if "[#2607]" in line or "7:30 works" in line]
     assert on_2607 and all(MARK.strip() in line or "yes! 7?" in line for line in on_2607)
+    # each line is judged on its own: the one that holds stands as it was written
+    assert "[#2606] Dana Okafor: anyone climbing saturday?" in lines
     assert doc["grounding"] != "cited"
     assert not re.search(r"\[#?\d*\s*$", doc["answer"])  # no half citation at the end
     assert "cut off" in doc["answer"] and "cut_off" in doc["notices"]

@@ -1,6 +1,6 @@
 """What the agent is told before its first model call: the prefetch search and grounding facts.
 
-Imports: casper.agent.{enrich,grounding,loop}, casper.protocols, casper.store, casper.dates.zones
+Imports: casper.agent.{grounding,loop,scope}, casper.protocols, casper.store, casper.dates.zones
 (no backends). A small model often answers without calling a tool; running the retrieval the
 question implies first (its words, its dates, the person it names) gives every answer messages
 to cite.

@@ -193,7 +193,10 @@ def answer_question(
         asked, _ = checked(_plainly(plain, store, tz, (why, *said)), store, tz, me_names)
         return dataclasses.replace(asked, elapsed_s=round(time.perf_counter() - started, 3))
     stats_first = routed(question, scoped, store, tz, me_names)  # shown before the model's
-    if stats_first is not None:
+    if stats_first is not None and privacy == "full":
+        # (a fact quotes a message, a card holds handles: a model on another machine gets
+        # neither; it words the answer from the question alone and its figures are held to
+        # these just the same)
         hints = (*hints, f"{STATS_NOTE} {stats_first.text}")
     toolbox: ToolRunner = Toolbox(store, search, tz, now=now, me_names=me_names)
     if privacy != "full":
@@ -208,7 +211,9 @@ def answer_question(
         hints=hints,
         system=system,
         prefetch=prefetch_call(question, scoped) if stats_first is None else None,
-        grounding=grounding_facts(question, hints, coverage_sentence(store, tz)),
+        grounding=grounding_facts(
+            question, hints, coverage_sentence(store, tz), stats_first is not None
+        ),
     )
     asked = Asked(
         answer=result.answer,
@@ -278,7 +283,7 @@ def _figures_first(
 ) -> Asked:
     """The stats' (or the store's) answer, then the model's words where every figure in them
     is theirs; a sentence with another figure is dropped (guard `wrong_figure`)."""
-    used = result.reason != "fallback" and result.grounding in ("cited", "stats")
+    used = result.reason != "fallback" and result.grounding in ("cited", "stats", "exempt")
     words, dropped = agreeing(asked.answer if used else "", first.text, question)
     text = f"{first.text}\n\n{words}" if words and words not in first.text else first.text
     guards = [*asked.guards, "wrong_figure"] if dropped else asked.guards

@@ -85,7 +85,13 @@ def prefetch_call(question: str, scoped: Scoped) -> ToolCall | None:
     return ToolCall("search_messages", args)
 
 
-def grounding_facts(question: str, hints: Sequence[str], coverage: str) -> Grounding:
-    """Exemption, which hints are stats evidence, and the coverage for abstentions."""
+def grounding_facts(
+    question: str, hints: Sequence[str], coverage: str, answered: bool = False
+) -> Grounding:
+    """Exemption, which hints are stats evidence, and the coverage for abstentions.
+    `answered`: the stats already answer it (their figures are in `hints`), so the model only
+    words them — no tools and no grounding guard: its figures are held to the stats instead
+    (casper.agent.figures)."""
     figures = tuple(h for h in hints if h.startswith((RANKING_NOTE, STATS_NOTE)))
-    return Grounding(exempt=not needs_messages(question), figures=figures, coverage=coverage)
+    exempt = answered or not needs_messages(question)
+    return Grounding(exempt=exempt, figures=figures, coverage=coverage)

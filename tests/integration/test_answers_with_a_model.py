@@ -156,6 +156,10 @@ def _figures(text: str) -> list[str]:
         ("how many messages with Sam in 2023?",
          "You exchanged 5 messages with Sam in 2023 [#2441].", r"\b5 messages"),
         ("who do I text the most?", "You text Mom the most: 900 messages.", r"\b900\b"),
+        ("which month did I text Sam the most?",
+         "Your busiest month with Sam was 2023-05, with 999 messages.", r"\b999\b"),
+        ("when did I last talk to Alex?", "You last talked to Alex on 2024-01-01.",
+         r"2024-01-01"),
     ],
 )  # fmt: skip
 def test_a_count_with_a_model_is_the_count_without_one(
@@ -170,6 +174,19 @@ def test_a_count_with_a_model_is_the_count_without_one(
         assert figure in doc["answer"], f"{figure} of the stats is not in {doc['answer']!r}"
     for line in doc["answer"].splitlines():
         assert not re.search(wrong, line) or MARK.strip() in line, line
+
+
+def test_the_models_words_that_agree_with_the_stats_follow_them(home: Path) -> None:
+    question = "how many messages with Sam in 2023?"
+    plain, _ = ask(home, question, "--no-llm")
+    found = re.search(r"sent ([\d,]+) messages and received ([\d,]+)", plain["answer"])
+    assert found is not None
+    sent, received = (int(n.replace(",", "")) for n in found.groups())
+    words = f"So you and Sam exchanged {sent + received:,} messages one-to-one in 2023."
+    with scripted_server(model_server(words)) as server:
+        doc, _ = ask(home, question, server=server)
+    assert doc["answer"] == f"{plain['answer']}\n\n{words}"
+    assert "wrong_figure" not in doc["guards"]
 
 
 # ---- the fallback is the search answer --------------------------------------------------

@@ -255,7 +255,7 @@ def _prose(
         tally.judged([] if said else [m.rowid for m in known])
         if not said:
             edits.append((end, end, MARK))
-            edits += [(start, stop, "") for start, stop in tags]
+            edits += [(_spaced(line, start, stop), stop, "") for start, stop in tags]
     for start, stop, new in sorted(set(edits), reverse=True):
         line = line[:start] + new + line[stop:]
     if edits:
@@ -277,8 +277,10 @@ def _claims(line: str, people: Mapping[str, frozenset[str]]) -> list[Claim]:
         stop = quotes[i + 1][0] if i + 1 < len(quotes) else len(line)
         sentence_end = _SENTENCE_END.search(line, end)
         stop = min(stop, sentence_end.end()) if sentence_end else stop
-        tags = list(_TAG.finditer(line, end, stop))
-        mark = tags[-1].end() if tags else end
+        # tags inside the quotation ("I'm in [#12]") or after it in its sentence claim it
+        tags = list(_TAG.finditer(line, start, stop))
+        mark = tags[-1].end() if tags and tags[-1].start() >= end else end
+        words = _TAG.sub(" ", words)
         if not tags:
             begin = quotes[i - 1][1] if i else _sentence_start(line, start)
             tags = list(_TAG.finditer(line, max(begin, _sentence_start(line, start)), start))
@@ -309,6 +311,13 @@ def _named(before: str, people: Mapping[str, frozenset[str]]) -> str | None:
         if name in people:
             return name
     return None
+
+
+def _spaced(line: str, start: int, stop: int) -> int:
+    """Where a tag's removal starts: with the spaces before it when it closes a quotation."""
+    if line[stop : stop + 1] in ('"', "”"):
+        return len(line[:start].rstrip(" \t"))
+    return start
 
 
 def _sentence_start(line: str, at: int) -> int:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from casper.agent.answer import answer_question
 from casper.agent.core import Limits
-from casper.agent.quotes import MARK, MARKS
+from casper.agent.quotes import MARKS
 from casper.protocols import ChatMessage, Hit, HitMessage, Reply, ToolSpec
 from casper.store.db import Store
 from tests.attributions import (

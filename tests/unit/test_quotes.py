@@ -77,6 +77,7 @@ def test_a_lying_line_is_marked_on_its_own_line() -> None:
         'Sam said "I\'m in" [#2447].',  # another message's words
         'Sam said "perfect, I\'ll do the turkey and stuffing" [#2447].',  # the owner's words
         'Sam Rivera said "yes" [#2607].',  # one word is still a quotation
+        'Sam said "I\'m in [#2447]".',  # the tag inside the quotation
     ],
 )
 def test_a_false_quotation_loses_its_tag_and_is_marked(line: str) -> None:

@@ -81,6 +81,7 @@ class Row:
     plain: str = ""  # the --no-llm answer
     notices: list[str] = field(default_factory=list)
     guards: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # the `notice:` lines on stderr
 
 
 def main() -> None:
@@ -161,7 +162,10 @@ def _row(home: Path, q: Question, url: str) -> Row:
         done = _casper(home, "chat", *q.options, *model, stdin=f"{q.text}\n{q.follow_up}\n/quit\n")
         turns = [t.strip() for t in done.stdout.split("you>")[1:]]
         answer = "\n".join(turns[1].splitlines()[:-1]) if len(turns) > 1 else done.stdout
-        grounding = "fallback" if "I could not write an answer" in answer else "chat"
+        from casper.agent.answer import MISQUOTED, UNUSED
+
+        grounding = "fallback" if UNUSED in answer else "chat"
+        grounding = "search_only" if MISQUOTED in answer else grounding
         notices, guards = [], []
         if "answering from search alone" in done.stderr:
             grounding, notices = "search_only", ["model_unavailable"]
@@ -179,6 +183,7 @@ def _row(home: Path, q: Question, url: str) -> Row:
         false_unmarked=false, marked=sum(any(m.strip() in ln for m in marks)
                                          for ln in answer.splitlines()),
         answer=answer, plain=plain.get("answer", ""), notices=notices, guards=guards,
+        said=[ln for ln in done.stderr.splitlines() if ln.startswith("notice:")],
     )  # fmt: skip
     if q.kind in ("count", "ranking"):
         figures = set(re.findall(r"\d[\d,]*", plain.get("answer", "")))

@@ -18,6 +18,7 @@ from casper.agent.answer_json import Answer, AnswerGrounding, Citation, ToolCall
 from casper.agent.ceiling import CeilingToolbox
 from casper.agent.enrich import enrich, to_hints
 from casper.agent.figures import agreeing
+from casper.agent.grounding import needs_messages
 from casper.agent.loop import AgentResult, ToolRunner, Usage, run_agent
 from casper.agent.plain import Plain, plain_answer, routed, searched
 from casper.agent.prefetch import (
@@ -234,7 +235,7 @@ def answer_question(
     )
     if stats_first is not None:
         asked = _figures_first(asked, stats_first, result, question, store, tz)
-    elif result.reason == "fallback":  # the model's reply is not used: search answers
+    elif result.reason == "fallback" and needs_messages(question):  # not used: search answers
         plain = searched(question, search, scoped, store, tz)
         asked = dataclasses.replace(
             asked,
@@ -283,7 +284,12 @@ def _figures_first(
 ) -> Asked:
     """The stats' (or the store's) answer, then the model's words where every figure in them
     is theirs; a sentence with another figure is dropped (guard `wrong_figure`)."""
-    used = result.reason != "fallback" and result.grounding in ("cited", "stats", "exempt")
+    # a reply that fell back or went round in circles is no wording worth showing
+    used = (
+        result.reason != "fallback"
+        and result.grounding in ("cited", "stats", "exempt")
+        and "repetitive_answer" not in result.guards
+    )
     words, dropped = agreeing(asked.answer if used else "", first.text, question)
     text = f"{first.text}\n\n{words}" if words and words not in first.text else first.text
     guards = [*asked.guards, "wrong_figure"] if dropped else asked.guards

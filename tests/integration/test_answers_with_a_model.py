@@ -189,6 +189,15 @@ def test_the_models_words_that_agree_with_the_stats_follow_them(home: Path) -> N
     assert "wrong_figure" not in doc["guards"]
 
 
+def test_a_model_going_round_in_circles_adds_nothing_to_the_stats(home: Path) -> None:
+    question = "how many messages did I exchange with Mom?"
+    plain, _ = ask(home, question, "--no-llm")
+    loop = "\n".join(["You can't have a message with messages in one-to-one chat."] * 6)
+    with scripted_server(model_server(loop)) as server:
+        doc, _ = ask(home, question, server=server)
+    assert doc["answer"] == plain["answer"] and doc["grounding"] == "stats"
+
+
 # ---- the fallback is the search answer --------------------------------------------------
 BRING = "what did Sam say he would bring for Thanksgiving?"
 
@@ -204,6 +213,12 @@ def test_when_the_models_answer_is_not_used_the_reader_gets_the_search_answer(
     assert [c["rowid"] for c in doc["citations"]] == [c["rowid"] for c in plain["citations"]]
     cited = lambda d: re.findall(r"\[#(\d+)\]", d["answer"])  # noqa: E731
     assert cited(doc) == cited(plain)
+
+
+def test_small_talk_the_model_cannot_answer_gets_no_search_results(home: Path) -> None:
+    with scripted_server(model_server("")) as server:
+        doc, _ = ask(home, "hi", server=server)
+    assert doc["citations"] == [] and "[#" not in doc["answer"]
 
 
 # ---- a model server that fails says which call failed -----------------------------------

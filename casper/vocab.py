@@ -45,6 +45,11 @@ PERIODS: tuple[Period, ...] = get_args(Period)
 # of those, what `stats --by` draws messages over time by
 STATS_PERIODS: tuple[Period, ...] = ("week", "month")
 
+# the longest string a tool argument may be (a query, a person, a date), for the agent's model
+# and an MCP client alike: said in each tool's JSON Schema (`maxLength`), a longer one refused
+# at once (casper.agent.tool_args, casper.cli.mcp_wire)
+MAX_ARGUMENT_CHARS = 2_000
+
 # hits per search (`search -k`, setting `top_k`): more is a mistake, and each one is fetched and
 # rendered
 MAX_K = 1_000

@@ -28,6 +28,7 @@ from casper.agent.prefetch import (
     named_person,
     prefetch_call,
 )
+from casper.agent.redact import FULL, Ceiling, region_of
 from casper.agent.scope import NO_FILTERS, Filters, Scoped, within
 from casper.agent.tools import Toolbox
 from casper.agent.verify import verify
@@ -108,14 +109,16 @@ def read_question(
     locale: str = "en_US",
     me_names: Sequence[str] = (),
     filters: Filters = NO_FILTERS,
+    ceiling: Ceiling = FULL,
 ) -> tuple[Scoped, tuple[str, ...]]:
     """The question read inside the request's filters (casper.agent.scope: its dates, the
     person it is about) and the notes the model gets with it: dates, coverage, and the top
-    contacts for a ranking question."""
+    contacts for a ranking question; the earlier turns and the names through `ceiling`'s gate
+    (a model on another machine reads them)."""
     found = enrich(question, now, tz, locale=locale, coverage=covered_days(store, tz))
     named = named_person(question, store, me_names)
     scoped = within(found, named, filters, store.names())
-    hints = list(history) + list(to_hints(scoped.found))
+    hints = [ceiling.shown(turn) for turn in history] + list(to_hints(scoped.found))
     note = coverage_note(store, tz)
     if note:
         hints.append(note)
@@ -124,7 +127,7 @@ def read_question(
         names = store.names()
         top = top_people(store, tz, start, end, 5)
         if top:
-            listed = ", ".join(f"{names.get(p, p)} ({n} messages)" for p, n in top)
+            listed = ", ".join(f"{ceiling.shown(names.get(p, p))} ({n} messages)" for p, n in top)
             ranged = " in that range" if start or end else ""
             hints.append(f"Most messages exchanged{ranged}: {listed}.")
     return scoped, tuple(hints)
@@ -136,13 +139,18 @@ def citations_for(store: Store, guids: Sequence[str], tz: ZoneInfo) -> list[Cita
     for guid in guids:
         m = store.message(guid)
         if m is not None:
+            chat = store.chat(m.chat_id)
+            time = iso(m.ts, tz)
             out.append(
                 {
+                    "id": m.rowid,
                     "guid": m.guid,
-                    "rowid": m.rowid,
-                    "ts": iso(m.ts, tz),
+                    "time": time,
                     "sender": names.get(m.sender, m.sender),
                     "text": m.text,
+                    "chat": chat.name if chat else str(m.chat_id),
+                    "rowid": m.rowid,
+                    "ts": time,
                 }
             )
     return out
@@ -182,8 +190,19 @@ def answer_question(
     that they mean the user."""
     started = time.perf_counter()
     now = now or datetime.now(tz)
+    # a model on another machine reads the question, the hints and the tool results through
+    # the ceiling (casper.agent.ceiling); the search runs on the question as asked
+    ceiling = Ceiling(privacy, region_of(locale))  # type: ignore[arg-type]
     scoped, hints = read_question(
-        question, store, tz, now, history, locale=locale, me_names=me_names, filters=filters
+        question,
+        store,
+        tz,
+        now,
+        history,
+        locale=locale,
+        me_names=me_names,
+        filters=filters,
+        ceiling=ceiling,
     )
     for note in scoped.notes:
         on_event(notice(note))
@@ -201,10 +220,10 @@ def answer_question(
         hints = (*hints, f"{STATS_NOTE} {stats_first.text}")
     toolbox: ToolRunner = Toolbox(store, search, tz, now=now, me_names=me_names)
     if privacy != "full":
-        toolbox = CeilingToolbox(toolbox, privacy, store, tz)
+        toolbox = CeilingToolbox(toolbox, ceiling, store, tz)
     system = prompts.system_prompt(now.date(), getattr(tz, "key", str(tz)), owner=me_names)
     result = run_agent(
-        question,
+        question if privacy == "full" else ceiling.shown(question),  # the prefetch: as asked
         engine,
         toolbox,
         limits,
@@ -331,7 +350,7 @@ def checked(
     grounding: AnswerGrounding = "corrected" if asked.grounding == "cited" else asked.grounding
     return dataclasses.replace(
         asked,
-        citations=[c for c in asked.citations if c["rowid"] not in bad],
+        citations=[c for c in asked.citations if c["id"] not in bad],
         guards=guards,
         misattributed_citations=result.misattributed,
         grounding=grounding,

@@ -65,6 +65,9 @@ def _wrong(prop: Mapping[str, JSONValue], value: object) -> str | None:
     choices = prop.get("enum")
     if isinstance(choices, list | tuple) and value not in choices:
         return "one of " + ", ".join(str(c) for c in choices)
+    longest = prop.get("maxLength")
+    if isinstance(value, str) and isinstance(longest, int) and len(value) > longest:
+        return f"at most {longest:,} characters ({len(value):,})"
     return None
 
 

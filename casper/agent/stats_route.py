@@ -21,7 +21,7 @@ from casper.agent.scope import Scoped, span_words
 from casper.dates.ranges import days_to_utc
 from casper.records import ME
 from casper.store.db import Store
-from casper.store.stats_query import chat_split, message_volume, top_people
+from casper.store.stats_query import chat_split, exchanged, message_volume, top_people
 
 FROM_STATS = "(from the stats)"
 _PERIOD = re.compile(r"\b(day|week|month|year)s?\b|\b(dai|week|month|year)ly\b", re.I)
@@ -62,10 +62,14 @@ def stats_answer(question: str, scoped: Scoped, store: Store, tz: ZoneInfo) -> s
     top = top_people(store, tz, start, end, 5)
     if not top:
         return f"No messages {span}."
+    parts = exchanged(store, start, end)  # what each count is made of, said beside it
     ranked = "\n".join(
-        f"  {i}. {names.get(p, p)}: {n:,} messages" for i, (p, n) in enumerate(top, 1)
+        f"  {i}. {names.get(p, p)}: {n:,} messages ({parts[p][0]:,} one-to-one, "
+        f"{parts[p][1]:,} theirs in groups)"
+        for i, (p, n) in enumerate(top, 1)
     )
-    return f"Who you exchanged the most messages with {span}:\n{ranked}"
+    return (f"Who you exchanged the most messages with {span} (both sides of your one-to-one "
+            f"chats, and what they wrote in groups):\n{ranked}")  # fmt: skip
 
 
 def _in_chat(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from casper.protocols import JSONValue
+from casper.vocab import MAX_ARGUMENT_CHARS
 
 Arguments = Mapping[str, JSONValue]  # a tool call's arguments: a JSON object
 A = TypeVar("A")
@@ -69,6 +70,23 @@ def schema(args: type) -> dict[str, JSONValue]:
     return {"type": "object", "properties": properties, "required": required}
 
 
+def client_schema(parameters: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+    """A tool's JSON Schema as an MCP client is shown it: each free string capped at
+    MAX_ARGUMENT_CHARS (`maxLength`), which the wire refuses past at once (casper.cli.mcp_wire)
+    and `read` refuses too. The model's copy goes without: it is read by `read` alike, and the
+    prompt stays as short as it was."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, Mapping):
+        return dict(parameters)
+    capped: dict[str, JSONValue] = {}
+    for name, prop in properties.items():
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        text = kind == "string" or (isinstance(kind, list) and "string" in kind)  # id: int too
+        free = text and isinstance(prop, Mapping) and "enum" not in prop
+        capped[name] = {**prop, "maxLength": MAX_ARGUMENT_CHARS} if free else prop  # type: ignore[dict-item]
+    return {**parameters, "properties": capped}
+
+
 def read(args: type[A], arguments: Arguments) -> A:
     """`arguments` as an instance of the dataclass `args`; ArgError names the first problem.
 
@@ -98,6 +116,8 @@ def _read(f: _Field, arguments: Arguments) -> str | int | None:
     value = _opt_str(arguments, f.name)
     if value is None:
         return f.default
+    if len(value) > MAX_ARGUMENT_CHARS:
+        raise ArgError(f"{f.name} is {len(value):,} characters; at most {MAX_ARGUMENT_CHARS:,}")
     if f.choices and value not in f.choices:
         *most, last = f.choices
         raise ArgError(f"{f.name} must be {', '.join(most)} or {last}" if most

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Annotated, TypeVar
 
-from casper.agent.quoting import frame, message_line, quote
+from casper.agent.quoting import frame, message_line
+from casper.agent.redact import FULL, Ceiling
 from casper.agent.tool_args import Arg, ArgError, Arguments, read, schema
 from casper.dates.ranges import date_range
 from casper.dates.zones import iso
@@ -90,12 +91,17 @@ class Toolbox:
         *,
         now: datetime | None = None,
         me_names: Sequence[str] = (),
+        ceiling: Ceiling = FULL,
     ) -> None:
         self.store = store
         self.search = search
         self.tz = tz
         self.now = now
         self.me_names = {n.strip().lower() for n in me_names if n.strip()}
+        # what people wrote passes `field` (quoted, masked as the ceiling says) before it is
+        # framed, so the tool's own ids, dates and counts are never in what is masked
+        self.ceiling = ceiling
+        self.field = ceiling.field
         self.tools = dict(TOOLS)
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self.tools.values())
 
@@ -110,11 +116,13 @@ class Toolbox:
         try:
             text, guids = found.run(self, call.arguments)
         except ArgError as exc:
-            return ToolResult(call, False, f"error: bad arguments for {call.name}: {exc}")
-        except AmbiguousPerson as exc:
-            return ToolResult(call, True, f"{exc.message}. Call again with one of these ids.")
+            return ToolResult(call, False, self.ceiling.shown(f"error: bad arguments for "
+                                                             f"{call.name}: {exc}"))  # fmt: skip
+        except AmbiguousPerson as exc:  # it names the people: through the gate, as errors are
+            text = self.ceiling.shown(f"{exc.message}. Call again with one of these ids.")
+            return ToolResult(call, True, text)
         except CasperError as exc:
-            return ToolResult(call, False, f"error: {exc.message}")
+            return ToolResult(call, False, self.ceiling.shown(f"error: {exc.message}"))
         except Exception as exc:  # noqa: BLE001 - a tool failure is data for the model
             log.warning("tool %s failed: %s", call.name, type(exc).__name__)
             return ToolResult(call, False, f"error: {call.name} failed ({type(exc).__name__})")
@@ -139,7 +147,13 @@ class Toolbox:
 
     def line(self, m: StoredMessage, names: Mapping[str, str]) -> str:
         who = "me" if m.sender == ME else names.get(m.sender, m.sender)
-        return message_line(m.rowid, self.when(m.ts), who, m.text)
+        return message_line(m.rowid, self.when(m.ts), who, m.text, self.field)
+
+    def limited(self, ceiling: Ceiling) -> Toolbox:
+        """The same tools over the same store and search, shown through `ceiling`."""
+        owner = tuple(self.me_names)
+        return Toolbox(self.store, self.search, self.tz, now=self.now, me_names=owner,
+                       ceiling=ceiling)  # fmt: skip
 
 
 # ---- the tools, in the order the model is shown them ---------------------------------------
@@ -169,11 +183,11 @@ def search_messages(box: Toolbox, a: SearchArgs) -> Shown:
     blocks: list[str] = []
     guids: list[str] = []
     for hit in hits:
-        lines = [f"{quote(hit.chat)} ({(iso(hit.start, box.tz) or '')[:10]}):"]
+        lines = [f"{box.field(hit.chat)} ({(iso(hit.start, box.tz) or '')[:10]}):"]
         for m in hit.messages:
             if m.guid in guids:  # overlapping windows: show each message once
                 continue
-            lines.append(message_line(m.rowid, box.when(m.ts), m.sender, m.text))
+            lines.append(message_line(m.rowid, box.when(m.ts), m.sender, m.text, box.field))
             guids.append(m.guid)
         blocks.append("\n".join(lines))
     # what people wrote, between boundary lines a message cannot hold (agent.quoting)
@@ -202,18 +216,18 @@ def list_contacts(box: Toolbox, a: ListArgs) -> Shown:
     if not rows:
         return "no contacts match", []
     out = [
-        f"{quote(p.name)}{_also(p)} (id {p.id}): {s.get('sent', 0)} sent, "
+        f"{box.field(p.name)}{_also(box, p)} (id {p.id}): {s.get('sent', 0)} sent, "
         f"{s.get('received', 0)} received, last {(iso(s.get('last'), box.tz) or '-')[:10]}"
         for _, p, s in rows[: a.limit]
     ]
     return "\n".join(out), []
 
 
-def _also(p: Person) -> str:
+def _also(box: Toolbox, p: Person) -> str:
     """ ", also Sammy, Rivera Design": the card's names a question may use besides the display
     name (first and last names are part of it already)."""
     other = [n for n in p.name_forms("nickname", "organization") if n != p.name]
-    return f", also {quote(', '.join(other))}" if other else ""
+    return f", also {box.field(', '.join(other))}" if other else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +251,7 @@ def get_contact_stats(box: Toolbox, a: StatsArgs) -> Shown:
     reply = s["median_reply_s"]
     fmt = lambda v: "n/a" if v is None else f"{v / 60:.0f} min"  # noqa: E731
     lines = [
-        f"{quote(p.name)} (id {p.id})"
+        f"{box.field(p.name)} (id {p.id})"
         + (f", {a.start_date or '…'} to {a.end_date or '…'}" if start or end else ""),
         f"sent by me: {s['sent']}; received from them: {s['received']}",
         f"first: {(iso(s['first'], box.tz) or '-')[:10]}; "
@@ -272,7 +286,7 @@ def get_conversation_context(box: Toolbox, a: ContextArgs) -> Shown:
     ctx = box.store.context(msg, a.before, a.after)
     names = box.store.names()
     chat = box.store.chat(msg.chat_id)
-    head = f"{quote(chat.name) if chat else 'Unknown chat'}:"
+    head = f"{box.field(chat.name) if chat else 'Unknown chat'}:"
     lines = "\n".join([head, *(box.line(m, names) for m in ctx)])
     return frame(lines), [m.guid for m in ctx]
 
@@ -305,14 +319,14 @@ def get_message_volume_by_period(box: Toolbox, a: VolumeArgs) -> Shown:
         return f"no messages {_between(a.start_date, a.end_date)}", []
     names = box.store.names()
     lines = [
-        f"{key}: " + ", ".join(f"{quote(names.get(p, p))} {n}" for p, n in ranked)
+        f"{key}: " + ", ".join(f"{box.field(names.get(p, p))} {n}" for p, n in ranked)
         for key, ranked in buckets.items()
     ]
     if person_id:
         top = [(person_id, sum(n for ranked in buckets.values() for _, n in ranked))]
     else:
         top = top_people(box.store, box.tz, start, end, a.top_n)
-    summary = "whole range: " + ", ".join(f"{quote(names.get(p, p))} {n}" for p, n in top)
+    summary = "whole range: " + ", ".join(f"{box.field(names.get(p, p))} {n}" for p, n in top)
     return "\n".join([summary, *lines]), []
 
 

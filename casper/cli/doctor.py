@@ -34,9 +34,9 @@ def doctor(home: Home = None, json: Json = False, verbose: Verbose = False) -> N
     c = console()
     for check in report["checks"]:
         mark = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}[check["status"]]
-        c.print(f"{mark} {escape(check['name'])}: {escape(str(check['detail']))}")
+        c.print(mark + f" {escape(check['name'])}: {escape(str(check['detail']))}", markup=True)
         hint = check.get("hint")
         if hint:
-            c.print(f"   [dim]hint: {escape(hint)}[/]")
+            c.print(f"   [dim]hint: {escape(hint)}[/]", markup=True)
     if failed(report):
         raise typer.Exit(1)

@@ -174,8 +174,9 @@ def evaluate(
     verbose: Verbose = False,
 ) -> None:
     """Retrieval eval: recall/MRR/nDCG@k per mode, chunk unit and embedder, written to runs/."""
-    from rich.console import Console
+    from rich.markup import escape
 
+    from casper.cli.render import console as make_console
     from eval import harness, report
 
     cfg = config(home, llm_model=model)
@@ -204,10 +205,10 @@ def evaluate(
         answers=answers,
         engine=_answer_engine(no_llm),
         answers_limit=answers_limit,
-        progress=lambda msg: err.print(f"[dim]{msg}[/]", highlight=False),
+        progress=lambda msg: err.print(f"[dim]{escape(msg)}[/]", markup=True),
         split=split,
     )
-    console = err if json else Console()
+    console = err if json else make_console()
     if not console.is_terminal:
         console.width = max(console.width, 170)  # piped: keep the metric columns readable
     header, rows = report.summary_rows(doc)
@@ -222,8 +223,8 @@ def evaluate(
     )
     console.print(_table(title, header, rows))
     if dropped:
-        console.print(f"[dim]left out at this width: {', '.join(dropped)} (all in the report)[/]",
-                      soft_wrap=True)  # fmt: skip
+        console.print(f"[dim]left out at this width: {escape(', '.join(dropped))} (all in the "
+                      "report)[/]", soft_wrap=True, markup=True)  # fmt: skip
     for line in skipped_lines(doc.get("skipped", [])):
         console.print(line, soft_wrap=True, markup=False)
     stats = doc.get("stats") or {}
@@ -235,17 +236,17 @@ def evaluate(
     if answered.get("questions"):
         console.print(answer_line(answered), soft_wrap=True, highlight=False)
     elif answered.get("skipped"):
-        console.print(f"[yellow]answers skipped[/]: {answered['skipped']}", soft_wrap=True)
+        console.print(f"[yellow]answers skipped[/]: {escape(str(answered['skipped']))}",
+                      soft_wrap=True, markup=True)  # fmt: skip
     files = doc["files"]
-    console.print(f"[dim]report: {files['markdown']}[/]", soft_wrap=True)
-    console.print(f"[dim]plot:   {files['plot']}[/]", soft_wrap=True)
-    console.print(f"[dim]run:    {files['json']}[/]", soft_wrap=True)
+    for label, key in (("report: ", "markdown"), ("plot:   ", "plot"), ("run:    ", "json")):
+        console.print(f"[dim]{escape(label + str(files[key]))}[/]", soft_wrap=True, markup=True)
     regressed: list[Diff] = []
     if base_doc is not None:
         diffs = report.compare(doc, base_doc)
         regressed = report.regressions(diffs, threshold)
         if not diffs:
-            console.print("[yellow]the baseline shares no run labels with this run[/]")
+            console.print("[yellow]the baseline shares no run labels with this run[/]", markup=True)
         else:
             console.print(
                 _table(

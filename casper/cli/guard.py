@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from casper.config import load_config
 from casper.errors import CasperError
+
+# DEL, C1 and the bidirectional embeddings, overrides and isolates (a terminal shows what
+# follows in another order)
+_C1 = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 if TYPE_CHECKING:  # rich is imported lazily, when a command prints
     from rich.console import Console
@@ -25,9 +30,10 @@ if TYPE_CHECKING:  # rich is imported lazily, when a command prints
 
 
 def stderr_console() -> Console:
-    from rich.console import Console
+    """The console errors, hints and notices go to (casper.cli.render.console on stderr)."""
+    from casper.cli.render import console
 
-    return Console(stderr=True, highlight=False)
+    return console(stderr=True)
 
 
 def prepare(verbose: bool) -> None:
@@ -38,17 +44,22 @@ def prepare(verbose: bool) -> None:
 
 def say_error(exc: CasperError) -> None:
     """A CasperError as Casper says it: `error: …` and, when it has one, `hint: …`."""
+    say_lines(exc.message, exc.hint)
+
+
+def say_lines(message: str, hint: str | None = None) -> None:
+    """`error: message` and `hint: hint` on stderr, both as typed: never read as markup."""
+    from rich.text import Text
+
     err = stderr_console()
-    err.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
-    if exc.hint:
-        err.print(f"[yellow]hint:[/] {exc.hint}", soft_wrap=True)
+    err.print(Text("error:", "red") + Text(f" {message}"), soft_wrap=True)
+    if hint:
+        err.print(Text("hint:", "yellow") + Text(f" {hint}"), soft_wrap=True)
 
 
 def say_unexpected(exc: BaseException) -> None:
     """A bug, in two lines instead of a traceback (which -v shows)."""
-    err = stderr_console()
-    err.print(f"[red]error:[/] unexpected {type(exc).__name__}: {exc}", soft_wrap=True)
-    err.print("[yellow]hint:[/] run again with -v to see the traceback", soft_wrap=True)
+    say_lines(f"unexpected {type(exc).__name__}: {exc}", "run again with -v to see the traceback")
 
 
 def explained(home: Path | None, exc: Exception) -> CasperError | None:
@@ -97,7 +108,9 @@ class NoticeFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         label = "error" if record.levelno >= logging.ERROR else "notice"
-        text = f"{label}: {record.getMessage()}"
+        from casper.plaintext import plain  # when a warning is printed: off the start-up paths
+
+        text = f"{label}: {plain(record.getMessage())}"
         hint = getattr(record, "hint", None)
         return f"{text}\nhint: {hint}" if hint else text
 
@@ -106,5 +119,9 @@ def print_json(data: object) -> None:
     """One JSON document on stdout and nothing else there (same bytes as casper.app.documents)."""
     import json
 
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    # JSON escapes C0 itself; C1 (U+0080-U+009F: U+009B is a CSI to a terminal), DEL and the
+    # bidirectional overrides it leaves as they are: written as \u escapes, the same JSON to
+    # any reader
+    sys.stdout.write(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
     sys.stdout.flush()

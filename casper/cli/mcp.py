@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
+    from casper.agent.redact import Ceiling as Gate
     from casper.app.documents import ToolDoc
     from casper.cli.transport import Session
     from casper.events import Event
@@ -114,8 +115,12 @@ def build_server(session: Session, privacy: Ceiling | None = None) -> Server:
     from mcp.shared.exceptions import MCPError
 
     from casper import __version__
+    from casper.agent.ceiling import limit_citations
+    from casper.agent.tool_args import client_schema
+    from casper.plaintext import plain
 
     specs = {spec.name: spec for spec in tool_specs()}
+    ceiling = _ceiling(session, privacy)
     one_at_a_time = threading.Lock()  # a Session runs one command at a time
 
     async def list_tools(
@@ -126,7 +131,7 @@ def build_server(session: Session, privacy: Ceiling | None = None) -> Server:
                 types.Tool(
                     name=spec.name,
                     description=spec.description,
-                    input_schema=dict(spec.parameters),
+                    input_schema=client_schema(spec.parameters),
                     # they read the index and change nothing; what they read is this machine's
                     annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
                 )
@@ -151,19 +156,22 @@ def build_server(session: Session, privacy: Ceiling | None = None) -> Server:
                 return run_tool(session, params.name, arguments, privacy=privacy, client=client)
 
         try:
-            doc, notices = await anyio.to_thread.run_sync(run)
+            doc, said = await anyio.to_thread.run_sync(run)
         except Exception as exc:  # noqa: BLE001 - said to the client, the server keeps serving
-            return _error_result(exc)
-        text = doc["text"] + "".join(f"\n(note: {n})" for n in notices)
+            return _error_result(exc, ceiling)
+        # the one place a result leaves for the client: everything in it through the gate (the
+        # tool's text was built from gated fields; its own ids, dates and counts stay)
+        notices = [ceiling.shown(n) for n in said]
+        text = plain(doc["text"]) + "".join(f"\n(note: {n})" for n in notices)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             structured_content={
                 "ok": doc["ok"],
-                "citations": doc["citations"],
+                "citations": limit_citations(doc["citations"], ceiling),
                 "indexed_through": doc["indexed_through"],
                 # what the text's notes say, and the searched words no message contains
                 "notices": notices,
-                "words_not_found": doc.get("words_not_found", []),
+                "words_not_found": [ceiling.shown(w) for w in doc.get("words_not_found", [])],
             },
             is_error=not doc["ok"],
         )
@@ -212,12 +220,24 @@ def _client_name(ctx: Any) -> str | None:
     return str(name)[:200] if name else None
 
 
-def _error_result(exc: Exception) -> types.CallToolResult:
-    """A failure the client's model can read (an error result), not a broken connection."""
+def _ceiling(session: Any, privacy: Ceiling | None) -> Gate:
+    """What this server's client is shown: `privacy` (already the stricter of the setting and
+    `--privacy`), numbers read in the region of the setting `locale`."""
+    from casper.agent import redact
+
+    cfg = getattr(session, "cfg", None)
+    region = redact.region_of(getattr(cfg, "locale", "en_US"))
+    return redact.Ceiling(privacy or "full", region)
+
+
+def _error_result(exc: Exception, ceiling: Gate) -> types.CallToolResult:
+    """A failure the client's model can read (an error result), not a broken connection; what
+    it says passes the ceiling's gate like any result."""
     import mcp_types as types
 
     if isinstance(exc, CasperError):
         text = f"error: {exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")
     else:
         text = f"error: unexpected {type(exc).__name__} in casper"
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    shown = types.TextContent(type="text", text=ceiling.shown(text))
+    return types.CallToolResult(content=[shown], is_error=True)

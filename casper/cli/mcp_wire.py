@@ -2,9 +2,10 @@
 
 The SDK's stdio transport decodes stdin with `errors="replace"` (a byte that is not UTF-8 is
 searched for as `�`) and drops a line it cannot read as a JSON-RPC message without a word: the
-client waits for its own timeout. So each line is screened here first (`screen`): bytes that are
-not UTF-8 and text that is not JSON get a `-32700` parse error; JSON that is not one JSON-RPC
-message (a batch array, a number, a request without a method) `-32600`; a lone surrogate
+client waits for its own timeout. So each line is screened here first (`screen`): a line over
+1 MiB is refused unread (`-32600`); bytes that are not UTF-8 and text that is not JSON get a
+`-32700` parse error; JSON that is not one JSON-RPC message (a batch array, a number, a
+request without a method) `-32600`; a lone surrogate
 (`"\\ud800"`) anywhere in a request `-32602`. The reply goes to the request's id when one can be
 read, else to id null (JSON-RPC's rule for a message whose id is unknown). Only lines that pass
 reach the SDK, through the `stdin` stream `stdio_server` accepts; stdin's descriptor is claimed
@@ -29,9 +30,19 @@ if TYPE_CHECKING:
 
     from casper.protocols import JSONValue
 
+from casper.vocab import MAX_ARGUMENT_CHARS
+
 PARSE_ERROR = -32700  # JSON-RPC 2.0's codes (mcp_types has the same numbers)
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+# every string a request's params carry (a tool's query, a person, a date; the client's name):
+# past this it is refused at once, before anything searches (the tools' schemas say it as
+# `maxLength`: casper.agent.tool_args)
+MAX_STRING_CHARS = MAX_ARGUMENT_CHARS
+# a whole line: refused unread past this, before JSON parses it (60 MB of short strings in one
+# request held every call for 13 s). A call at every cap, each character written as a \u
+# escape pair, is ~130 KB
+MAX_LINE_BYTES = 1 << 20
 
 Reply: TypeAlias = "dict[str, JSONValue]"  # a JSON-RPC error response
 
@@ -40,6 +51,9 @@ def screen(raw: bytes, validate: Callable[[str], object] | None = None) -> str |
     """One line from the client → the text to hand the SDK, an error reply to write back, or
     None for a blank line. `validate` is the SDK's own message check (raises on a bad one)."""
     line = raw.rstrip(b"\r\n")
+    if len(line) > MAX_LINE_BYTES:
+        return error(None, INVALID_REQUEST, f"Invalid Request: the line is {len(line):,} bytes; "
+                     f"at most {MAX_LINE_BYTES:,}")  # fmt: skip
     if not line.strip():
         return None
     try:
@@ -57,6 +71,14 @@ def screen(raw: bytes, validate: Callable[[str], object] | None = None) -> str |
             INVALID_REQUEST,
             "Invalid Request: one JSON-RPC message per line, a JSON object (MCP has no batches)",
         )
+    if "id" in message and not _is_id(message["id"]):
+        shown = json.dumps(message["id"], ensure_ascii=False)[:40]
+        return error(
+            None,
+            INVALID_REQUEST,
+            f"Invalid Request: id {shown} is not a string or "
+            "a whole number (JSON-RPC 2.0); a request without one is a notification",
+        )
     ident = _id_of(message)
     where = _surrogate(message, "")
     if where is not None:
@@ -64,6 +86,14 @@ def screen(raw: bytes, validate: Callable[[str], object] | None = None) -> str |
         reason = "Invalid params" if code == INVALID_PARAMS else "Invalid Request"
         return error(
             ident, code, f"{reason}: {where} holds a lone surrogate: it is not Unicode text"
+        )
+    long = _too_long(message.get("params"), "params")
+    if long is not None:
+        path, length = long
+        return error(
+            ident,
+            INVALID_PARAMS,
+            f"Invalid params: {path} is {length:,} characters; at most {MAX_STRING_CHARS:,}",
         )
     if validate is not None:
         try:
@@ -98,6 +128,32 @@ def _id_of(message: object) -> str | int | None:
     if isinstance(ident, str) and _has_surrogate(ident):
         return None  # a reply cannot carry it: JSON-RPC's id null
     return ident if isinstance(ident, str | int) and not isinstance(ident, bool) else None
+
+
+def _is_id(value: object) -> bool:
+    """JSON-RPC's id: a string or a whole number (a fraction, a bool, null, an object or an
+    array is none: the SDK would take the request for a notification and never answer)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _too_long(value: object, path: str) -> tuple[str, int] | None:
+    """(where, its length) of the first string in `value` longer than MAX_STRING_CHARS."""
+    if isinstance(value, str):
+        return (path, len(value)) if len(value) > MAX_STRING_CHARS else None
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        here = f"{path}.{key}" if isinstance(key, str) else f"{path}[{key}]"
+        found = _too_long(key, here) if isinstance(key, str) else None
+        found = found or _too_long(item, here)
+        if found is not None:
+            return found
+    return None
 
 
 def _surrogate(value: object, path: str) -> str | None:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from casper.plaintext import plain
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress as RichProgress
@@ -163,7 +165,7 @@ class PlainProgress:
         return f"{label(stage)}: done in {fmt_duration(elapsed)}"
 
     def _line(self, text: str) -> None:
-        self.stream.write(f"{self.prefix}: {text}\n")
+        self.stream.write(f"{self.prefix}: {plain(text)}\n")  # a chat's name may be in it
         self.stream.flush()
 
 
@@ -272,12 +274,12 @@ def stage_bars(
     """Yield a `(stage, done, total)` callback: rich bars on a terminal, plain lines elsewhere
     (`plain=False`, as with `--json`: nothing off a terminal, so a script reading stdout and
     stderr together gets the JSON document and no progress)."""
-    from rich.console import Console
+    from casper.cli.render import console as make_console
 
     if not enabled:
         yield _nothing
         return
-    console = Console(stderr=True, highlight=False) if stream is None else Console(file=stream)
+    console = make_console(stderr=True) if stream is None else make_console(file=stream)
     if not console.is_terminal and not plain:
         yield _nothing
         return

@@ -10,8 +10,9 @@ Imports: stdlib, rich (lazily), casper.protocols, casper.dates.zones.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, tzinfo
+from functools import cache
 from types import SimpleNamespace as NS
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from casper.dates.zones import iso
 
 if TYPE_CHECKING:  # numpy behind it: the thin client renders without it
     from rich.console import Console, Group, RenderableType
+    from rich.segment import Segment
     from rich.table import Table
     from rich.text import Text
 
@@ -39,11 +41,33 @@ STOPWORDS = frozenset(_STOP.split())
 
 
 def console(*, stderr: bool = False, **options: Any) -> Console:
-    """A rich Console that never auto-highlights (numbers, dates) and never emits markup
-    from data: callers pass Text objects for anything a user or a message wrote."""
-    from rich.console import Console
+    """The Console every command prints with: it never auto-highlights (numbers, dates), reads
+    no markup unless a call asks for it (`markup=True`, every hole `escape`d: a test holds
+    the code to that), and takes control characters and escape sequences out of everything it
+    is given (casper.plaintext.plain) while its own colours and cursor moves pass: a message,
+    a name or a file name cannot clear the screen, set the title or plant a link."""
+    options = {"highlight": False, "markup": False, **options}
+    return _plain_console()(stderr=stderr, **options)
 
-    return Console(stderr=stderr, highlight=False, **options)
+
+@cache
+def _plain_console() -> type[Console]:
+    """The Console class whose output passes `plain` (rich imported on first use)."""
+    from rich.console import Console
+    from rich.segment import Segment
+
+    from casper.plaintext import has_control, plain
+
+    class PlainConsole(Console):
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+            # rich's own sequences are control segments and styles, added after this
+            return super()._render_buffer(
+                Segment(plain(s.text), s.style, s.control)
+                if not s.control and has_control(s.text) else s
+                for s in buffer
+            )  # fmt: skip
+
+    return PlainConsole
 
 
 def query_terms(query: str) -> list[str]:
@@ -167,11 +191,11 @@ def citations_view(
 
     rows = []
     for c in citations:
-        when = (c.get("ts") or "")[:16].replace("T", " ")
+        when = (c.get("time") or "")[:16].replace("T", " ")
         text = c.get("text") or ""
         if len(text) > 240:
             text = text[:239] + "…"
-        rows.append((f"#{c['rowid']}", when, c.get("sender") or "", highlighted(text, terms)))
+        rows.append((f"#{c['id']}", when, c.get("sender") or "", highlighted(text, terms)))
     if width < 72:
         parts: list[RenderableType] = []
         for rowid, when, sender, body in rows:
@@ -359,7 +383,7 @@ def print_sources(
         out.print(Text("Sources", style="bold"))
         out.print(citations_view(rest, query_terms(question), out.width))
     if citations:
-        first = citations[0]["rowid"]
+        first = citations[0]["id"]
         # one line even when long: a command is pasted whole
         out.print(Text(f"open one with: {show_command} {first}", style="dim"), soft_wrap=True)
 
@@ -381,7 +405,7 @@ def hits_from_doc(hits: Sequence[HitJson]) -> list[Any]:  # duck-typed Hits for 
             participants=list(h.get("participants", [])),
             matched_words=list(h.get("matched_words", [])),
             messages=[
-                NS(rowid=m["rowid"], ts=_epoch(m["ts"]), sender=m["sender"], text=m["text"])
+                NS(rowid=m["id"], ts=_epoch(m["time"]), sender=m["sender"], text=m["text"])
                 for m in h["messages"]
             ],
         )
@@ -393,8 +417,8 @@ def messages_from_doc(messages: Sequence[MessageJson]) -> list[NS]:
     """`show --json` messages → objects with the attributes `conversation_view` reads."""
     return [
         NS(
-            rowid=m["rowid"],
-            ts=_epoch(m["ts"]),
+            rowid=m["id"],
+            ts=_epoch(m["time"]),
             sender=m["sender"],
             text=m.get("text") or "",
             kind=m.get("kind"),

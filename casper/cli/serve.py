@@ -75,19 +75,18 @@ def serve(
     try:
         run_service(cfg.data_dir, idle_minutes=idle_minutes, auto_index=not no_auto_index)
     except AlreadyRunning as exc:
-        err = _stderr()
-        err.print(f"[red]error:[/] {exc.message}", soft_wrap=True)
-        err.print(f"[yellow]hint:[/] {exc.hint}", soft_wrap=True)
+        from casper.cli.guard import say_lines
+
+        say_lines(exc.message, exc.hint)
         raise typer.Exit(client.ALREADY_RUNNING_EXIT) from None
 
 
 def _print_status(doc: dict[str, Any], tz: tzinfo) -> None:
-    from rich.console import Console
-
     from casper.app.freshness import duration_text
+    from casper.cli.render import console
     from casper.service import protocol
 
-    c = Console()
+    c = console()
     if not doc.get("running"):
         c.print(f"casper service: not running ({doc.get('data_dir')})")
         return
@@ -106,9 +105,10 @@ def _print_status(doc: dict[str, Any], tz: tzinfo) -> None:
     c.print(f"  loaded: {', '.join(models) or 'nothing yet'}; index open: {loaded['index']}")
     c.print(f"  index generation {doc['index_generation']} · socket {doc['socket']}")
     for line in auto_index_lines(doc.get("auto_index") or {}, tz):
-        c.print(f"  {line}", soft_wrap=True)
+        c.print("  " + line, soft_wrap=True, markup=True)  # auto_index_lines escapes its data
     if doc["version"] != protocol.build_id():
-        c.print("  [yellow]another version than this casper: it restarts on the next command[/]")
+        c.print("  [yellow]another version than this casper: it restarts on the next command[/]",
+                markup=True)  # fmt: skip
 
 
 def auto_index_lines(auto: dict[str, Any], tz: tzinfo) -> list[str]:

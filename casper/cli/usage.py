@@ -57,12 +57,9 @@ def usage_errors() -> Iterator[None]:
         typer.echo(exc.format_message())
         raise typer.Exit(0) from None
     except UsageError as exc:
-        from rich.console import Console
-        from rich.markup import escape
+        from casper.cli.guard import say_lines
 
-        err = Console(stderr=True, highlight=False)  # as base._stderr; base imports this module
-        err.print(f"[red]error:[/] {escape(usage_message(exc))}", soft_wrap=True)
-        err.print(f"[yellow]hint:[/] {escape(usage_hint(exc))}", soft_wrap=True)
+        say_lines(usage_message(exc), usage_hint(exc))
         raise typer.Exit(1) from None
 
 

@@ -143,6 +143,7 @@ class Retriever:
         reranker: Reranker | None = None,
         literal: bool = False,
         now: datetime | None = None,
+        words_within: bool = False,
     ) -> SearchResult:
         """Find the chunks that best answer `query`.
 
@@ -158,6 +159,9 @@ class Retriever:
             reranker: the reranker for this search (default: the one given at construction).
             literal: search the words as given: no query rewriting, no date or person scope.
             now: the moment relative dates ("last week") count from (default: now).
+            words_within: `words_not_found` are the words no message within the filters holds,
+                as the hits are (what an MCP client is told: it learns nothing of the rest of
+                the history); by default the words no message of the whole history holds.
 
         Returns:
             A SearchResult. Its hits come best first: `score` is the reranker's score when
@@ -176,7 +180,7 @@ class Retriever:
         for _ in range(SEARCH_TRIES):
             self.index.refresh_if_stale()  # a `casper index` in another process may have published
             seen = self.index.generation
-            result = self._search(query, where, k, mode, chosen, literal, now)
+            result = self._search(query, where, k, mode, chosen, literal, now, words_within)
             if self.index.generation == seen:
                 return result
             # a read raced a cleanup and reopened at a newer generation: redo it on one
@@ -200,6 +204,7 @@ class Retriever:
         reranker: Reranker | None,
         literal: bool,
         now: datetime | None,
+        words_within: bool = False,
     ) -> SearchResult:
         started = time.perf_counter()
         run = _Search(reranker)
@@ -211,7 +216,8 @@ class Retriever:
         hits = self._clock(run, "fetch", lambda: self._hits(final))
         words = tuple(search_words(u.lexical)) if mode != "vector" else ()
         texts = [m.text for h in hits for m in h.messages]  # a word a hit holds needs no lookup
-        lookup = partial(absent, words, texts, self._occurs)
+        occurs = partial(self._occurs, where=where if words_within else None)
+        lookup = partial(absent, words, texts, occurs)
         missing = tuple(self._clock(run, "words", lookup))
         run.timings["total"] = _ms(started)
         return SearchResult(hits, understood, tuple(run.notices.values()), run.timings,
@@ -431,9 +437,10 @@ class Retriever:
         kept = set(fusion.dedupe_overlapping(ids, rowids))
         return [(cid, score) for cid, score in ranked if cid in kept]
 
-    def _occurs(self, word: str) -> bool:
-        """Does any message of the whole index contain `word` (words, or CJK n-grams)?"""
-        return bool(self.index.fts_search(word, 1) or self.index.ngram_search(word, 1))
+    def _occurs(self, word: str, where: Filter | None = None) -> bool:
+        """Does any message `where` allows contain `word` (words, or CJK n-grams)?"""
+        index = self.index
+        return bool(index.fts_search(word, 1, where) or index.ngram_search(word, 1, where))
 
     def _rerank(
         self, run: _Search, query: str, ranked: list[tuple[str, float]]

@@ -15,6 +15,7 @@ import anyio
 import pytest
 from typer.testing import CliRunner
 
+from casper.agent.tool_args import client_schema
 from casper.agent.tools import SPECS
 from casper.cli import app
 from tests.service_helpers import REPO, env_on, status
@@ -73,7 +74,8 @@ def _check_session(seen: dict[str, Any], home: Path) -> None:
     listed = {tool.name: tool for tool in seen["listed"]}
     assert list(listed) == [spec.name for spec in SPECS]
     for spec in SPECS:
-        assert listed[spec.name].input_schema == dict(spec.parameters)
+        # the model's schema, with the cap on strings a client is told (casper.agent.tool_args)
+        assert listed[spec.name].input_schema == client_schema(spec.parameters)
         assert listed[spec.name].description == spec.description
         assert listed[spec.name].annotations.read_only_hint is True
     results = seen["results"]

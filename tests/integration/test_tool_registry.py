@@ -17,7 +17,7 @@ import pytest
 
 from casper.agent import tools
 from casper.agent.ceiling import CeilingToolbox
-from casper.agent.tool_args import Arg
+from casper.agent.tool_args import Arg, client_schema
 from casper.cli.base import config
 from casper.errors import CasperError
 from casper.protocols import ToolCall
@@ -86,7 +86,7 @@ def test_a_tool_declared_once_is_listed_read_run_and_withheld(demo_home: Path, e
     assert (text not in limited.text) is echo and ("withheld" in limited.text) is echo
 
     listed, found, wrong = _through_mcp(demo_home, rowid)
-    assert listed["echo_message"] == SCHEMA
+    assert listed["echo_message"] == client_schema(SCHEMA)  # a client is told the strings' cap
     assert list(listed)[:-1] == [s.name for s in tools.SPECS]
     assert found.is_error is False and (text not in found.content[0].text) is echo
     assert found.structured_content["citations"][0]["rowid"] == rowid

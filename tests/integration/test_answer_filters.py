@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from casper.dates.ranges import days_to_utc
 from casper.store.db import Store
-from casper.store.stats_query import chat_split, top_people
+from casper.store.stats_query import chat_split, exchanged, top_people
 from tests.helpers import use_fake_search_models
 
 runner = CliRunner()
@@ -82,8 +82,13 @@ def test_a_ranking_keeps_to_the_days_asked_for(home: Path) -> None:
     top = top_people(store, _tz(home), _since(home), None, 5)
     doc, _ = ask(home, "who do I text the most?", "--since", SINCE)
     names = store.names()
+    parts = exchanged(store, _since(home), None)
     ranked = [line.strip() for line in doc["answer"].splitlines() if re.match(r"\s*\d+\.", line)]
-    assert ranked == [f"{i}. {names[p]}: {n:,} messages" for i, (p, n) in enumerate(top, 1)]
+    assert ranked == [
+        f"{i}. {names[p]}: {n:,} messages ({parts[p][0]:,} one-to-one, {parts[p][1]:,} theirs "
+        "in groups)"
+        for i, (p, n) in enumerate(top, 1)
+    ]
 
 
 def test_a_count_keeps_to_the_person_asked_for(home: Path) -> None:

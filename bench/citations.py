@@ -3,15 +3,17 @@
 Run `python -m bench.citations --home DIR` on a home with the demo indexed (`casper demo`
 makes one). Writes bench/results/citations.md; tests/integration/test_citation_check.py builds
 the same report from its own indexed demo and requires the committed file to equal it, so the
-figures in docs/reliability.md#misquoted-citations are what the code does today.
+figures in docs/reliability.md#misquoted-citations are what the code does today. Times are
+written and judged in UTC, so the report is the same whatever zone the home is in.
 
 - *Misattributed*: a real `[#rowid]` with the words of a message from another chat (as a
   transcript line the tag leads or ends, a quotation after or before the tag, a quoted part),
-  plus a reported case (`[#id] … Sam Rivera: I'm planning to celebrate my …`). Each
-  must be caught: the citation removed, the claim marked.
+  the words of the message next to it, another sender's name on its words, another day and time
+  on it, and two reported cases (`[#id] … Sam Rivera: I'm planning to celebrate my …`). Each
+  must be caught: the line corrected and marked, or the quotation marked and uncited.
 - *Faithful*: the cited message's own words (whole, a part, retyped in other case and
-  punctuation, a word dropped, curly quotes), a neighbour's words cited by the message next
-  to it (the context window), and paraphrases in the answer's own words. None may be flagged.
+  punctuation, a word dropped, curly quotes), with its day and time, under the sender's first
+  name, and paraphrases in the answer's own words. None may be flagged.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import argparse
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from casper.agent import quotes
-from casper.agent.verify import sources
+from casper.agent.verify import cited, people
 from casper.store.db import Store
 
 RESULTS = Path(__file__).resolve().parent / "results" / "citations.md"
+UTC = ZoneInfo("UTC")
 PER_KIND = 8  # cases per way of writing a claim
 _WORD = re.compile(r"\w+")
 
@@ -78,14 +82,17 @@ def build_cases(store: Store) -> list[Case]:
                 for p in picked[(i * PER_KIND + j + len(picked) // 2) % len(picked) :] + picked
                 if p[3] != cited[3]
             )
-            if _norm(other[2]) in _norm(sources(store, (cited[0],)).get(cited[0], "")):
+            if _norm(other[2]) in _norm(cited[2]):
                 continue  # the other message's words are really there: no misquote
             answer = form(cited[0], cited[1], other[2])
             cases.append(Case(f"misquote: {name}", False, answer, cited[0], cited[2]))
+    cases += _neighbour_cases(store, picked)
     cases += _issue_cases(store, texts)
     # faithful: the cited message's own words, or its neighbour's, or a paraphrase
     keep = (
         ("transcript, tag first", lambda r, who, t: f"[#{r}] {who}: {t}"),
+        ("with its time", lambda r, who, t: f"[#{r}] {_when(store, r)} {who}: {t}"),
+        ("first name", lambda r, who, t: f"- {who.split()[0]}: {t} [#{r}]"),
         ("transcript, tag last", lambda r, who, t: f"- {who}: {t} [#{r}]"),
         ("quotation", lambda r, who, t: f'{who} said "{t}" [#{r}].'),
         ("quoted part", lambda r, who, t: f'{who} wrote "{" ".join(t.split()[1:5])}" [#{r}]'),
@@ -97,19 +104,40 @@ def build_cases(store: Store) -> list[Case]:
         for j in range(PER_KIND // 2 + 1):
             cited = picked[(i * 5 + j * 3 + 1) % len(picked)]
             cases.append(Case(f"faithful: {name}", True, form(*cited[:3]), cited[0], cited[2]))
-    for j in range(PER_KIND // 2 + 1):  # a neighbour's words, cited by the message next to it
-        cited = picked[(j * 7 + 2) % len(picked)]
-        message = store.message(cited[0])
-        assert message is not None
-        near = [m for m in store.context(message, 1, 1) if m.rowid != cited[0] and m.text]
-        if near:
-            answer = f'Right after, "{near[0].text}" [#{cited[0]}]'
-            cases.append(Case("faithful: the next message", True, answer, cited[0], cited[2]))
     return cases
 
 
+def _neighbour_cases(store: Store, picked: list[tuple[int, str, str, int]]) -> list[Case]:
+    """What is right next to the cited message put on it: the next message's words, another
+    sender's name, another day and time."""
+    cases: list[Case] = []
+    for j in range(PER_KIND):
+        rowid, who, text, _ = picked[(j * 7 + 2) % len(picked)]
+        message = store.message(rowid)
+        assert message is not None
+        near = [m for m in store.context(message, 1, 1) if m.rowid != rowid and m.text]
+        if near and _norm(near[0].text) not in _norm(text):
+            answer = f'Right after, "{near[0].text}" [#{rowid}]'
+            cases.append(Case("misquote: the next message's words", False, answer, rowid, text))
+        names = store.names()
+        other = next((names.get(m.sender, m.sender) for m in near if m.sender != message.sender),
+                     None)  # fmt: skip
+        if other is not None and other != "me":
+            answer = f'{other} said "{text}" [#{rowid}].'
+            cases.append(Case("misquote: another sender", False, answer, rowid, text))
+        if near and _when(store, near[0].rowid)[:10] != _when(store, rowid)[:10]:
+            answer = f"[#{rowid}] {_when(store, near[0].rowid)} {who}: {text}"
+            cases.append(Case("misquote: another day", False, answer, rowid, text))
+    return cases
+
+
+def _when(store: Store, rowid: int) -> str:
+    return cited(store, (rowid,), UTC)[rowid].when
+
+
 def _issue_cases(store: Store, texts: dict[int, str]) -> list[Case]:
-    """A reported answer: two quotes from other conversations on real ids."""
+    """Reported answers: quotes from other conversations on real ids, and a real small
+    model's (SmolLM2 through mlx_lm.server) words of a neighbour with its sender and time."""
     short = store.conn.execute(
         "SELECT rowid, text FROM messages WHERE kind = 'text' AND text = 'you?' LIMIT 1"
     ).fetchone() or next(iter(texts.items()))
@@ -119,7 +147,27 @@ def _issue_cases(store: Store, texts: dict[int, str]) -> list[Case]:
         ).fetchone()
         or list(texts.items())[-1]
     )
+
+    def said(text: str) -> tuple[int, str]:
+        found = store.conn.execute(
+            "SELECT rowid, text FROM messages WHERE text = ? ORDER BY rowid LIMIT 1", (text,)
+        ).fetchone()
+        return found or next(iter(texts.items()))
+
+    turkey, seven = said("perfect, I'll do the turkey and stuffing"), said("yes! 7?")
     return [
+        Case(
+            "misquote: reported",
+            False,
+            f"[#{turkey[0]}] 2023-11-28 15:35 Sam Rivera: I'm in.",
+            *turkey,
+        ),  # fmt: skip
+        Case(
+            "misquote: reported",
+            False,
+            f"[#{seven[0]}] 2023-12-16 17:41 Dana Okafor: 7:30 works",
+            *seven,
+        ),  # fmt: skip
         Case(
             "misquote: reported",
             False,
@@ -156,8 +204,9 @@ def _norm(text: str) -> str:
 
 
 def judge(store: Store, case: Case) -> bool:
-    """True when the check flags the case's citation (removes it, marks the claim)."""
-    found = quotes.check(case.answer, sources(store, (case.rowid,)))
+    """True when the check flags the case's citation (corrects and marks its line, or marks
+    the quotation and drops the tag)."""
+    found = quotes.check(case.answer, cited(store, (case.rowid,), UTC), people(store))
     return case.rowid in found.misattributed
 
 

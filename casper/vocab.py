@@ -28,7 +28,14 @@ PRIVACY_MODES: tuple[Privacy, ...] = get_args(Privacy)
 
 # what an answer rests on, `grounding` in `ask --json` (docs/architecture.md, "Grounding")
 Grounding = Literal[
-    "cited", "stats", "abstained", "exempt", "fallback", "search_only", "nothing_found"
+    "cited",
+    "corrected",
+    "stats",
+    "abstained",
+    "exempt",
+    "fallback",
+    "search_only",
+    "nothing_found",
 ]
 GROUNDINGS: tuple[Grounding, ...] = get_args(Grounding)
 

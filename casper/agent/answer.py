@@ -13,21 +13,23 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from casper.agent import core, prompts
+from casper.agent import core, prompts, quotes
 from casper.agent.answer_json import Answer, AnswerGrounding, Citation, ToolCallJson
 from casper.agent.ceiling import CeilingToolbox
-from casper.agent.enrich import Enrichment, enrich, to_hints
-from casper.agent.fact_route import fact_answer
-from casper.agent.loop import ToolRunner, Usage, run_agent
+from casper.agent.enrich import enrich, to_hints
+from casper.agent.figures import agreeing
+from casper.agent.grounding import needs_messages
+from casper.agent.loop import AgentResult, ToolRunner, Usage, run_agent
+from casper.agent.plain import Plain, plain_answer, routed, searched
 from casper.agent.prefetch import (
+    STATS_NOTE,
     coverage_sentence,
     grounding_facts,
-    outside_history,
+    named_person,
     prefetch_call,
 )
-from casper.agent.quoting import message_line
 from casper.agent.redact import FULL, Ceiling, region_of
-from casper.agent.stats_route import stats_answer
+from casper.agent.scope import NO_FILTERS, Filters, Scoped, within
 from casper.agent.tools import Toolbox
 from casper.agent.verify import verify
 from casper.dates.ranges import days_to_utc
@@ -97,7 +99,7 @@ def covered_days(store: Store, tz: ZoneInfo) -> tuple[date, date] | None:
     return datetime.fromtimestamp(first, tz).date(), datetime.fromtimestamp(last, tz).date()
 
 
-def build_hints(
+def read_question(
     question: str,
     store: Store,
     tz: ZoneInfo,
@@ -105,24 +107,30 @@ def build_hints(
     history: Sequence[str] = (),
     *,
     locale: str = "en_US",
+    me_names: Sequence[str] = (),
+    filters: Filters = NO_FILTERS,
     ceiling: Ceiling = FULL,
-) -> tuple[Enrichment, tuple[str, ...]]:
-    """Dates resolved by dateparser, coverage, and top contacts for ranking questions; the
-    earlier turns and the names through `ceiling`'s gate (a model on another machine reads
-    them)."""
+) -> tuple[Scoped, tuple[str, ...]]:
+    """The question read inside the request's filters (casper.agent.scope: its dates, the
+    person it is about) and the notes the model gets with it: dates, coverage, and the top
+    contacts for a ranking question; the earlier turns and the names through `ceiling`'s gate
+    (a model on another machine reads them)."""
     found = enrich(question, now, tz, locale=locale, coverage=covered_days(store, tz))
-    hints = [ceiling.shown(turn) for turn in history] + list(to_hints(found))
+    named = named_person(question, store, me_names)
+    scoped = within(found, named, filters, store.names())
+    hints = [ceiling.shown(turn) for turn in history] + list(to_hints(scoped.found))
     note = coverage_note(store, tz)
     if note:
         hints.append(note)
-    if found.wants_ranking:
-        start, end = days_to_utc(*found.date_range, tz) if found.date_range else (None, None)
+    if scoped.found.wants_ranking:
+        start, end = days_to_utc(*scoped.days, tz) if scoped.days else (None, None)
         names = store.names()
         top = top_people(store, tz, start, end, 5)
         if top:
             listed = ", ".join(f"{ceiling.shown(names.get(p, p))} ({n} messages)" for p, n in top)
-            hints.append(f"Most messages exchanged{' in that range' if start else ''}: {listed}.")
-    return found, tuple(hints)
+            ranged = " in that range" if start or end else ""
+            hints.append(f"Most messages exchanged{ranged}: {listed}.")
+    return scoped, tuple(hints)
 
 
 def citations_for(store: Store, guids: Sequence[str], tz: ZoneInfo) -> list[Citation]:
@@ -148,37 +156,6 @@ def citations_for(store: Store, guids: Sequence[str], tz: ZoneInfo) -> list[Cita
     return out
 
 
-def retrieval_only(
-    question: str,
-    search: Callable[..., Sequence[Hit]],
-    found: Enrichment,
-    store: Store,
-    tz: ZoneInfo,
-) -> tuple[str, list[str]]:
-    """No model: the best-matching messages, cited; or a clear 'nothing found' with coverage."""
-    start, end = days_to_utc(*found.date_range, tz) if found.date_range else (None, None)
-    hits = list(search(question, since=start, until=end, k=3))
-    lines = ["These messages match best:"]
-    if not hits and found.date_range:
-        hits = list(search(question, k=3))
-        covered = outside_history(store, tz, found.date_range)  # the history's span, if beyond
-        lines = [
-            f"Nothing between {found.date_range[0]} and {found.date_range[1]}"
-            + (f" ({covered[:-1].replace('Your', 'your')})" if covered else "")
-            + "; the closest matches from other dates:"
-        ]
-    if not hits:
-        return f"I found nothing about that in your messages. {coverage_sentence(store, tz)}", []
-    guids: list[str] = []
-    for hit in hits:
-        lines.append(f"{hit.chat}, {(iso(hit.start, tz) or '')[:10]}:")
-        for m in hit.messages:
-            if m.guid not in guids:
-                lines.append(f"  {message_line(m.rowid, '', m.sender, m.text)}")
-                guids.append(m.guid)
-    return "\n".join(lines), guids[:8]
-
-
 def answer_question(
     question: str,
     *,
@@ -194,12 +171,17 @@ def answer_question(
     me_names: Sequence[str] = (),
     no_llm: bool = False,
     privacy: str = "full",
+    filters: Filters = NO_FILTERS,
 ) -> Asked:
-    """Run one question; with no engine, answer from retrieval alone (notice `no_llm` when
-    asked for, else `model_unavailable`). Every answer then passes the citation check
-    (`agent.verify`): a citation whose message does not hold what the answer attributes to
-    it is removed and its claim marked; a model's answer left with no true citation is
-    replaced by the search-only answer, and that is said.
+    """Run one question inside the request's `filters` (what they override is said, notice
+    `filters_won`). With no engine, the answer without a model (casper.agent.plain; notice
+    `no_llm` when asked for, else `model_unavailable`). With one: a question the stats or the
+    store answer gets their answer first and the model's words after it only where its figures
+    are theirs (guard `wrong_figure`); a model's reply that is not used gives way to the search
+    answer `--no-llm` gives (`fallback`). Every answer then passes the citation check
+    (casper.agent.verify): the messages it shows are rendered from the store, a misattribution
+    is corrected or marked on its line (`corrected`), and a model's answer with no citation
+    left that holds is replaced by the search answer, which says so.
 
     `privacy` limits what the model's tool results show (casper.agent.ceiling): the caller
     passes the setting for a model on another machine, `full` for one on this machine.
@@ -211,13 +193,31 @@ def answer_question(
     # a model on another machine reads the question, the hints and the tool results through
     # the ceiling (casper.agent.ceiling); the search runs on the question as asked
     ceiling = Ceiling(privacy, region_of(locale))  # type: ignore[arg-type]
-    found, hints = build_hints(question, store, tz, now, history, locale=locale, ceiling=ceiling)
+    scoped, hints = read_question(
+        question,
+        store,
+        tz,
+        now,
+        history,
+        locale=locale,
+        me_names=me_names,
+        filters=filters,
+        ceiling=ceiling,
+    )
+    for note in scoped.notes:
+        on_event(notice(note))
+    said: tuple[str, ...] = ("filters_won",) if scoped.notes else ()
     if engine is None:
         why = "no_llm" if no_llm else "model_unavailable"
-        asked = _without_model(question, search, found, store, tz, me_names, (why,))
-        return checked(
-            dataclasses.replace(asked, elapsed_s=round(time.perf_counter() - started, 3)), store
-        )
+        plain = plain_answer(question, search, scoped, store, tz, me_names)
+        asked, _ = checked(_plainly(plain, store, tz, (why, *said)), store, tz, me_names)
+        return dataclasses.replace(asked, elapsed_s=round(time.perf_counter() - started, 3))
+    stats_first = routed(question, scoped, store, tz, me_names)  # shown before the model's
+    if stats_first is not None and privacy == "full":
+        # (a fact quotes a message, a card holds handles: a model on another machine gets
+        # neither; it words the answer from the question alone and its figures are held to
+        # these just the same)
+        hints = (*hints, f"{STATS_NOTE} {stats_first.text}")
     toolbox: ToolRunner = Toolbox(store, search, tz, now=now, me_names=me_names)
     if privacy != "full":
         toolbox = CeilingToolbox(toolbox, ceiling, store, tz)
@@ -230,8 +230,10 @@ def answer_question(
         on_event=on_event,
         hints=hints,
         system=system,
-        prefetch=prefetch_call(question, found, store, me_names),
-        grounding=grounding_facts(question, hints, coverage_sentence(store, tz)),
+        prefetch=prefetch_call(question, scoped) if stats_first is None else None,
+        grounding=grounding_facts(
+            question, hints, coverage_sentence(store, tz), stats_first is not None
+        ),
     )
     asked = Asked(
         answer=result.answer,
@@ -248,16 +250,27 @@ def answer_question(
         usage=result.usage,
         grounding=_model_grounding(result.reason, result.grounding),
         invalid_citations=result.invalid_citations,
+        notices=said,
     )
-    asked = checked(asked, store)
-    if asked.misattributed_citations and not asked.citations and result.grounding == "cited":
-        # nothing the model cited holds what it said: the messages themselves answer
-        text, guids = retrieval_only(question, search, found, store, tz)
+    if stats_first is not None:
+        asked = _figures_first(asked, stats_first, result, question, store, tz)
+    elif result.reason == "fallback" and needs_messages(question):  # not used: search answers
+        plain = searched(question, search, scoped, store, tz)
         asked = dataclasses.replace(
             asked,
-            answer=f"{MISQUOTED}\n{text}",
-            citations=citations_for(store, guids, tz),
-            grounding="search_only" if guids else "nothing_found",
+            answer=f"{UNUSED}\n{plain.text}",
+            citations=citations_for(store, plain.guids, tz),
+            grounding="fallback" if plain.guids else "nothing_found",
+        )
+    asked, check = checked(asked, store, tz, me_names)
+    if asked.grounding == "corrected" and not set(check.kept) - set(check.misattributed):
+        # nothing the model cited holds what it said: the messages themselves answer
+        plain = searched(question, search, scoped, store, tz)
+        asked = dataclasses.replace(
+            asked,
+            answer=f"{MISQUOTED}\n{plain.text}",
+            citations=citations_for(store, plain.guids, tz),
+            grounding="search_only" if plain.guids else "nothing_found",
             notices=(*asked.notices, "misattributed_quote"),
         )
         on_event(notice(MISQUOTED_NOTICE))
@@ -269,32 +282,41 @@ MISQUOTED = (
     "here are the messages search found instead:"
 )
 MISQUOTED_NOTICE = "the model misquoted the messages it cited: answering from search alone"
+UNUSED = "The model did not write an answer that could be used."
 
 
-def _without_model(
+def _plainly(plain: Plain, store: Store, tz: ZoneInfo, notices: tuple[str, ...]) -> Asked:
+    """The answer without a model as `ask` prints it."""
+    return Asked(
+        plain.text, citations_for(store, plain.guids, tz), 0, [], [], None, 0.0,
+        grounding=plain.grounding, notices=notices,
+    )  # fmt: skip
+
+
+def _figures_first(
+    asked: Asked,
+    first: Plain,
+    result: AgentResult,
     question: str,
-    search: Callable[..., Sequence[Hit]],
-    found: Enrichment,
     store: Store,
     tz: ZoneInfo,
-    me_names: Sequence[str],
-    notices: tuple[str, ...],
 ) -> Asked:
-    """The answer with no model: the stats, a fact the store holds, or search alone."""
-    figures = stats_answer(question, found, store, tz, me_names)
-    facts = fact_answer(question, found, store, tz, me_names) if figures is None else None
-    kind: AnswerGrounding
-    if figures is not None:
-        text, guids, kind = figures, list[str](), "stats"
-    elif facts is not None:  # a date or a card the store holds, citing its message
-        (text, guids), kind = facts, "stats"
-    else:
-        text, guids = retrieval_only(question, search, found, store, tz)
-        kind = "search_only" if guids else "nothing_found"
-    return Asked(
-        text, citations_for(store, guids, tz), 0, [], [], None, 0.0, grounding=kind,
-        notices=notices,
-    )  # fmt: skip
+    """The stats' (or the store's) answer, then the model's words where every figure in them
+    is theirs; a sentence with another figure is dropped (guard `wrong_figure`)."""
+    # a reply that fell back or went round in circles is no wording worth showing
+    used = (
+        result.reason != "fallback"
+        and result.grounding in ("cited", "stats", "exempt")
+        and "repetitive_answer" not in result.guards
+    )
+    words, dropped = agreeing(asked.answer if used else "", first.text, question)
+    text = f"{first.text}\n\n{words}" if words and words not in first.text else first.text
+    guards = [*asked.guards, "wrong_figure"] if dropped else asked.guards
+    mine = citations_for(store, first.guids, tz)
+    theirs = [c for c in asked.citations if f"[#{c['rowid']}]" in words and c not in mine]
+    return dataclasses.replace(
+        asked, answer=text, citations=mine + theirs, guards=guards, grounding="stats"
+    )
 
 
 def _model_grounding(reason: core.Reason, kind: core.Grounding) -> AnswerGrounding:
@@ -309,20 +331,27 @@ def _model_grounding(reason: core.Reason, kind: core.Grounding) -> AnswerGroundi
     return kind
 
 
-def checked(asked: Asked, store: Store) -> Asked:
-    """The answer after the citation check: misattributed `[#rowid]`s removed, claims marked,
-    their citations dropped (guard `misattributed_quote`)."""
-    result = verify(asked.answer, store)
+def checked(
+    asked: Asked, store: Store, tz: ZoneInfo, me_names: Sequence[str] = ()
+) -> tuple[Asked, quotes.Checked]:
+    """The answer after the citation check (casper.agent.verify): the messages it shows
+    rendered from the store, misattributions corrected or marked (guard
+    `misattributed_quote`; a model's cited answer is then `corrected`), uncited ids dropped
+    from its citations, a cut-off said (notice `cut_off`)."""
+    result = verify(asked.answer, store, tz, me_names)
+    notices = (*asked.notices, "cut_off") if result.cut_off else asked.notices
+    asked = dataclasses.replace(asked, answer=result.answer, notices=notices)
     if not result.misattributed:
-        return asked
+        return asked, result
     bad = set(result.misattributed) - set(result.kept)
     guards = asked.guards if "misattributed_quote" in asked.guards else [
         *asked.guards, "misattributed_quote"
     ]  # fmt: skip
+    grounding: AnswerGrounding = "corrected" if asked.grounding == "cited" else asked.grounding
     return dataclasses.replace(
         asked,
-        answer=result.answer,
         citations=[c for c in asked.citations if c["id"] not in bad],
         guards=guards,
         misattributed_citations=result.misattributed,
-    )
+        grounding=grounding,
+    ), result

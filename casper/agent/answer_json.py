@@ -14,11 +14,12 @@ from typing import TypeAlias, TypedDict
 
 from casper.vocab import Grounding
 
-# What an answer rests on: cited (the model cited messages it was shown), stats, abstained (the
-# model said it found nothing), exempt (small talk) — the kinds casper.agent.core finishes
-# with — and what the answer around the loop says instead: search_only (no model: the messages
-# search found), fallback (the model's reply was not used: the cited lines of what its tools
-# showed), nothing_found.
+# What an answer rests on: cited (the model cited messages it was shown, and every citation
+# held), stats, abstained (the model said it found nothing), exempt (small talk) — the kinds
+# casper.agent.core finishes with — and what the answer around the loop says instead: corrected
+# (the model cited messages, and some of what it said of them was not theirs: those lines show
+# the messages, or are marked), search_only (no model: the messages search found), fallback
+# (the model's reply was not used: the answer search gives without a model), nothing_found.
 AnswerGrounding: TypeAlias = Grounding  # casper.vocab: the one list of these words
 
 

@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 from casper.agent.answer import Asked, answer_question
 from casper.agent.core import Limits
+from casper.agent.scope import NO_FILTERS, Filters
 from casper.errors import ModelServerFailed
 from casper.events import Emit, ignore
 from casper.search.words import matched
@@ -98,6 +99,7 @@ def run_answer(
     no_llm: bool = False,
     privacy: str = "full",
     now: datetime | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> AnswerRun:
     """Answer `question` (casper.agent.answer.answer_question); a model server that fails
     mid-answer leaves it to search alone, said in a notice every time (a server's failure is
@@ -120,6 +122,7 @@ def run_answer(
             me_names=me_names,
             no_llm=no_llm,
             privacy=privacy if engine is not None else "full",
+            filters=filters,
         )
 
     answering = time.perf_counter()

@@ -45,6 +45,7 @@ GUARDS = (
     "ungrounded_answer",
     "echoed_prompt",
     "misattributed_quote",  # set by agent.answer's citation check, after the core
+    "wrong_figure",  # set by agent.answer: a figure in the model's words the stats do not give
 )
 REPEAT_OVERLAP = 0.8  # word-shingle Jaccard at which a reply counts as a repeat of an earlier one
 

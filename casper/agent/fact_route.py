@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from casper.agent.enrich import Enrichment
-from casper.agent.prefetch import named_person, outside_history
+from casper.agent.prefetch import outside_history
 from casper.agent.question_kind import CONTACT as _CONTACT
 from casper.agent.question_kind import FIRST as _FIRST
 from casper.agent.question_kind import LAST as _LAST
 from casper.agent.question_kind import edge as _edge
 from casper.agent.quoting import message_line
+from casper.agent.scope import Scoped
+from casper.dates.ranges import days_to_utc
 from casper.records import Person, StoredMessage
 from casper.store.db import Store
 
@@ -43,9 +45,10 @@ _WHO_IS = re.compile(
 
 
 def fact_answer(
-    question: str, found: Enrichment, store: Store, tz: ZoneInfo, me_names: Sequence[str] = ()
+    question: str, scoped: Scoped, store: Store, tz: ZoneInfo, me_names: Sequence[str] = ()
 ) -> tuple[str, list[str]] | None:
-    """(answer, cited guids) when the store answers `question` outright, else None."""
+    """(answer, cited guids) when the store answers `question` outright, else None; read
+    inside the request's filters (`scoped`: its days and person)."""
     card = _who_is(question, store, tz, me_names)
     if card is not None:
         return card
@@ -53,8 +56,9 @@ def fact_answer(
     edge = _edge(words)
     if edge is None or not _CONTACT & set(words):
         return None
-    start, end = _range(found, tz)
-    person = named_person(question, store, me_names)
+    found = scoped.found
+    start, end = days_to_utc(*scoped.days, tz) if scoped.days else (None, None)
+    person = scoped.person
     if person is None:
         if words[:1] != ["who"] or not _only_frame(words, set()):
             return None
@@ -78,15 +82,6 @@ def _only_frame(words: Sequence[str], names: set[str], found: Enrichment | None 
 
 def _name_words(person: Person) -> set[str]:
     return {w.lower() for form in person.name_forms() for w in _WORD.findall(form)}
-
-
-def _range(found: Enrichment, tz: ZoneInfo) -> tuple[float | None, float | None]:
-    if not found.date_range:
-        return None, None
-    first, last = found.date_range
-    start = datetime.combine(first, datetime.min.time(), tz).timestamp()
-    end = datetime.combine(last + timedelta(days=1), datetime.min.time(), tz).timestamp()
-    return start, end
 
 
 def _when(ts: float, tz: ZoneInfo) -> str:

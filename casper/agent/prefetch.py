@@ -1,6 +1,6 @@
 """What the agent is told before its first model call: the prefetch search and grounding facts.
 
-Imports: casper.agent.{enrich,grounding,loop}, casper.protocols, casper.store, casper.dates.zones
+Imports: casper.agent.{grounding,loop,scope}, casper.protocols, casper.store, casper.dates.zones
 (no backends). A small model often answers without calling a tool; running the retrieval the
 question implies first (its words, its dates, the person it names) gives every answer messages
 to cite.
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from casper.agent.enrich import Enrichment
 from casper.agent.grounding import needs_messages
 from casper.agent.loop import Grounding
+from casper.agent.scope import Scoped
 from casper.dates.ranges import beyond
 from casper.dates.zones import iso
 from casper.protocols import ToolCall
@@ -24,6 +24,7 @@ from casper.store.db import Store
 PREFETCH_LIMIT = 3  # hits; the core caps the text at Limits.prefetch_chars
 _WORD = re.compile(r"\w+")
 RANKING_NOTE = "Most messages exchanged"  # build_hints' contact ranking line (stats evidence)
+STATS_NOTE = "From the stats:"  # the stats' answer to the question, shown to the model
 
 
 def coverage_sentence(store: Store, tz: ZoneInfo) -> str:
@@ -69,23 +70,28 @@ def named_person(question: str, store: Store, me_names: Sequence[str] = ()) -> s
     return found.pop() if len(found) == 1 else None
 
 
-def prefetch_call(
-    question: str, found: Enrichment, store: Store, me_names: Sequence[str] = ()
-) -> ToolCall | None:
-    """The search the question implies, or None when it needs no messages."""
+def prefetch_call(question: str, scoped: Scoped) -> ToolCall | None:
+    """The search the question implies inside the request's filters (its dates there, the
+    person it is about), or None when it needs no messages."""
     if not needs_messages(question):
         return None
     args: dict[str, str | int] = {"query": question.strip(), "limit": PREFETCH_LIMIT}
+    found = scoped.found
     if found.date_range:
         args["start_date"] = found.date_range[0].isoformat()
         args["end_date"] = found.date_range[1].isoformat()
-    person = named_person(question, store, me_names)
-    if person:
-        args["person"] = person
+    if scoped.person:
+        args["person"] = scoped.person
     return ToolCall("search_messages", args)
 
 
-def grounding_facts(question: str, hints: Sequence[str], coverage: str) -> Grounding:
-    """Exemption, which hints are stats evidence, and the coverage for abstentions."""
-    figures = tuple(h for h in hints if h.startswith(RANKING_NOTE))
-    return Grounding(exempt=not needs_messages(question), figures=figures, coverage=coverage)
+def grounding_facts(
+    question: str, hints: Sequence[str], coverage: str, answered: bool = False
+) -> Grounding:
+    """Exemption, which hints are stats evidence, and the coverage for abstentions.
+    `answered`: the stats already answer it (their figures are in `hints`), so the model only
+    words them — no tools and no grounding guard: its figures are held to the stats instead
+    (casper.agent.figures)."""
+    figures = tuple(h for h in hints if h.startswith((RANKING_NOTE, STATS_NOTE)))
+    exempt = answered or not needs_messages(question)
+    return Grounding(exempt=exempt, figures=figures, coverage=coverage)

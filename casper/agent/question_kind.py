@@ -1,7 +1,8 @@
 """PURE: which kind of question the stats answer, read from its words alone.
 
-"how many messages with Sam in 2023?" is a count, "who texts me most?" a ranking, "when did I
-last talk to Priya?" the last contact (and "first" the first). The stats route
+"how many messages with Sam in 2023?" is a count, "who texts me most?" a ranking, "which month
+did I text Sam the most?" messages by period, "when did I last talk to Priya?" the last contact
+(and "first" the first). The stats route
 (`casper.agent.stats_route`) and the fact route (`casper.agent.fact_route`) answer them;
 `casper chat` keeps the kind when a follow-up changes only the person or the period
 (`casper.agent.followup`). One place for the words, so the three agree.
@@ -29,6 +30,16 @@ COUNT = re.compile(
     re.IGNORECASE,
 )
 
+# messages counted per day, week, month or year: "which month did I text Sam the most?",
+# "messages per week with Mom", "my busiest year"
+VOLUME = re.compile(
+    r"\b(?:which|what) (?:day|week|month|year)\b.*\b(?:most|least|busiest|quietest)\b"
+    r"|\bbusiest (?:day|week|month|year)\b"
+    r"|\b(?:messages|texts)\b.*\b(?:per|each|every|by) (?:day|week|month|year)\b"
+    r"|\b(?:daily|weekly|monthly|yearly)\b.*\b(?:messages|texts)\b",
+    re.IGNORECASE,
+)
+
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 LAST = frozenset({"last", "latest", "lately", "recent", "recently", "most", "newest"})
 FIRST = frozenset({"first", "earliest", "start", "started", "begin", "began"})
@@ -42,7 +53,7 @@ CONTACT = frozenset(_CONTACT_WORDS.split())
 
 def is_stats_question(question: str) -> bool:
     """True for ranking and counting questions that search hits cannot answer."""
-    return bool(RANKING.search(question) or COUNT.search(question))
+    return bool(RANKING.search(question) or COUNT.search(question) or VOLUME.search(question))
 
 
 def edge(words: Sequence[str]) -> Literal["last", "first"] | None:

@@ -1,20 +1,26 @@
-"""PURE: does the text an answer attributes to `[#rowid]` appear in that message?
+"""PURE: what an answer says of the messages it cites, checked against those messages, and the
+messages it shows rendered from them.
 
-Imports: stdlib only (difflib). Used by `agent.answer`, which reads the cited messages (and
-their neighbours in the same chat) from the store and runs this on every answer, whatever
-wrote it: the model through a server or in-process, the search-only path, the stats.
+Imports: stdlib, casper.agent.quoting. `casper.agent.verify` reads the cited messages from the
+store and runs `check` on every answer, whatever wrote it: a model through a server or
+in-process, the search-only answer, the stats.
 
-What counts as attributed (a paraphrase in the answer's own words is not checked: it claims
-no wording):
-- a quotation ("…" or “…”) in the same sentence as a `[#rowid]`: the tags after it up to the
-  next quotation or the sentence's end, else the tags before it in that sentence;
-- a transcript line: `[#rowid] Sam Rivera: text` (the text after the tag) or
-  `Sam Rivera: text [#rowid]` (the text before it), as Casper itself prints messages.
-
-A claim holds when its words are contained, fuzzily, in the cited message or its context
-window: the exact words in order, or a close alignment (difflib's ratio over the best
-window, as a "partial ratio"), or most of its words present. Thresholds were set on the
-cases in `bench/citations.py` (docs/reliability.md#misquoted-citations).
+- A **message line** shows a message: a line led by `[#id]` (`[#12] 2023-11-03 18:43 Sam Rivera:
+  text`, or only `[#12] text`), or a transcript line that names a sender and ends with the tag
+  (`- Sam: text [#12]`). What the reader sees of it — sender, day and time, words — is the
+  message's own: a line that agrees is kept as written, any other is written again from the
+  message. One whose words are not that message's, whose sender is someone else or whose time
+  is another is a misattribution: written again from the message and marked `CORRECTED` on
+  that same line.
+- A **quotation** ("…" or “…”) with a `[#id]` in its sentence (the tags after it, else before
+  it) claims that message's words; a sender named just before the tag or the quotation ("Sam
+  said …") claims its sender. One that fails loses its tag and is marked `MARK` where it ends.
+- Words hold when they are that message's words — the same words in order, whatever the case,
+  punctuation or apostrophes, a part of them, or parts joined by an ellipsis — within that one
+  message: a neighbour's words, sender or time are never that message's. A paraphrase claims
+  no wording and is not judged (a neighbour may support it).
+- An answer that ends in a half-written citation (`[#2`) was cut off: the half tag goes and
+  `CUT_OFF` ends it.
 """
 
 from __future__ import annotations
@@ -22,174 +28,319 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+
+from casper.agent.quoting import message_line, quote
+
+MARK = " (not in the cited message)"
+CORRECTED = " (corrected: the answer misquoted this message)"
+CUT_OFF = "(the answer was cut off here)"
+MARKS = (MARK, CORRECTED)  # what says, on its line, that a citation failed
+MIN_WORDS = 1  # words a quotation needs to claim wording: "yes" on a message that says "no" lies
 
 _TAG = re.compile(r"\[#(\d+)\]")
+_GROUP = re.compile(r"\[#\d+\](?:[ \t]*\[#\d+\])*")  # tags side by side cite one thing
+_CUT = re.compile(r"\[(?:#\d*)?[ \t]*\Z")
 _QUOTE = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-# "- 2023-11-20, Sam Rivera: text", "… Me: text", "Sam (2023-11-20 17:40): text"
-_SPEAKER = re.compile(
-    r"^[\s\-*•>…\.,:]*(?:\(?[\d\-/:T,. ]{4,}\)?[,\s]*)?(?:…|\.\.\.)?\s*"
-    r"(?P<name>[A-Za-zÀ-ÿ'’][\w'’\-. ]{0,40}?)\s*(?:\([^)\n]{0,40}\))?\s*:\s+(?P<text>\S.*)$"
+_BULLETS = " \t-*•>…"
+_WHEN = re.compile(r"\(?(\d{4}-\d{2}-\d{2})(?:[ T,]+(\d{1,2}:\d{2}))?\)?[,:]?\s+")
+_SPEAKER = re.compile(r"(?P<name>[^:\n\"“”]{1,60}?)\s*:\s+(?P<text>\S.*)")
+_ASIDE = re.compile(r"\s*\([^)\n]*\)\s*$")  # "Alex Chen (in Climbing crew)"
+_SAYS = re.compile(
+    r"(?P<name>[\w'’+.-]+(?: [\w'’+.-]+){0,2})\s+(?:said|says|wrote|writes|texted|replied|"
+    r"asked|answered|told|mentioned|suggested|offered|promised|agreed)\b[^.!?\"“]*$",
+    re.IGNORECASE,
 )
-_WORD = re.compile(r"\w+")
-# words every message has: "is it pouring where you are" is not "is it humid where you are"
-_FUNCTION_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        """a an and are as at be but by can do did for from had has have he her his i if in is
-        it its m me my no not of on or our re s she so t that the their them they this to was
-        we were what when where who will with you your""",
-    )
-)
-PARTIAL_RATIO = 0.8  # difflib ratio of the claim against its best-aligned window of the source
-WORD_SHARE = 0.75  # share of the claim's content words the source holds (order aside)
-MIN_WORDS = 2  # a claim of one word ("ok") is not a quote worth checking
-MARK = " (not in the cited message)"
+_WORDS = re.compile(r"\w+")
+_ELLIPSIS = re.compile(r"…|\.{3,}")
 
 
 @dataclass(frozen=True, slots=True)
-class Claim:
-    """Text the answer attributes to one or more cited messages (it holds if any says it)."""
+class Cited:
+    """A cited message as the store has it, as a message line shows it."""
 
-    rowids: tuple[int, ...]
+    rowid: int
+    when: str  # local "YYYY-MM-DD HH:MM"
+    sender: str  # "me" or the display name
+    speaker: str  # who sent it: "me" or the person's id (what `people` maps names to)
     text: str
-    end: int  # where the claim's tags end in the answer: the mark goes there
-    tags: tuple[tuple[int, int], ...] = ()  # where its `[#rowid]` tags are in the answer
 
 
 @dataclass(frozen=True, slots=True)
 class Checked:
-    """The answer with misattributed citations removed and their claims marked."""
+    """The answer as the reader gets it, and what the check found."""
 
     answer: str
-    claims: int  # claims checked
-    misattributed: tuple[int, ...]  # rowids cited for text they do not hold, in answer order
-    kept: tuple[int, ...]  # rowids still cited after the check
+    claims: int  # message lines, quotations and named senders checked
+    misattributed: tuple[int, ...]  # ids an answer gave words, a sender or a time they lack
+    kept: tuple[int, ...]  # ids still cited
+    cut_off: bool = False  # it ended in a half-written citation
 
 
-def claims(answer: str) -> list[Claim]:
-    """Every quotation and transcript line the answer attributes to `[#rowid]`s."""
-    found: list[Claim] = []
-    offset = 0
-    for line in answer.split("\n"):
-        body = line.rstrip()
-        if _TAG.search(body):
-            found += [
-                Claim(c.rowids, c.text, c.end + offset, _shift(c.tags, offset))
-                for c in (_quoted(body) or _transcript(body))
-            ]
-        offset += len(line) + 1
-    return [c for c in found if len(_words(c.text)) >= MIN_WORDS]
+@dataclass
+class _Tally:
+    claims: int = 0
+    bad: dict[int, None] | None = None
+
+    def judged(self, rowids: list[int]) -> None:
+        self.claims += 1
+        if rowids:
+            self.bad = {**(self.bad or {}), **dict.fromkeys(rowids)}
 
 
-def holds(claim: str, source: str) -> bool:
-    """True when the claim's words are (fuzzily) contained in the source text."""
-    said, where = _norm(claim), _norm(source)
-    if not said or said in where:
-        return True
-    words = [w for w in _words(claim) if w not in _FUNCTION_WORDS]
-    held = set(_words(source))
-    if len(words) >= MIN_WORDS and sum(w in held for w in words) / len(words) >= WORD_SHARE:
-        return True  # the same words, reordered or with a few left out
-    return partial_ratio(said, where) >= PARTIAL_RATIO
+def check(answer: str, cited: Mapping[int, Cited], people: Mapping[str, frozenset[str]]) -> Checked:
+    """The answer with every message it shows rendered from `cited` (the messages by id),
+    failed message lines corrected and marked, failed quotations marked and uncited; `people`
+    maps each name an answer may write (lower case) to who it can mean. Ids not in `cited`
+    are not judged."""
+    text = answer.rstrip()
+    cut = _CUT.search(text)
+    if cut is not None:
+        text = text[: cut.start()].rstrip()
+    tally = _Tally()
+    lines = [_line(line, cited, people, tally) for line in text.split("\n")]
+    out = "\n".join(lines).strip()
+    if cut is not None:
+        out = f"{out}\n{CUT_OFF}" if out else CUT_OFF
+    return Checked(out, tally.claims, tuple(tally.bad or ()), cited_ids(out), cut is not None)
 
 
-def partial_ratio(short: str, long: str) -> float:
-    """The best difflib ratio of `short` against a window of `long` of its length, windows
-    starting where the two share a block (the partial ratio of fuzzy matching)."""
-    if len(short) > len(long):
-        short, long = long, short
-    if not short:
-        return 0.0
-    best = 0.0
-    for block in SequenceMatcher(None, short, long, autojunk=False).get_matching_blocks():
-        start = max(0, min(block.b - block.a, len(long) - len(short)))
-        window = long[start : start + len(short)]
-        best = max(best, SequenceMatcher(None, short, window, autojunk=False).ratio())
-        if best == 1.0:
-            break
-    return best
-
-
-def check(answer: str, sources: Mapping[int, str]) -> Checked:
-    """Remove each `[#rowid]` cited for text its message (and neighbours: `sources[rowid]`)
-    does not hold, and mark that claim. Rowids with no source are not judged."""
-    bad: dict[int, None] = {}
-    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), applied from the end
-    found = claims(answer)
-    for claim in found:
-        judged = [r for r in claim.rowids if r in sources]
-        if judged and not any(holds(claim.text, sources[r]) for r in judged):
-            bad.update(dict.fromkeys(judged))
-            edits.append((claim.end, claim.end, MARK))
-            edits += [(start, end, "") for start, end in claim.tags]
-    if not bad:
-        return Checked(answer, len(found), (), _cited(answer))
-    text = answer
-    for start, end, new in sorted(set(edits), key=lambda e: (e[0], e[1]), reverse=True):
-        text = text[:start] + new + text[end:]
-    text = re.sub(r"[ \t]+(?=[ \t.,;:!?)]|$)", "", text, flags=re.M)
-    text = re.sub(r"(?<=\S)[ \t]{2,}", " ", text)
-    text = re.sub(r"^[ \t]+", "", text, flags=re.M).strip()
-    return Checked(text, len(found), tuple(bad), _cited(text))
-
-
-def _quoted(line: str) -> list[Claim]:
-    spans = [(m.start(), m.end(), m.group(1) or m.group(2)) for m in _QUOTE.finditer(line)]
-    out: list[Claim] = []
-    for i, (start, end, text) in enumerate(spans):
-        stop = spans[i + 1][0] if i + 1 < len(spans) else len(line)
-        sentence_end = _SENTENCE_END.search(line, end)
-        if sentence_end is not None:
-            stop = min(stop, sentence_end.end())
-        after = list(_TAG.finditer(line, end, stop))
-        if after:
-            out.append(_claim(after, text, after[-1].end()))
+def holds(words: str, text: str) -> bool:
+    """True when `words` are `text`'s: the same words in order, in any case and punctuation,
+    a part of them, or parts an ellipsis joins, in that order."""
+    have = _tokens(text)
+    at = 0
+    for piece in _ELLIPSIS.split(words):
+        want = _tokens(piece)
+        if not want:
             continue
-        begin = spans[i - 1][1] if i else 0
-        ends = [m.end() for m in _SENTENCE_END.finditer(line, begin, start)]
-        begin = ends[-1] if ends else begin
-        before = list(_TAG.finditer(line, begin, start))
-        if before:
-            out.append(_claim(before, text, end))
-    return out
+        found = _find(want, have, at)
+        if found < 0:
+            return False
+        at = found + len(want)
+    return True
 
 
-def _transcript(line: str) -> list[Claim]:
-    tags = list(_TAG.finditer(line))
-    out: list[Claim] = []
-    leads = not line[: tags[0].start()].strip(" \t-*•>")
-    for i, tag in enumerate(tags):
-        if leads:  # "[#12] Sam: text [#13] Dana: text": the text after each tag
-            stop = tags[i + 1].start() if i + 1 < len(tags) else len(line)
-            part, end = line[tag.end() : stop], stop
-        else:  # "Sam: text [#12]": the text before it
-            begin = tags[i - 1].end() if i else 0
-            part, end = line[begin : tag.start()], tag.end()
-        spoken = _SPEAKER.match(part.rstrip())
-        if spoken is not None:
-            out.append(_claim([tag], spoken.group("text"), end))
-    return out
+# ---- one line ------------------------------------------------------------------------------
+def _line(
+    line: str, cited: Mapping[int, Cited], people: Mapping[str, frozenset[str]], tally: _Tally
+) -> str:
+    groups = list(_GROUP.finditer(line))
+    if not groups or not any(int(r) in cited for g in groups for r in _TAG.findall(g.group())):
+        return line
+    lead = line[: groups[0].start()]
+    if not lead.strip(_BULLETS):
+        return lead + _shown(line, groups, cited, people, tally, leads=True)
+    if _is_transcript(line, groups, people):
+        return _shown(line, groups, cited, people, tally, leads=False)
+    return _prose(line, cited, people, tally)
 
 
-def _claim(tags: list[re.Match[str]], text: str, end: int) -> Claim:
-    rowids = tuple(int(m.group(1)) for m in tags)
-    return Claim(rowids, text, end, tuple((m.start(), m.end()) for m in tags))
+def _shown(
+    line: str,
+    groups: list[re.Match[str]],
+    cited: Mapping[int, Cited],
+    people: Mapping[str, frozenset[str]],
+    tally: _Tally,
+    *,
+    leads: bool,
+) -> str:
+    """Message lines: each group of tags with the part it shows (after it when the tags lead,
+    before it otherwise), kept when it agrees with the message, else written again from it."""
+    out: list[str] = []
+    failed = False
+    for i, group in enumerate(groups):
+        if leads:
+            stop = groups[i + 1].start() if i + 1 < len(groups) else len(line)
+            part, bullet = line[group.end() : stop], ""
+        else:
+            begin = groups[i - 1].end() if i else 0
+            raw = line[begin : group.start()]
+            bullet = raw[: len(raw) - len(raw.lstrip(_BULLETS))]
+            part = raw[len(bullet) :]
+        rowids = [int(r) for r in _TAG.findall(group.group())]
+        known = [cited[r] for r in rowids if r in cited]
+        if not known:
+            out.append(bullet + part + group.group() if not leads else group.group() + part)
+            continue
+        when, name, words = _parts(part)
+        agree = [m for m in known if _agrees(m, when, name, words, people)]
+        tally.judged([] if agree else [m.rowid for m in known])
+        failed |= not agree
+        m = (agree or known)[0]
+        shown = group.group() + part if leads else bullet + part + group.group()
+        if agree and _verbatim(words, m.text):  # as written: its own words, its own sender
+            out.append(shown)
+        else:
+            written = _render(m, when is not None, leads)
+            out.append(written if leads else bullet + written)
+    # led: the parts side by side; ended: what follows the last tag (a full stop) stays
+    tail = line[groups[-1].end() :]
+    text = (" ".join(s.rstrip() for s in out) if leads else "".join(out) + tail).rstrip()
+    return text + CORRECTED if failed else text
 
 
-def _shift(spans: tuple[tuple[int, int], ...], by: int) -> tuple[tuple[int, int], ...]:
-    return tuple((start + by, end + by) for start, end in spans)
+def _parts(part: str) -> tuple[tuple[str, str | None] | None, str | None, str]:
+    """(the day and time written, the sender named, the words) of what a message line shows."""
+    text = part.strip()
+    when = None
+    found = _WHEN.match(text + " ")
+    if found:
+        when = (found.group(1), found.group(2))
+        text = text[found.end() :].strip() if found.end() <= len(text) else ""
+    spoken = _SPEAKER.fullmatch(text)
+    if spoken is None or '"' in spoken["name"]:
+        return when, None, text
+    return when, _ASIDE.sub("", spoken["name"]).strip(_BULLETS + "*"), spoken["text"].strip()
 
 
-def _cited(text: str) -> tuple[int, ...]:
+def _agrees(
+    m: Cited,
+    when: tuple[str, str | None] | None,
+    name: str | None,
+    words: str,
+    people: Mapping[str, frozenset[str]],
+) -> bool:
+    if when is not None:
+        day, clock = when
+        if day != m.when[:10] or (clock is not None and clock.zfill(5) != m.when[11:16]):
+            return False
+    if name is not None and m.speaker not in people.get(name.lower(), frozenset()):
+        return False
+    unquoted = words.strip().strip('"“”').strip()
+    return len(_tokens(unquoted)) < MIN_WORDS or holds(unquoted, m.text)
+
+
+def _render(m: Cited, dated: bool, leads: bool) -> str:
+    if leads:
+        return message_line(m.rowid, m.when if dated else "", m.sender, m.text)
+    when = f"{m.when} " if dated else ""
+    return f"{when}{quote(m.sender)}: {quote(m.text)} [#{m.rowid}]"
+
+
+def _verbatim(words: str, text: str) -> bool:
+    """The words shown are the message's, as a message line writes them (one line; a long
+    one may end early in "…")."""
+    shown, said = " ".join(words.split()), " ".join(quote(text).split())
+    return shown == said or (shown.endswith("…") and said.startswith(shown[:-1]) and len(shown) > 1)
+
+
+def _is_transcript(
+    line: str, groups: list[re.Match[str]], people: Mapping[str, frozenset[str]]
+) -> bool:
+    """ "- Sam: text [#12]": every part before a tag names a sender someone has, and nothing
+    but tags follows the last one."""
+    if line[groups[-1].end() :].strip(" .,;"):
+        return False
+    begin = 0
+    for group in groups:
+        _, name, _ = _parts(line[begin : group.start()].lstrip(_BULLETS))
+        if name is None or name.lower() not in people:
+            return False
+        begin = group.end()
+    return True
+
+
+# ---- prose: quotations and named senders --------------------------------------------------
+def _prose(
+    line: str, cited: Mapping[int, Cited], people: Mapping[str, frozenset[str]], tally: _Tally
+) -> str:
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
+    for rowids, words, end, tags, name in _claims(line, people):
+        known = [cited[r] for r in rowids if r in cited]
+        if not known:
+            continue
+        said = [m for m in known if (not words or holds(words, m.text))]
+        said = [m for m in said if name is None or m.speaker in people[name]]
+        tally.judged([] if said else [m.rowid for m in known])
+        if not said:
+            edits.append((end, end, MARK))
+            edits += [(_spaced(line, start, stop), stop, "") for start, stop in tags]
+    for start, stop, new in sorted(set(edits), reverse=True):
+        line = line[:start] + new + line[stop:]
+    if edits:
+        line = re.sub(r"[ \t]+(?=[ \t.,;:!?)]|$)", "", line)
+        line = re.sub(r"(?<=\S)[ \t]{2,}", " ", line)
+    return line
+
+
+Claim = tuple[list[int], str, int, list[tuple[int, int]], str | None]
+
+
+def _claims(line: str, people: Mapping[str, frozenset[str]]) -> list[Claim]:
+    """(ids, quoted words or "", where the mark goes, the tags' spans, the sender named) for
+    each quotation with tags in its sentence, and each sentence naming who said what it cites."""
+    found: list[Claim] = []
+    quotes = [(m.start(), m.end(), m.group(1) or m.group(2)) for m in _QUOTE.finditer(line)]
+    used: set[int] = set()
+    for i, (start, end, words) in enumerate(quotes):
+        stop = quotes[i + 1][0] if i + 1 < len(quotes) else len(line)
+        sentence_end = _SENTENCE_END.search(line, end)
+        stop = min(stop, sentence_end.end()) if sentence_end else stop
+        # tags inside the quotation ("I'm in [#12]") or after it in its sentence claim it
+        tags = list(_TAG.finditer(line, start, stop))
+        mark = tags[-1].end() if tags and tags[-1].start() >= end else end
+        words = _TAG.sub(" ", words)
+        if not tags:
+            begin = quotes[i - 1][1] if i else _sentence_start(line, start)
+            tags = list(_TAG.finditer(line, max(begin, _sentence_start(line, start)), start))
+        if not tags:
+            continue
+        used.update(t.start() for t in tags)
+        text = words if len(_tokens(words)) >= MIN_WORDS else ""
+        name = _named(line[_sentence_start(line, start) : start], people)
+        found.append(([int(t.group(1)) for t in tags], text, mark, _spans(tags), name))
+    for tag in _TAG.finditer(line):  # "Sam said he'd bring pie [#12]": who, not what
+        if tag.start() in used:
+            continue
+        name = _named(line[_sentence_start(line, tag.start()) : tag.start()], people)
+        if name is not None:
+            found.append(([int(tag.group(1))], "", tag.end(), _spans([tag]), name))
+    return found
+
+
+def _named(before: str, people: Mapping[str, frozenset[str]]) -> str | None:
+    """The sender a sentence names as the one who said it ("Sam said", "You wrote"), if any
+    name someone has."""
+    said = _SAYS.search(_TAG.sub(" ", before))
+    if said is None:
+        return None
+    words = said["name"].lower().split()
+    for size in range(len(words), 0, -1):  # the longest name that ends just before the verb
+        name = " ".join(words[-size:])
+        if name in people:
+            return name
+    return None
+
+
+def _spaced(line: str, start: int, stop: int) -> int:
+    """Where a tag's removal starts: with the spaces before it when it closes a quotation."""
+    if line[stop : stop + 1] in ('"', "”"):
+        return len(line[:start].rstrip(" \t"))
+    return start
+
+
+def _sentence_start(line: str, at: int) -> int:
+    ends = [m.end() for m in _SENTENCE_END.finditer(line, 0, at)]
+    return ends[-1] if ends else 0
+
+
+def _spans(tags: list[re.Match[str]]) -> list[tuple[int, int]]:
+    return [(t.start(), t.end()) for t in tags]
+
+
+def cited_ids(text: str) -> tuple[int, ...]:
+    """The ids an answer cites, in order, each once."""
     return tuple(dict.fromkeys(int(m) for m in _TAG.findall(text)))
 
 
-def _norm(text: str) -> str:
-    text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
-    return " ".join(_WORD.findall(text))
+def _tokens(text: str) -> list[str]:
+    folded = text.replace("\u2019", "").replace("\u2018", "").replace("'", "").lower()
+    return _WORDS.findall(folded.replace("⏎", " "))
 
 
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.replace("\u2019", "'").lower())
+def _find(want: list[str], have: list[str], start: int) -> int:
+    for i in range(start, len(have) - len(want) + 1):
+        if have[i : i + len(want)] == want:
+            return i
+    return -1

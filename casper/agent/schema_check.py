@@ -59,8 +59,9 @@ def _wrong(prop: Mapping[str, JSONValue], value: object) -> str | None:
     if value is None:
         return None
     kind = prop.get("type")
-    if kind is not None and not _is(kind, value):
-        return _TYPES.get(str(kind), str(kind))
+    kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    if kinds and not any(_is(k, value) for k in kinds):
+        return " or ".join(_TYPES.get(str(k), str(k)) for k in kinds)
     choices = prop.get("enum")
     if isinstance(choices, list | tuple) and value not in choices:
         return "one of " + ", ".join(str(c) for c in choices)

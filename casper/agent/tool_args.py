@@ -39,6 +39,9 @@ class Arg:
     description: str | None = None
     bounds: tuple[int, int] | None = None  # an integer is clamped into [lo, hi]
     lstrip: str = ""  # stripped from the front once read ("#12" is message 12)
+    # a string argument the schema also takes as a whole number, read as its digits: a message
+    # id, which every result shows as `[#2441]`, is written 2441 as often as "2441"
+    integer_too: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,7 @@ def schema(args: type) -> dict[str, JSONValue]:
     """The JSON Schema object of the tool whose arguments are the dataclass `args`."""
     properties: dict[str, JSONValue] = {}
     for f in _fields(args):
-        prop: dict[str, JSONValue] = {"type": f.kind}
+        prop: dict[str, JSONValue] = {"type": ["integer", f.kind] if f.arg.integer_too else f.kind}
         if f.arg.description is not None:
             prop["description"] = f.arg.description
         if f.choices:
@@ -77,7 +80,9 @@ def client_schema(parameters: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
         return dict(parameters)
     capped: dict[str, JSONValue] = {}
     for name, prop in properties.items():
-        free = isinstance(prop, Mapping) and prop.get("type") == "string" and "enum" not in prop
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        text = kind == "string" or (isinstance(kind, list) and "string" in kind)  # id: int too
+        free = text and isinstance(prop, Mapping) and "enum" not in prop
         capped[name] = {**prop, "maxLength": MAX_ARGUMENT_CHARS} if free else prop  # type: ignore[dict-item]
     return {**parameters, "properties": capped}
 
@@ -171,5 +176,7 @@ def _fields(args: type) -> tuple[_Field, ...]:
             raise TypeError(
                 f"{where}: an integer argument needs a default, a string one None or text"
             )
+        if extra.integer_too and (kind != "string" or choices):
+            raise TypeError(f"{where}: only a free string argument is taken as a number too")
         out.append(_Field(field.name, kind, extra, required, default, choices))
     return tuple(out)

@@ -268,7 +268,7 @@ def get_contact_stats(box: Toolbox, a: StatsArgs) -> Shown:
 @dataclass(frozen=True, slots=True)
 class ContextArgs:
     # models copy the `[#id]` marker: "#1234" is message 1234
-    message_id: Annotated[str, Arg("a message id like 1234", lstrip="#")]
+    message_id: Annotated[str, Arg("a message id like 1234", lstrip="#", integer_too=True)]
     before: Annotated[int, Arg(bounds=(0, 20))] = 5
     after: Annotated[int, Arg(bounds=(0, 20))] = 5
 
@@ -293,8 +293,9 @@ def get_conversation_context(box: Toolbox, a: ContextArgs) -> Shown:
 
 @dataclass(frozen=True, slots=True)
 class VolumeArgs:
-    start_date: Annotated[str, DATE]
-    end_date: Annotated[str, DATE]
+    # neither date: the whole history; one: from it, or up to it
+    start_date: Annotated[str | None, DATE] = None
+    end_date: Annotated[str | None, DATE] = None
     person: Annotated[str | None, Arg("only this contact")] = None
     period: Period = "month"
     top_n: Annotated[int, Arg(bounds=(1, 20))] = 5
@@ -303,7 +304,8 @@ class VolumeArgs:
 @tool(
     "get_message_volume_by_period",
     "Count messages per day/week/month/year and rank contacts by how much the user texted "
-    "them. Use for 'who did I talk to most', 'how often', 'when did we talk most'.",
+    "them. Use for 'who did I talk to most', 'how often', 'when did we talk most'. Without "
+    "dates: the whole history.",
     VolumeArgs,
     shows_messages=False,
 )
@@ -314,7 +316,7 @@ def get_message_volume_by_period(box: Toolbox, a: VolumeArgs) -> Shown:
         box.store, box.tz, start, end, period=a.period, person_id=person_id, top_n=a.top_n
     )
     if not buckets:
-        return f"no messages between {a.start_date} and {a.end_date}", []
+        return f"no messages {_between(a.start_date, a.end_date)}", []
     names = box.store.names()
     lines = [
         f"{key}: " + ", ".join(f"{box.field(names.get(p, p))} {n}" for p, n in ranked)
@@ -326,6 +328,12 @@ def get_message_volume_by_period(box: Toolbox, a: VolumeArgs) -> Shown:
         top = top_people(box.store, box.tz, start, end, a.top_n)
     summary = "whole range: " + ", ".join(f"{box.field(names.get(p, p))} {n}" for p, n in top)
     return "\n".join([summary, *lines]), []
+
+
+def _between(start: str | None, end: str | None) -> str:
+    if start and end:
+        return f"between {start} and {end}"
+    return f"since {start}" if start else f"until {end}" if end else "at all"
 
 
 SPECS: tuple[ToolSpec, ...] = tuple(t.spec for t in TOOLS.values())  # the five, as a value

@@ -1,34 +1,55 @@
-"""The citation check on a finished answer: what it attributes to `[#rowid]` against the
-messages themselves, read from the store (never from the tool results' text).
+"""The citation check on a finished answer: what it says of the messages it cites against the
+messages themselves, read from the store (never from the tool results' text), and the messages
+it shows rendered from them (casper.agent.quotes).
 
-Imports: casper.agent.quotes, casper.store. Each cited message is read with its neighbours in
-the same chat (`CONTEXT` each side): an answer that quotes the reply next to the message it
-cites still quotes the conversation it cites.
+Imports: casper.agent.quotes, casper.dates.zones, casper.records, casper.store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import tzinfo
+
 from casper.agent import quotes
+from casper.dates.zones import iso
+from casper.records import ME
 from casper.store.db import Store
 
-CONTEXT = 3  # neighbours each side of a cited message whose words it may quote
+OWNER_WORDS = ("me", "i", "you", "myself", "yourself", "the user")  # how answers name the owner
 
 
-def sources(store: Store, rowids: tuple[int, ...]) -> dict[int, str]:
-    """rowid → the cited message and its neighbours as `sender: text` lines (unknown rowids
-    are left out: they are not judged here; the core removes ids no result showed)."""
+def cited(store: Store, rowids: Sequence[int], tz: tzinfo) -> dict[int, quotes.Cited]:
+    """rowid → the message as the store has it (ids no message has are left out: they are
+    not judged here; the core removes ids no result showed)."""
     names = store.names()
-    out: dict[int, str] = {}
-    for rowid in rowids:
-        message = store.message(rowid)
-        if message is None:
+    out: dict[int, quotes.Cited] = {}
+    for rowid in dict.fromkeys(rowids):
+        m = store.message(rowid)
+        if m is None:
             continue
-        window = store.context(message, CONTEXT, CONTEXT)
-        out[rowid] = "\n".join(f"{names.get(m.sender, m.sender)}: {m.text}" for m in window)
+        when = (iso(m.ts, tz) or "")[:16].replace("T", " ")
+        sender = "me" if m.sender == ME else names.get(m.sender, m.sender)
+        out[rowid] = quotes.Cited(rowid, when, sender, m.sender, m.text)
     return out
 
 
-def verify(answer: str, store: Store) -> quotes.Checked:
-    """The answer with every misattributed citation removed and its claim marked."""
-    cited = tuple(dict.fromkeys(c for claim in quotes.claims(answer) for c in claim.rowids))
-    return quotes.check(answer, sources(store, cited))
+def people(store: Store, me_names: Sequence[str] = ()) -> dict[str, frozenset[str]]:
+    """Each name an answer may write for a sender (lower case) → who it can mean: every name
+    on a card and its first word, and the owner's words and names."""
+    found: dict[str, set[str]] = {}
+    for p in store.people():
+        forms = {*p.name_forms(), p.name.split()[0] if p.name.split() else p.name}
+        for form in forms:
+            if form.strip():
+                found.setdefault(form.strip().lower(), set()).add(p.id)
+    for word in (*OWNER_WORDS, *me_names):
+        if word.strip():
+            found.setdefault(word.strip().lower(), set()).add(ME)
+    return {name: frozenset(ids) for name, ids in found.items()}
+
+
+def verify(answer: str, store: Store, tz: tzinfo, me_names: Sequence[str] = ()) -> quotes.Checked:
+    """The answer as the reader gets it: every message it shows rendered from the store,
+    every misattribution corrected or marked on its line, a cut-off said."""
+    messages = cited(store, quotes.cited_ids(answer), tz)
+    return quotes.check(answer, messages, people(store, me_names))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from casper.agent.core import Limits
+from casper.agent.scope import Filters
 from casper.app.coverage import coverage_days, nothing_then, outside
 from casper.app.documents import hit_json, message_json
 from casper.app.optional_models import engine_loaded, engine_unavailable, not_reranked_because
@@ -337,6 +338,7 @@ def ask(rt: Runtime, req: AskRequest, emit: Emit = ignore) -> AskDoc:
         me_names=me_names(rt.cfg, store),
         no_llm=req.no_llm,
         privacy=privacy,
+        filters=scope.filters(store, req, days),
     )
     reranked = ran_json(rt, True, run.reranked)
     if not run.reranked and not run.searches:
@@ -406,6 +408,22 @@ class AskScope:
     until: float | None = None
     person_id: str | None = None
     chat_id: int | None = None
+
+    def filters(
+        self, store: Store, req: AskRequest, days: tuple[date | None, date | None]
+    ) -> Filters:
+        """The scope as the agent reads the question inside it (casper.agent.scope), with how
+        each filter was written, for the notes that say a filter was used."""
+        written = [f"--{k} {v}" for k, v in (("since", req.since), ("until", req.until)) if v]
+        chat = store.chat(self.chat_id) if self.chat_id is not None else None
+        return Filters(
+            days=days,
+            person_id=self.person_id,
+            chat_id=self.chat_id,
+            said_days=" ".join(written),
+            said_person=f"--person {req.person}" if req.person else "",
+            chat_name=chat.name if chat is not None else "",
+        )
 
     def within(self, options: dict[str, Any]) -> dict[str, Any]:
         """A search the agent (or the prefetch) asks for, kept inside the scope: its person

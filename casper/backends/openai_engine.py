@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from casper.backends.loading import brief
 from casper.backends.mlx_engine import VisibleStream, plain_messages
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
 DescribeTools = Callable[[Sequence[ToolSpec]], str]
 CONNECT_S = 5.0  # a server on this machine accepts at once, or it is not running
 NO_KEY = "no-key"  # sent as the bearer token when the config names no key
+NAME_IT = (
+    'name the model: --model NAME, or llm_model = "NAME" in config.toml, and it is not asked '
+    "(mlx_lm.server calls the model it was started with default_model)"
+)
 
 
 @dataclass
@@ -282,15 +287,32 @@ class OpenAIEngine:
         try:
             listed = self._listed_models()
         except Exception as exc:  # noqa: BLE001 - mapped to one user-facing error
-            raise self._failure(type(exc), exc) from None
+            raise self._models_failure(exc) from None
         if len(listed) == 1:
             self.model = self.name = listed[0]
             return listed[0]
         said = f"it serves {', '.join(listed[:8])}" if listed else "it lists no models"
         raise ModelServerFailed(
-            f"which model should the server at {self.base_url} use? {said}",
-            hint='name it: --model NAME, or llm_model = "NAME" in config.toml '
-            "(mlx_lm.server calls the model it was started with default_model)",
+            f"which model should the server at {self.base_url} use? {said}", hint=NAME_IT
+        )
+
+    def _models_failure(self, exc: BaseException) -> ModelServerFailed:
+        """Asking the server which model it serves failed: the request that did, and what it
+        answered (mlx_lm.server answers GET /v1/models with a 200 and no body when it cannot
+        scan the Hugging Face cache); naming the model skips the request."""
+        import openai
+
+        if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
+            return self._failure(type(exc), exc)  # nothing answered: not about this request
+        call = f"GET {urlsplit(self.base_url).path.rstrip('/')}/models"
+        if isinstance(exc, openai.APIStatusError):
+            said = f"answered HTTP {exc.status_code}"
+        else:
+            cause = exc if isinstance(exc, ValueError) else exc.__cause__
+            empty = isinstance(cause, json.JSONDecodeError) and not cause.doc.strip()
+            said = "answered with an empty body" if empty else "answered with no model list"
+        return ModelServerFailed(
+            f"the model server at {self.base_url} failed {call}: it {said}", hint=NAME_IT
         )
 
     def _listed_models(self) -> list[str]:

@@ -21,6 +21,18 @@ _GENERIC_OK = re.compile(  # months alone are names too ("June"): _month handles
 )
 
 Span = tuple[date, date]
+_NEVER_A_THING = frozenset({"today", "yesterday", "tonight", "tomorrow", "now", "weekend"})
+_NEXT_WORD = re.compile(r" ([a-z][a-z'’-]*)\b")  # the next word, lowercase, after one space
+# what follows a day's name when it says when: the time of day, a word of the sentence
+_NOT_A_NOUN = frozenset(
+    """morning mornings afternoon afternoons evening evenings night nights noon midnight
+    week weekend day time eve break
+    a an the at on in to for with from of by about around after before until till during
+    and or but so then too again ago if when while as than this that these those next last
+    i me my we us our you your he him his she her they them their it its
+    is was were are be been am did do does done had has have will would could should can
+    might must may shall not no""".split()  # noqa: SIM905 - a word list reads better as text
+)
 
 
 def find_dates(
@@ -39,15 +51,41 @@ def find_dates(
     ("in January") mean the latest such month that has messages, not an empty one.
     """
     local = now.astimezone(tz) if now.tzinfo else now
-    found = first_rule(question, local.date(), tz.key, locale, coverage)
-    if found:
-        span, match = found
-        return span, match.group(0).strip()
-    generic = _generic(question, local.replace(tzinfo=None))
-    if generic:
-        day, phrase = generic
-        return (day, day), phrase
+    text = question
+    for _ in range(4):  # each round masks one name that turned out to name a thing
+        found = first_rule(text, local.date(), tz.key, locale, coverage)
+        if found:
+            span, match = found
+            if names_a_thing(text, match.start(), match.end()):
+                text = _masked(text, match.start(), match.end())
+                continue
+            return span, match.group(0).strip()
+        generic = _generic(text, local.replace(tzinfo=None))
+        if generic:
+            day, phrase = generic
+            at = text.lower().find(phrase.lower())
+            if at >= 0 and names_a_thing(text, at, at + len(phrase)):
+                text = _masked(text, at, at + len(phrase))
+                continue
+            return (day, day), phrase
+        return None
     return None
+
+
+def names_a_thing(text: str, start: int, end: int) -> bool:
+    """True when the date phrase `text[start:end]` is a bare weekday, month or holiday name
+    right before a noun: "Sunday dinner", "Friday drinks", "Easter brunch", "the January
+    sales" name a thing, and the word is one to search, not a day ("on Sunday", "Friday
+    night", "last Easter", "Sunday at 5" stay dates)."""
+    phrase = LEADING.sub("", text[start:end].strip())
+    if not phrase.isalpha() or phrase.lower() in _NEVER_A_THING:
+        return False
+    after = _NEXT_WORD.match(text, end)
+    return after is not None and after.group(1) not in _NOT_A_NOUN
+
+
+def _masked(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
 
 
 def phrase_span(

@@ -204,10 +204,16 @@ def test_ask_tells_the_model_who_the_owner_is(home: Path, monkeypatch: pytest.Mo
 
 def test_a_count_question_counts_the_contact_not_the_owner(store: Store) -> None:
     from casper.agent.enrich import enrich
+    from casper.agent.scope import NO_FILTERS, within
     from casper.agent.stats_route import stats_answer
 
     question = f"How many messages did Sam send {CARDS['Priya Natarajan'].nickname}?"
     found = enrich(question, NOW, UTC)
-    assert "Priya" not in (stats_answer(question, found, store, UTC) or "")  # Sam or Pri?
-    answer = stats_answer(question, found, store, UTC, me_names=("Sam",))  # the owner is Sam
-    assert answer is not None and answer.startswith("With Priya Natarajan")
+
+    def counted(me_names: tuple[str, ...] = ()) -> str:
+        person = named_person(question, store, me_names)
+        return stats_answer(question, within(found, person, NO_FILTERS, {}), store, UTC) or ""
+
+    assert "Priya" not in counted()  # Sam or Pri?
+    answer = counted(me_names=("Sam",))  # the owner is Sam
+    assert answer.startswith("With Priya Natarajan")

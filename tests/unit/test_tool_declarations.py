@@ -78,7 +78,10 @@ EXPECTED: list[tuple[str, str, dict[str, Any]]] = [
         {
             "type": "object",
             "properties": {
-                "message_id": {"type": "string", "description": "a message id like 1234"},
+                "message_id": {
+                    "type": ["integer", "string"],
+                    "description": "a message id like 1234",
+                },
                 "before": {"type": "integer", "default": 5},
                 "after": {"type": "integer", "default": 5},
             },
@@ -88,7 +91,8 @@ EXPECTED: list[tuple[str, str, dict[str, Any]]] = [
     (
         "get_message_volume_by_period",
         "Count messages per day/week/month/year and rank contacts by how much the user texted "
-        "them. Use for 'who did I talk to most', 'how often', 'when did we talk most'.",
+        "them. Use for 'who did I talk to most', 'how often', 'when did we talk most'. Without "
+        "dates: the whole history.",
         {
             "type": "object",
             "properties": {
@@ -102,7 +106,7 @@ EXPECTED: list[tuple[str, str, dict[str, Any]]] = [
                 },
                 "top_n": {"type": "integer", "default": 5},
             },
-            "required": ["start_date", "end_date"],
+            "required": [],
         },
     ),
 ]
@@ -172,8 +176,8 @@ def test_what_the_toolbox_says_of_a_call_it_cannot_run() -> None:
         "error: bad arguments for search_messages: query is required"
     )
     assert tools.call(ToolCall("get_message_volume_by_period", {"period": "x"})).text == (
-        "error: bad arguments for get_message_volume_by_period: start_date and end_date are "
-        "required"
+        "error: bad arguments for get_message_volume_by_period: period must be day, week, month "
+        "or year"
     )
     assert [s.name for s in tools.specs] == [n for n, *_ in EXPECTED]
 

@@ -1,0 +1,56 @@
+"""PURE: a model's words around the stats' figures, kept only where its figures are theirs.
+
+A question the stats answer (casper.agent.stats_route, casper.agent.fact_route) is answered
+with their figures first; a model may add words, and a sentence of its words whose numbers,
+dates or times are not the stats' is dropped (the figures already say what is true). A number
+agrees when the stats give it, when it is the total of some of their numbers (207 sent and 205
+received is 412 messages), or when the question itself says it ("in 2023", "top 3").
+
+Imports: stdlib only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+_TAG = re.compile(r"\[#\d+\]")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,])|(?<![\w.,])\d+(?:\.\d+)?")
+_LIST_MARK = re.compile(r"(?m)^\s*\d+\.\s")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+MOST_ADDENDS = 8  # the totals of up to this many numbers are tried
+
+
+def figures(text: str) -> set[str]:
+    """The dates, times and numbers a text states (ids in `[#…]` are not figures)."""
+    text = _TAG.sub(" ", text)
+    found: set[str] = set(_DATE.findall(text))
+    text = _DATE.sub(" ", text)
+    found |= {t.zfill(5) for t in _TIME.findall(text)}
+    text = _TIME.sub(" ", text)
+    return found | {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def agreeing(words: str, stats: str, question: str = "") -> tuple[str, bool]:
+    """(the model's `words` without the sentences stating a figure `stats` does not, whether
+    any was dropped); lines are kept as lines."""
+    addends = _LIST_MARK.sub(" ", stats)  # a ranking's "1." "2." are places, not counts to add
+    allowed = figures(stats) | figures(question) | _totals(figures(addends))
+    kept_lines: list[str] = []
+    dropped = False
+    for line in words.splitlines():
+        kept = [s for s in _SENTENCE.split(line.strip()) if s and figures(s) <= allowed]
+        dropped |= len(kept) < len([s for s in _SENTENCE.split(line.strip()) if s])
+        if kept:
+            kept_lines.append(" ".join(kept))
+    return "\n".join(kept_lines).strip(), dropped
+
+
+def _totals(found: set[str]) -> set[str]:
+    numbers = sorted({int(n) for n in found if n.isdigit()})[:MOST_ADDENDS]
+    sums: set[str] = set()
+    for size in range(2, len(numbers) + 1):
+        sums |= {str(sum(c)) for c in itertools.combinations(numbers, size)}
+    return sums

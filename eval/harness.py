@@ -373,6 +373,7 @@ def _evaluate_corpus(
         progress(f"{corpus.name} {group[0].unit}: index {'reused' if built['reused'] else 'built'}")
         store = open_store(vcfg)
         sessions = _sessions(store, corpus)
+        guid_of = dict(store.conn.execute("SELECT rowid, guid FROM messages"))
         try:
             for spec in group:
                 acc = accs[spec]
@@ -391,16 +392,20 @@ def _evaluate_corpus(
                     stages(scoring, done, len(scored))
                     cache.replayed_ms = 0.0
                     t0 = time.perf_counter()
-                    hits = search.hits(
-                        item.question,
-                        k=wanted,
-                        mode=spec.mode,
-                        rerank=spec.rerank,
-                        literal=spec.literal,
-                    )
+                    options: dict[str, Any] = {
+                        "k": wanted,
+                        "mode": spec.mode,
+                        "rerank": spec.rerank,
+                        "literal": spec.literal,
+                    }
+                    result = search.search(item.question, **options)
                     acc.latencies.append((time.perf_counter() - t0) * 1000 + cache.replayed_ms)
+                    hits = result.hits
                     chunks = [[m.guid for m in hit.messages] for hit in hits[:max_k]]
-                    row = metrics.score_question(chunks, item.relevant, ks, corpus.session_of)
+                    ranked = reader.ranked_messages(result, guid_of)
+                    row = metrics.score_question(
+                        chunks, item.relevant, ks, corpus.session_of, ranked
+                    )
                     row.update(reader.score_hits(hits, item.relevant, item.expected, sessions))
                     acc.rows.append((item.category, row))
                 stages(scoring, len(scored), len(scored))

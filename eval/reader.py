@@ -144,3 +144,12 @@ def score_hits(
     if sessions is not None:
         out.update(session_chance(relevant, *sessions))
     return out
+
+
+def ranked_messages(result: object, guid_of: Mapping[int, str]) -> list[str] | None:
+    """The search's own message ranking as message ids (guids), or None when it has none (a
+    search of windows alone: its hits' messages in order are its ranking)."""
+    rowids = getattr(result, "messages", ())
+    if not rowids:
+        return None
+    return [guid_of[r] for r in rowids if r in guid_of]

@@ -90,3 +90,19 @@ def test_halves_merge_exactly_with_the_answer_share() -> None:
     whole = verdict.merge([doc(10, 1.0, 0.5), doc(30, 0.5, 0.1)])["runs"][0]["metrics"]
     # 10 answered at 0.5 and 15 answered at 0.2: 8 answer-word units over 25 answered
     assert abs(whole["answer_words@5"] / whole["answered"] - (5 + 3) / 25) < 1e-12
+
+
+def test_message_recall_reads_the_searchs_own_message_ranking_when_it_has_one() -> None:
+    from eval import metrics
+
+    chunks = [["a", "b", "c"], ["d", "e", "f"]]  # hits: windows chosen around b and e
+    scored = metrics.score_question(chunks, {"b", "e"}, (2,), messages=["b", "e", "a"])
+    assert scored["message_recall@2"] == 1.0  # the ranking: b, e
+    assert metrics.score_question(chunks, {"b", "e"}, (2,))["message_recall@2"] == 0.5
+    assert scored["chunk_recall@2"] == 1.0  # hits as shown
+
+
+def test_the_ranking_is_read_by_guid_and_absent_without_one() -> None:
+    result = SimpleNamespace(messages=(7, 3, 99))
+    assert reader.ranked_messages(result, {3: "g3", 7: "g7"}) == ["g7", "g3"]
+    assert reader.ranked_messages(SimpleNamespace(hits=[]), {}) is None

@@ -392,13 +392,13 @@ def _evaluate_corpus(
                     stages(scoring, done, len(scored))
                     cache.replayed_ms = 0.0
                     t0 = time.perf_counter()
-                    options: dict[str, Any] = {
-                        "k": wanted,
-                        "mode": spec.mode,
-                        "rerank": spec.rerank,
-                        "literal": spec.literal,
-                    }
-                    result = search.search(item.question, **options)
+                    result = search.search(
+                        item.question,
+                        k=wanted,
+                        mode=spec.mode,
+                        rerank=spec.rerank,
+                        literal=spec.literal,
+                    )
                     acc.latencies.append((time.perf_counter() - t0) * 1000 + cache.replayed_ms)
                     hits = result.hits
                     chunks = [[m.guid for m in hit.messages] for hit in hits[:max_k]]

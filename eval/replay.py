@@ -31,12 +31,13 @@ from typing import Any
 from casper.app import runtime
 from casper.app.runtime import open_store
 from casper.config import Config, load_config
+from casper.vocab import Mode
 from eval import harness, metrics, reader, verdict
 from eval.variants import Corpus, RunSpec, ensure_index, make_search, variant_config
 
 KS = verdict.VERDICT_KS
 # role → how it searches: (mode, literal)
-ROLES: dict[str, tuple[str, bool]] = {
+ROLES: dict[str, tuple[Mode, bool]] = {
     "default": ("hybrid", False),
     "literal": ("hybrid", True),
     "bm25": ("bm25", False),
@@ -147,9 +148,8 @@ def replay_corpus(
             mode, literal = ROLES[role]
             rows = []
             for item in scored:
-                options: dict[str, Any] = {"k": max(KS), "mode": mode, "rerank": False,
-                                           "literal": literal}  # fmt: skip
-                result = search.search(item.question, **options)
+                result = search.search(item.question, k=max(KS), mode=mode, rerank=False,
+                                       literal=literal)  # fmt: skip
                 chunks = [[m.guid for m in hit.messages] for hit in result.hits]
                 ranked = reader.ranked_messages(result, guid_of)
                 row = metrics.score_question(chunks, item.relevant, KS, messages=ranked)

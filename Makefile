@@ -3,7 +3,7 @@ PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test test-fast bench eval lint docs clean smollm2 pictures
+.PHONY: setup demo test test-fast bench bench-speed eval lint docs clean smollm2 pictures
 
 setup: $(VENV)/.done
 
@@ -29,6 +29,12 @@ test-fast: setup
 
 bench: setup
 	$(BIN)/python -m bench
+
+# The speed figures as paired whole processes (bench/speed.py: first index against each engine,
+# warm search against python's start, 1M first search, freshness and the service's memory), with
+# AGAINST=DIR another checkout run for run (e.g. a worktree of main); then the ledger
+bench-speed: setup
+	$(BIN)/python -m bench.speed --rounds 3 $(if $(AGAINST),--against $(AGAINST)) && $(BIN)/python -m bench.ledger
 
 # Every set, both question styles, each as its tune and report halves (3x1, no rerank, k 5/10/25):
 # one report with the default against --literal and each leg, per category -> bench/results/eval.md

@@ -28,6 +28,7 @@ from bench import (
     retrieval,
     scale,
     service_memory,
+    speed,
 )
 
 
@@ -52,6 +53,9 @@ def main(argv: list[str] | None = None) -> None:
     service_memory.main([])  # an hour of auto-index runs, simulated (~15 min)
     scale.main([])  # 1M generated messages, the longest; its chat.db is cached outside the repo
     lance_ann.main([])  # LanceDB's vector indexes against Casper's vector side, 100k and 622k
+    # the first index of each history against the faster engine, and the warm search against
+    # the interpreter's start, as paired whole processes (first-search and freshness: above)
+    speed.main(["--only", "first-index", "warm-search"])
     ledger.main([])  # the headline figures with commit and load; what moved > 10 % since the last
 
 

@@ -57,6 +57,32 @@ FIGURES = (
     Figure("hybrid_p50_ms_100k", "hybrid search p50 at 100k chunks, in-process",
            "retrieval.json", ("sizes", "chunks=100000", "latency_ms", "hybrid/unfiltered", "p50"),
            "ms", ("load_avg_before",)),
+    # bench/speed.py: whole processes, paired; the product's first index against the faster
+    # engine fixed (1.0: as fast as it), and the warm search against the interpreter's start
+    *(Figure(f"first_index_{key}_vs_faster", f"first index of {name}, × the faster engine",
+             "speed.json", ("first_index", "histories", name,
+                            "auto (this checkout) vs faster engine"), "×",
+             ("first_index", "load_before"), lower_is_better=False)
+      for key, name in (("emi", "phone Emi"), ("kevin", "phone Kevin"), ("demo", "demo"),
+                        ("texting", "texting history"))),
+    Figure("warm_search_paired_p50_ms", "warm `casper search --json`, paired run, p50",
+           "speed.json", ("warm_search", "this checkout", "p50_ms"), "ms",
+           ("warm_search", "load_before")),
+    Figure("python_start_p50_ms", "`python -c pass` beside it (the floor), p50", "speed.json",
+           ("warm_search", "python -c pass", "p50_ms"), "ms", ("warm_search", "load_before")),
+    Figure("first_search_1m_paired_s", "first lexical search after a 1M first index, paired run",
+           "speed.json", ("first_search", "this checkout", "median_s"), "s",
+           ("first_search", "this checkout", "loads", "0", "0")),
+    Figure("freshness_paired_p50_s", "new message found, lexical, paired run, p50",
+           "speed.json", ("freshness", "this checkout", "0", "lexical_s", "p50"), "s",
+           ("freshness", "this checkout", "0", "load_avg_before")),
+    Figure("service_rss_paired_mb", "service memory after its auto-index runs, paired run",
+           "speed.json", ("freshness", "this checkout", "0", "service_rss_mb"), "MB",
+           ("freshness", "this checkout", "0", "load_avg_before")),
+    Figure("freshness_lexical_p50_s", "new message found through the service, lexical, p50",
+           "freshness.json", ("lexical_s", "p50"), "s", ("load_avg_before",)),
+    Figure("service_rss_after_writes_mb", "service memory after its auto-index runs",
+           "freshness.json", ("raw", "service_rss_mb"), "MB", ("load_avg_before",)),
 )  # fmt: skip
 
 

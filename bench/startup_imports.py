@@ -289,7 +289,7 @@ def traced_paths(home: Path) -> dict[str, set[str]]:
             [sys.executable, "-m", "casper", "search", "dinner", "--json"],
             capture_output=True, text=True, env=env, cwd=REPO, check=True,
         ).stdout  # fmt: skip
-        rowid = str(json.loads(out)["hits"][0]["messages"][0]["rowid"])
+        rowid = str(json.loads(out)["hits"][0]["messages"][0]["id"])
         return {p.name: trace(p, home) for p in start_up_paths(rowid)}
     finally:
         services.close()

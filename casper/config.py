@@ -1,6 +1,6 @@
 """Frozen settings and `load_config`: defaults < $CASPER_HOME/config.toml < explicit overrides.
 
-Imports: stdlib only. Only `load_config` reads the environment.
+Imports: stdlib, casper.datadir (stdlib only). Only `load_config` reads the environment.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import functools
 import ipaddress
 import os
 import re
+import stat
 import tomllib
 import typing
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from casper.datadir import not_yours
 from casper.errors import ConfigError, RemoteLLMRefused
 from casper.setting_values import Accepts, accepted_words, checked, kind_of, refused, setting
 from casper.vocab import MAX_ITERATIONS, MAX_K, Fusion, Lexical, Privacy
@@ -280,7 +282,9 @@ def llm_server(url: str, *, allow_remote: bool) -> tuple[str, bool]:
             f"the model server URL {url!r} is not an http(s) URL with a host",
             hint="e.g. --base-url http://127.0.0.1:8080/v1 (the server's OpenAI-compatible root)",
         )
-    name = host.rstrip(".").lower()
+    # as written: `localhost.` and `127.0.0.1.` are names a resolver looks up (past
+    # /etc/hosts, on the network's DNS), so they may resolve anywhere
+    name = host.lower()
     try:
         address = ipaddress.ip_address(name)
         mapped = getattr(address, "ipv4_mapped", None)
@@ -326,7 +330,14 @@ def remember(data_dir: Path, **settings: str | Path) -> None:
 
 def read_text(path: Path) -> str:
     """config.toml's text; ConfigError naming the file, the line and the problem when it can't
-    be read (it is the user's own file: never moved aside or rewritten for them)."""
+    be read (it is the user's own file: never moved aside or rewritten for them), or when
+    another user could have written it: it says where questions and messages may be sent
+    (`llm_base_url`, `allow_remote_llm`), how much an MCP client sees and who is kept out."""
+    steered = _writable_by_others(path)
+    if steered is not None:
+        raise ConfigError(f"cannot use {path}: it {steered}",
+                          hint=f"check what it says, then make it yours alone "
+                          f"(`chown $USER {path}; chmod 600 {path}`)")  # fmt: skip
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -341,6 +352,22 @@ def read_text(path: Path) -> str:
             f"(byte 0x{data[exc.start]:02x})",
             hint=_fix_hint(path),
         ) from None
+
+
+def _writable_by_others(path: Path) -> str | None:
+    """Why another user could have written `path` (it, or the link to it, is another user's;
+    anyone may write it), or None. Root's files are trusted, as ssh trusts them."""
+    me = os.getuid()
+    try:
+        held = [os.lstat(path), os.stat(path)]
+    except OSError:
+        return None  # not there, or unreadable: reading it says what is wrong
+    for st in held:
+        if st.st_uid not in (me, 0):
+            return f"belongs to uid {st.st_uid}, not to you (uid {me})"
+    if held[1].st_mode & stat.S_IWOTH:
+        return f"can be written by any user (mode {stat.S_IMODE(held[1].st_mode):o})"
+    return None
 
 
 def _fix_hint(path: Path) -> str:
@@ -387,6 +414,10 @@ def checked_config(
     not_a_folder = _file_in_the_way(home)
     if not_a_folder is not None:
         return Config(data_dir=home), [not_a_folder]
+    theirs = not_yours(home)  # its settings, store and index are theirs to write: none is read
+    if theirs is not None:
+        mine = "use a data dir of your own (--home, $CASPER_HOME)"
+        return Config(data_dir=home), [ConfigError(f"the data dir {home} {theirs}", hint=mine)]
     values: dict[str, Any] = {}
     where: dict[str, str] = {}
     try:

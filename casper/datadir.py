@@ -28,6 +28,54 @@ A_FOLDER = "a folder where a file belongs"
 NO_PERMISSION = "no permission to read it"
 
 
+def link_of_another(folder: Path) -> tuple[Path, int] | None:
+    """The first symbolic link on the way to `folder` that someone else owns (not this user,
+    not root), and its owner, followed link by link; None when there is none (folders still to
+    be made are made by us). The rule the kernel's protected_symlinks applies in sticky
+    folders, applied in every folder: in one others can write to, their link must not choose
+    where we write."""
+    me = os.getuid()
+    todo = list(Path(os.path.abspath(folder)).parts)
+    here = Path(todo.pop(0))
+    hops = 0
+    while todo:
+        step = here / todo.pop(0)
+        try:
+            st = os.lstat(step)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return None  # not ours to judge: mkdir or the write says what is wrong
+        if not stat.S_ISLNK(st.st_mode):
+            here = step
+            continue
+        if st.st_uid not in (me, 0):
+            return step, st.st_uid
+        hops += 1
+        if hops > 40:
+            return None  # a loop of links: making the folder says so (ELOOP)
+        target = Path(os.readlink(step))
+        todo = [*(target.parts if target.is_absolute() else (here / target).parts), *todo]
+        here = Path(todo.pop(0))
+    return None
+
+
+def not_yours(folder: Path) -> str | None:
+    """Why `folder` (the data dir) is not this user's own — another user's folder, or reached
+    through a link another user made — or None. In a folder someone else owns, they can replace
+    or link any file Casper writes (its store, its log, a temporary file) whatever its mode."""
+    found = link_of_another(folder)
+    if found is not None:
+        return f"is reached through {found[0]}, a symbolic link uid {found[1]} made"
+    try:
+        owner = os.stat(folder).st_uid
+    except OSError:
+        return None  # not there yet, or unreadable: making or opening it says what is wrong
+    if owner != os.getuid():
+        return f"belongs to uid {owner}, not to you (uid {os.getuid()})"
+    return None
+
+
 def unusable(path: Path) -> str | None:
     """Why `path` cannot be read as a file, or None (it reads, or it is not there)."""
     try:

@@ -69,6 +69,24 @@ class PersonNotFound(CasperError):
     default_hint = "run `casper contacts` to see names, handles and ids"
 
 
+class AmbiguousChat(CasperError):
+    """A name matched several chats; `candidates` lists (id, name). Every command that takes a
+    chat's name says it in these words."""
+
+    def __init__(self, query: str, candidates: list[tuple[int, str]]) -> None:
+        listed = ", ".join(f"{name} ({chat_id})" for chat_id, name in candidates)
+        example = next((chat_id for chat_id, _name in candidates if chat_id), candidates[0][0])
+        super().__init__(
+            f"'{query}' matches {len(candidates)} chats: {listed}",
+            hint=f"pass the chat id, e.g. --chat {example} (`casper chats` lists them)",
+        )
+        self.candidates = candidates
+
+
+class ChatNotFound(CasperError):
+    default_hint = "`casper chats` lists every chat with its id"
+
+
 class StoreBusy(CasperError):
     # not "another index is running" again: what to do about it
     default_hint = (

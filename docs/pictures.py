@@ -41,9 +41,10 @@ def main() -> None:
     from rich.console import Console
     from rich.text import Text
 
+    from casper.app.handlers import stats
+    from casper.app.requests import StatsRequest
     from casper.app.review import build_review, full_privacy
-    from casper.app.runtime import open_store
-    from casper.app.stats_scope import resolve_scope, stats_document
+    from casper.app.runtime import Runtime, open_store
     from casper.cli.charts import write_png
     from casper.cli.review_html import review_html
     from casper.cli.stats_view import stats_view
@@ -64,7 +65,7 @@ def main() -> None:
         cfg = load_config(home)
         tz = local_tz(cfg.timezone)
         store = open_store(cfg)
-        doc = stats_document(store, resolve_scope(store, "Sam", None), tz, (None, None))
+        doc = stats(Runtime(cfg), StatsRequest(person="Sam"))  # what `stats Sam --json` prints
 
         term = Console(record=True, width=92, highlight=False, file=open("/dev/null", "w"))  # noqa: SIM115
         term.print(Text("$ casper stats Sam", style="bold"))
@@ -74,14 +75,14 @@ def main() -> None:
         svg.write_text(term.export_svg(title="casper stats Sam"), encoding="utf-8")
         page = work / "stats.html"
         page.write_text(f'<body style="margin:0;background:#fff">{svg.read_text()}</body>')
-        screenshot(page, IMG / "stats-terminal.png", 1010, 822)
+        screenshot(page, IMG / "stats-terminal.png", 1010, 866)
 
-        write_png(doc, IMG / "stats-sam.png", work)
+        write_png(doc, IMG / "stats-sam.png", work, force=True)
         (IMG / "stats-sam.png").chmod(0o644)
 
         review = work / "review.html"
         review.write_text(review_html(build_review(store, tz, 2023, full_privacy())))
-        screenshot(review, IMG / "review-2023.png", 1000, 1520)
+        screenshot(review, IMG / "review-2023.png", 1000, 1640)
     print(f"wrote {', '.join(p.name for p in sorted(IMG.glob('*.png')))} in {IMG}")
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,16 +37,21 @@ class Diff:
 
 
 def _stamp(out_dir: Path) -> Path:
+    """A stem none of whose three files is there yet (a link counts: never written through)."""
     base = datetime.now().strftime("%Y%m%d-%H%M%S")
     stem, n = out_dir / base, 1
-    while stem.with_suffix(".json").exists():
+    while any(os.path.lexists(stem.with_suffix(ext)) for ext in (".json", ".md", ".png")):
         n += 1
         stem = out_dir / f"{base}-{n}"
     return stem
 
 
 def write_run(doc: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
-    """`<out>/<timestamp>.json`, `.md` and `.png`; returns the paths written."""
+    """`<out>/<timestamp>.json`, `.md` and `.png`; returns the paths written. Written as
+    `casper export` writes (casper.app.outfile): 0600, never over a file or through a link,
+    so an `--out` folder others can write to can't steer them."""
+    from casper.app.outfile import write_private
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = _stamp(out_dir)
@@ -53,10 +60,12 @@ def write_run(doc: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
         "markdown": stem.with_suffix(".md"),
         "plot": stem.with_suffix(".png"),
     }
-    plot_recall(doc, paths["plot"])
     full = {**doc, "files": {k: str(v) for k, v in paths.items()}}
-    paths["json"].write_text(json.dumps(full, indent=1, ensure_ascii=False) + "\n", "utf-8")
-    paths["markdown"].write_text(to_markdown(full, plot=paths["plot"].name), "utf-8")
+    text = json.dumps(full, indent=1, ensure_ascii=False) + "\n"
+    write_private(paths["plot"], plot_recall(doc), force=False)
+    write_private(paths["json"], text.encode("utf-8"), force=False)
+    write_private(paths["markdown"], to_markdown(full, plot=paths["plot"].name).encode("utf-8"),
+                  force=False)  # fmt: skip
     return paths
 
 
@@ -473,8 +482,9 @@ def _variant(run: Mapping[str, Any]) -> tuple[Any, ...]:
                                            "feedback", "rewrites"))  # fmt: skip
 
 
-def plot_recall(doc: Mapping[str, Any], path: Path) -> Path:
-    """Message- and chunk-level recall@k per run, with the reference (DRAGON) line if any."""
+def plot_recall(doc: Mapping[str, Any]) -> bytes:
+    """Message- and chunk-level recall@k per run, with the reference (DRAGON) line if any: a
+    PNG, drawn in memory."""
     # matplotlib here: seconds to import, and only a run written to a folder draws its plot
     import matplotlib
 
@@ -515,6 +525,7 @@ def plot_recall(doc: Mapping[str, Any], path: Path) -> Path:
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
     fig.suptitle(f"casper eval: {doc['dataset']} ({doc['scored_questions']} questions)")
     fig.tight_layout(rect=(0, 0.04 + 0.025 * ((len(labels) + 2) // 3), 1, 1))
-    fig.savefig(path, dpi=110)
+    picture = io.BytesIO()
+    fig.savefig(picture, format="png", dpi=110)
     plt.close(fig)
-    return Path(path)
+    return picture.getvalue()

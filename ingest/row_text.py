@@ -62,6 +62,18 @@ def describe_event(
     return _OTHER_EVENTS.get(item_type, f"system event (type {item_type})")
 
 
+_MEMBER_VERBS = ("added ", "removed ")  # describe_event's words for a member event
+
+
+def event_handle(event: str | None) -> str | None:
+    """The handle a member event names ("added X", "removed X", as `describe_event` words
+    them), or None for any other event."""
+    for verb in _MEMBER_VERBS:
+        if event and event.startswith(verb) and event[len(verb) :] != "someone":
+            return event[len(verb) :]
+    return None
+
+
 def without_parts(blob: bytes, parts: frozenset[int]) -> str | None:
     """Body text minus the given message parts (a partial unsend), cut by attribute runs."""
     details = decode_body_details(blob)

@@ -100,7 +100,7 @@ def main(folder: str) -> None:
     message = store.message(rowid)
     assert message is not None
     out["carried"] = [pair for pair in message.carried if pair[0].startswith("walked_")]
-    out["show"] = message_json(message, store.names(), tz)
+    out["show"] = message_json(message, store.names(), tz, None)
     store.upsert_messages([message])  # an edit stores a message back (casper.indexer.changes)
     again = store.message(rowid)
     out["upserted"] = [p for p in again.carried if p[0].startswith("walked_")] if again else None

@@ -23,6 +23,7 @@ DIRECT_WRITES = {
     ("casper/cli/thin.py", "print"),  # "Aborted!", as click says it
     ("casper/cli/repl.py", "sys.stdout.write"),  # a newline at the end of input
     ("casper/cli/progress.py", "self.stream.write"),  # PlainProgress: its text through plain()
+    ("casper/app/outfile.py", "sys.stdout.buffer.write"),  # `-o -`: through plain() on a tty
 }
 
 
@@ -80,6 +81,8 @@ def test_nothing_else_writes_to_the_terminal(path: Path) -> None:
         if name in (
             "sys.stdout.write",
             "sys.stderr.write",
+            "sys.stdout.buffer.write",
+            "sys.stderr.buffer.write",
             "typer.echo",
             "click.echo",
             "self.stream.write",

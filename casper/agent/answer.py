@@ -131,13 +131,18 @@ def citations_for(store: Store, guids: Sequence[str], tz: ZoneInfo) -> list[Cita
     for guid in guids:
         m = store.message(guid)
         if m is not None:
+            chat = store.chat(m.chat_id)
+            time = iso(m.ts, tz)
             out.append(
                 {
+                    "id": m.rowid,
                     "guid": m.guid,
-                    "rowid": m.rowid,
-                    "ts": iso(m.ts, tz),
+                    "time": time,
                     "sender": names.get(m.sender, m.sender),
                     "text": m.text,
+                    "chat": chat.name if chat else str(m.chat_id),
+                    "rowid": m.rowid,
+                    "ts": time,
                 }
             )
     return out
@@ -317,7 +322,7 @@ def checked(asked: Asked, store: Store) -> Asked:
     return dataclasses.replace(
         asked,
         answer=result.answer,
-        citations=[c for c in asked.citations if c["rowid"] not in bad],
+        citations=[c for c in asked.citations if c["id"] not in bad],
         guards=guards,
         misattributed_citations=result.misattributed,
     )

@@ -23,13 +23,17 @@ AnswerGrounding: TypeAlias = Grounding  # casper.vocab: the one list of these wo
 
 
 class Citation(TypedDict):
-    """A cited message of `ask --json`."""
+    """A cited message of `ask --json` and of an MCP tool's result, in the words every message
+    is printed with (`id`, `time`, `sender`, `text`, `chat`)."""
 
+    id: int  # Casper's message id: `casper show ID`, `get_conversation_context`
     guid: str
-    rowid: int
-    ts: str | None
+    time: str | None  # local, with its UTC offset
     sender: str
     text: str
+    chat: str  # the chat's name, as `casper chats` prints it
+    rowid: int  # deprecated: `id`, kept one release
+    ts: str | None  # deprecated: `time`, kept one release
 
 
 class ToolCallJson(TypedDict):

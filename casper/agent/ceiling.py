@@ -80,7 +80,7 @@ def limit_citations(citations: Sequence[C], ceiling: Ceiling) -> list[C]:
     """The citations an MCP result carries, under the same ceiling as its text: quoted as its
     lines are (`full`), masked too (`redacted`), without their text (`aggregate`)."""
     return [
-        cast(C, {**c, "sender": ceiling.field(c["sender"]),
+        cast(C, {**c, "sender": ceiling.field(c["sender"]), "chat": ceiling.field(c["chat"]),
                  "text": "" if ceiling.mode == "aggregate" else ceiling.field(c["text"])})
         for c in citations
     ]  # fmt: skip

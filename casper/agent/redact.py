@@ -5,11 +5,18 @@ what a reader needs to follow it: dates, times, short numbers, people's names.
 
 People write numbers every way but tidily, so detection reads a copy of the text normalised
 first: invisible characters (zero-width spaces, word joiners, soft hyphens, the keycap marks of
-4️⃣) dropped, every dash, slash, underscore or middle dot between two digits read as a dash,
-digits of any script read as 0-9. What is found there is masked in the text as written. The
-detectors, most specific first, each on what the ones before it left:
+4️⃣, combining marks put on a digit) dropped, every space of any width read as a space,
+fullwidth forms as their ASCII letters (`ｅｖｉｌ．ｃｏｍ`, `＠`) and the ideographic full stop as
+a dot (browsers read `evil。com` as `evil.com`), every dash, slash, underscore or middle dot
+between two digits (a tilde or a plus sign too) — and the ` ⏎ ` a quoted line break
+becomes — read as a dash, digits of any
+script or form read as 0-9 (Arabic-Indic, fullwidth, mathematical, superscript, circled), an
+`O` or an `l` between digits as the digit it stands for. Each character stands for one, so
+what is found there is masked in the text as written. The detectors, most specific first, each
+on what the ones before it left:
 
-1. dates (`2024-10-29`, with a time) and times (`18:30`) stay as written;
+1. dates (`2024-10-29`, with a time), times (`18:30`) and amounts (`$1,234.56`, `1234.50`)
+   stay as written (a real month, day, hour and minute: `4155-55-01 99:99` is no date);
 2. emails; links: a scheme or `www.`, or a host whose last labels are a public suffix (the
    Public Suffix List's snapshot that `publicsuffixlist` ships; nothing is fetched);
 3. IBANs (ISO 13616: the ISO 7064 mod-97 check) and card numbers (13 to 19 digits passing
@@ -42,18 +49,48 @@ from casper.agent.quoting import quote
 from casper.plaintext import INVISIBLE, plain
 from casper.vocab import PRIVACY_MODES, Privacy
 
-_DROPPED = re.compile(f"[{INVISIBLE}\u20e3]")  # and the keycap mark: 4️⃣ is a 4
+# what shows nothing in a number: invisible characters, the keycap mark (4️⃣ is a 4) and the
+# combining marks a digit can carry (4́ is a 4)
+_DROPPED = re.compile(
+    f"[{INVISIBLE}\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]"
+)
+# one character read as another: every width of space as a space, the ideographic and
+# halfwidth full stops as a dot (IDNA reads them so), the small commercial at as @
+_SAME = str.maketrans(
+    {**dict.fromkeys("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                     "\u2009\u200a\u202f\u205f\u3000", " "),
+     **dict.fromkeys("\u3002\uff61\ufe52", "."), "\ufe6b": "@"}
+)  # fmt: skip
+# fullwidth letters, dash, dot, slash and at (0xFEE0 above ASCII's); not `＃`, which quoting
+# put in place of a `#` (casper.agent.quoting): a body's `[＃123]` is no marker of Casper's
+_FULLWIDTH = re.compile("[\uff0d-\uff0f\uff20-\uff3a\uff41-\uff5a]")
 _DASH = "\u2010-\u2015\u2212\ufe58\ufe63\uff0d"  # hyphens, en and em dashes, minus, fullwidth
-_JOINERS = re.compile(rf"(?<=\d)[{_DASH}/_\u00b7\u2022\u2027\u30fb\uff0f](?=[ \t]?\d)")
-_SPACED_JOINERS = re.compile(rf"(?<=\d) [{_DASH}/_\u00b7\u2022\u30fb\uff0f-] (?=\d)")
-_FOREIGN_DIGIT = re.compile(r"(?![0-9])\d")
-_MAYBE = re.compile(r"[^\W_]*\d|[@.]")  # a digit, an @ or a dot: else nothing to find
+_JOINERS = re.compile(rf"(?<=\d)[{_DASH}/_~+\u00b7\u2022\u2027\u30fb\uff0f](?=[ \t]?\d)")
+# spaced, and the ` ⏎ ` a line break became when the text was quoted (casper.agent.quoting)
+_SPACED_JOINERS = re.compile(rf"(?<=\d) [{_DASH}/_\u00b7\u2022\u30fb\uff0f\u23ce-] (?=\d)")
+# digits that are not Unicode's decimal digits (Nd) but have a digit's value: superscripts,
+# subscripts, circled, parenthesised and dotted forms (a test holds this to unicodedata)
+OTHER_DIGITS = (
+    "\u00b2-\u00b3\u00b9\u1369-\u1371\u19da\u2070\u2074-\u2079\u2080-\u2089\u2460-\u2468"
+    "\u2474-\u247c\u2488-\u2490\u24ea\u24f5-\u24fd\u24ff\u2776-\u277e\u2780-\u2788\u278a-\u2792"
+    "\U00010a40-\U00010a43\U00010e60-\U00010e68\U00011052-\U0001105a\U0001f100-\U0001f10a"
+)
+_FOREIGN_DIGIT = re.compile(rf"(?![0-9])\d|[{OTHER_DIGITS}]")
+# a digit, an @ or a dot of any form: else nothing to find
+_MAYBE = re.compile(rf"\d|[@.{OTHER_DIGITS}\u3002\uff61\ufe52\uff0e\ufe6b\uff20]")
+_LOOKALIKE = re.compile(r"(?<=\d)[OolI](?=-?\d)|(?<=\d-)[OolI](?=\d)")  # 4l5-555-O199
+_DIGIT_OF = {"O": "0", "o": "0", "l": "1", "I": "1"}
 
+_CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"  # a real hour and minute
 _KEEP = re.compile(
     r"\[#\d+\]|\bp_[0-9a-f]{8}\b"  # a citation marker, a person's id (Casper's own)
-    r"|(?<!\d)\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?!\d)"  # an ISO date (and time)
+    r"|(?<!\d)\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"  # an ISO date (and time)
+    rf"(?:[ T](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d)?)?(?!\d)"
     r"|(?<![\d-])(?:19|20)\d{2}-(?:0[1-9]|1[0-2])(?![\d-])"  # a month (2024-02)
-    r"|(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])"  # a time
+    rf"|(?<![\d:]){_CLOCK}(?![\d:])"  # a time
+    # an amount: thousands grouped by commas, or cents after at most six digits
+    r"|(?<![\d.,-])\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?(?![\d.,-])"
+    r"|(?<![\d.,-])\d{1,6}\.\d{2}(?![\d.,-])"
 )
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"(?i:\b(?:https?|ftp)://|\bwww\.)\S+")
@@ -94,7 +131,9 @@ def mask(text: str, region: str = "US") -> str:
         return text
     out, at = [], 0
     for start, end, kind in sorted(spans):
-        first, last = where[start], where[end - 1] + 1
+        # to the next character read: what the copy dropped after it (a mark on its last
+        # digit) goes with it
+        first, last = where[start], where[end] if end < len(where) else len(text)
         out += [text[at:first], _LABEL[kind]]
         at = last
     out.append(text[at:])
@@ -109,16 +148,19 @@ def stricter(*modes: Privacy | None) -> Privacy:
 
 # ---- the normalised copy --------------------------------------------------------------------
 def _normalised(text: str) -> tuple[str, list[int]]:
-    """(the copy detection reads, for each of its characters the index it came from)."""
+    """(the copy detection reads, for each of its characters the index it came from). Every
+    step maps one character to one, so the map still holds after it."""
     if _DROPPED.search(text):
         kept = [(i, c) for i, c in enumerate(text) if not _DROPPED.match(c)]
         where, norm = [i for i, _ in kept], "".join(c for _, c in kept)
     else:
         where, norm = list(range(len(text))), text
-    if not norm.isascii():  # digits of any script (fullwidth, Arabic-Indic, …) as 0-9
+    if not norm.isascii():
+        norm = _FULLWIDTH.sub(lambda m: chr(ord(m.group()) - 0xFEE0), norm.translate(_SAME))
         norm = _FOREIGN_DIGIT.sub(lambda m: str(unicodedata.digit(m.group())), norm)
-    norm = _SPACED_JOINERS.sub(lambda m: " - ", norm)  # same length: the map still holds
-    return _JOINERS.sub("-", norm), where
+    norm = _SPACED_JOINERS.sub(lambda m: " - ", norm)
+    norm = _JOINERS.sub("-", norm)
+    return _LOOKALIKE.sub(lambda m: _DIGIT_OF[m.group()], norm), where
 
 
 # ---- the detectors, in order --------------------------------------------------------------
@@ -165,11 +207,15 @@ def _links(work: str, _region: str) -> Iterator[Span]:
             yield m.start(), m.start() + len(m.group().rstrip(".,;:!?)'\"\x00")), "link"
 
 
+# endings no sentence starts with: `Evil.Com` is a link, `home.Now` a lost space
+_NO_WORDS = frozenset({"com", "org", "net", "edu", "gov"})
+
+
 def _is_domain(host: str) -> bool:
-    """A registrable name under a public suffix: `evil.de`, `clan.gg`, `x.co.uk`; not `e.g`,
-    `file.txt`, nor a sentence that lost its space (`home.Now`)."""
+    """A registrable name under a public suffix: `evil.de`, `clan.gg`, `x.co.uk`, `Evil.Com`;
+    not `e.g`, `file.txt`, nor a sentence that lost its space (`home.Now`)."""
     last = host.rsplit(".", 1)[-1]
-    if last[:1].isupper() and last[1:].islower():
+    if last[:1].isupper() and last[1:].islower() and last.lower() not in _NO_WORDS:
         return False
     return _public_suffixes().privatesuffix(host.lower()) is not None
 

@@ -16,7 +16,7 @@ from casper.agent.prefetch import named_person, outside_history
 from casper.agent.question_kind import RANKING as _RANKING
 from casper.agent.question_kind import is_stats_question
 from casper.store.db import Store
-from casper.store.stats_query import chat_split, top_people
+from casper.store.stats_query import chat_split, exchanged, top_people
 
 
 def stats_answer(
@@ -53,7 +53,11 @@ def stats_answer(
     top = top_people(store, tz, start, end, 5)
     if not top:
         return f"No messages {span}."
+    parts = exchanged(store, start, end)  # what each count is made of, said beside it
     ranked = "\n".join(
-        f"  {i}. {names.get(p, p)}: {n:,} messages" for i, (p, n) in enumerate(top, 1)
+        f"  {i}. {names.get(p, p)}: {n:,} messages ({parts[p][0]:,} one-to-one, "
+        f"{parts[p][1]:,} theirs in groups)"
+        for i, (p, n) in enumerate(top, 1)
     )
-    return f"Who you exchanged the most messages with {span}:\n{ranked}"
+    return (f"Who you exchanged the most messages with {span} (both sides of your one-to-one "
+            f"chats, and what they wrote in groups):\n{ranked}")  # fmt: skip

@@ -55,15 +55,19 @@ class Attachment(TypedDict):
 
 
 class MessageJson(TypedDict):
-    """A message of `show --json` (`message` and `context`)."""
+    """A message of `show --json` (`message` and `context`), in the words every message is
+    printed with (`id`, `time`, `sender`, `text`, `chat`: search, ask, MCP, review, export)."""
 
-    rowid: int
+    id: int  # Casper's message id (chat.db's ROWID): `casper show ID`
     guid: str
-    ts: str | None
+    time: str | None  # local, with its UTC offset
     sender: str  # a display name, or "me"
     text: str
+    chat: str | None  # the chat's name, as `casper chats` prints it
     chat_id: int
     kind: str  # text | attachment | system
+    rowid: int  # deprecated: `id`, kept one release
+    ts: str | None  # deprecated: `time`, kept one release
     edited: NotRequired[bool]
     reply_to: NotRequired[str]
     reactions: NotRequired[list[list[str]]]  # [sender, label]
@@ -94,11 +98,14 @@ class ShowDoc(TypedDict):
 
 
 class HitMessage(TypedDict):
-    rowid: int
+    id: int
     guid: str
-    ts: str | None
+    time: str | None
     sender: str
     text: str
+    chat: str
+    rowid: int  # deprecated: `id`, kept one release
+    ts: str | None  # deprecated: `time`, kept one release
 
 
 class HitJson(TypedDict):
@@ -229,17 +236,21 @@ class StatsDoc(TypedDict):
 class PersonCount(TypedDict):
     id: str
     name: str
-    messages: int  # sent to them in our 1:1 chats + theirs anywhere: `stats NAME` for the year
-    rank_before: int | None  # their place the year before (1 = first), None when not in it
+    messages: int  # one_to_one + in_groups: `stats NAME`'s sent + received for the year
+    one_to_one: int  # both sides of our 1:1 chats
+    in_groups: int  # what they wrote anywhere else (groups, ones they left too)
+    rank_before: int | None  # their place on the compared dates the year before; None: not in it
 
 
 class Moment(TypedDict):
     """A message of the year: when, who, and its text as the privacy allows (None: hidden)."""
 
-    ts: str | None
+    id: int
+    time: str | None
     sender: str
     chat: str
     text: str | None
+    ts: str | None  # deprecated: `time`, kept one release
 
 
 class YearFigures(TypedDict):
@@ -254,19 +265,36 @@ class YearFigures(TypedDict):
 
 
 class BusiestDay(TypedDict):
-    day: str | None  # ISO local day; None when the year has no message
+    day: str | None  # ISO local day, the first of `days`; None when the year has no message
+    days: list[str]  # every day with that many messages (a tie shows them all)
     messages: int
+
+
+class HistoryDays(TypedDict):
+    first: str  # ISO local days: the first and last message of the whole history
+    last: str
+
+
+class Compared(TypedDict):
+    """What of the year is set against the same dates of the year before."""
+
+    days: list[str]  # ["MM-DD", "MM-DD"], inclusive: the dates both years' history holds
+    whole_year: bool  # false when the history starts or ends inside one of the two years
+    this: YearFigures  # this year over those dates (`before` is the year before over them)
 
 
 class ReviewDoc(TypedDict):
     year: int
     zone: str
     shared: bool  # --share: no message text, people as initials
-    this: YearFigures
-    before: YearFigures  # the year before, for comparison
+    history: HistoryDays
+    this: YearFigures  # the whole year, as the history holds it
+    compared: Compared | None  # None: the year before is not in the history
+    before: YearFigures | None  # the year before over the compared dates
     top_people: list[PersonCount]
     busiest_day: BusiestDay
-    new_people: list[str]  # names (as the privacy shows them) first met this year
+    new_people: list[str] | None  # first met this year (as the privacy names them); None when
+    # the history starts this year, so who is new cannot be told
     first_message: Moment | None
     last_message: Moment | None
     stats: StatsDoc  # the owner's `stats --since YEAR-01-01 --until YEAR-12-31 --by month`
@@ -379,15 +407,22 @@ class ToolDoc(TypedDict):
 Document: TypeAlias = "SearchDoc | list[ContactJson] | StatsDoc | ShowDoc | AskDoc | ToolDoc"
 
 
-def message_json(m: StoredMessage, names: Mapping[str, str], tz: tzinfo) -> MessageJson:
+def message_json(
+    m: StoredMessage, names: Mapping[str, str], tz: tzinfo, chat: str | None
+) -> MessageJson:
+    """A message as `show --json` prints it; `chat`: the name of the chat it is in."""
+    time = iso(m.ts, tz)
     data: MessageJson = {
-        "rowid": m.rowid,
+        "id": m.rowid,
         "guid": m.guid,
-        "ts": iso(m.ts, tz),
+        "time": time,
         "sender": names.get(m.sender, m.sender),
         "text": m.text,
+        "chat": chat,
         "chat_id": m.chat_id,
         "kind": m.kind,
+        "rowid": m.rowid,
+        "ts": time,
     }
     if m.edited:
         data["edited"] = True
@@ -446,11 +481,14 @@ def hit_json(hit: Hit, tz: tzinfo, words: Sequence[str] = ()) -> HitJson:
         "participants": list(hit.participants),
         "messages": [
             {
-                "rowid": m.rowid,
+                "id": m.rowid,
                 "guid": m.guid,
-                "ts": iso(m.ts, tz),
+                "time": iso(m.ts, tz),
                 "sender": m.sender,
                 "text": m.text,
+                "chat": hit.chat,
+                "rowid": m.rowid,
+                "ts": iso(m.ts, tz),
             }
             for m in hit.messages
         ],

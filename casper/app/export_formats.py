@@ -48,24 +48,42 @@ def to_jsonl(rows: Sequence[ExportRow]) -> bytes:
     return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
-def to_csv(rows: Sequence[ExportRow]) -> bytes:
+def to_csv(rows: Sequence[ExportRow], *, guard: bool = True) -> bytes:
+    """A header, then one row a message; RFC 4180's quoting and CRLF line ends, so a line break
+    or a lone carriage return inside a message stays inside its cell. `guard`: people's text
+    that a spreadsheet would run as a formula is shown as text (`_cell`)."""
+    cell = _cell if guard else _as_is
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     for r in rows:
         writer.writerow([
-            r.id, r.guid, r.chat_id, _cell(r.chat), r.sender_id, _cell(r.sender), r.time or "",
-            _cell(r.text if r.text is not None else ""), r.kind, "yes" if r.edited else "",
-            r.reply_to or "", _cell("; ".join(f"{who}: {label}" for who, label in r.reactions)),
-            _cell("; ".join(r.attachments)),
+            r.id, r.guid, r.chat_id, cell(r.chat), r.sender_id, cell(r.sender), r.time or "",
+            cell(r.text if r.text is not None else ""), r.kind, "yes" if r.edited else "",
+            r.reply_to or "", cell("; ".join(f"{who}: {label}" for who, label in r.reactions)),
+            cell("; ".join(r.attachments)),
         ])  # fmt: skip
     return out.getvalue().encode("utf-8")
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP: what a spreadsheet may run
+PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d+)?|\.\d+)")  # -5, 0.25, +13125550177
+
+
 def _cell(text: str) -> str:
-    """People's text in a CSV cell: one that starts like a formula (=, +, -, @, a tab or a
-    carriage return) gets a leading apostrophe, so a spreadsheet shows it and never runs it."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    """People's text in a CSV cell, by OWASP's rule: one that starts like a formula (=, +, -,
+    @, a tab or a carriage return) gets a leading apostrophe, so a spreadsheet shows it and
+    never runs it — unless the whole cell is a plain number (a phone number written +1312…
+    too), which a spreadsheet reads as a number and which cannot call or name anything. A cell
+    that only starts like a number ("-5 degrees", "+1 for that") is guarded: a formula such as
+    `-2+3+cmd|…` starts so too."""
+    if text[:1] in FORMULA_START and PLAIN_NUMBER.fullmatch(text) is None:
+        return "'" + text
+    return text
+
+
+def _as_is(text: str) -> str:
+    return text
 
 
 def _quote(text: str) -> str:

@@ -91,7 +91,14 @@ def run(rt: Runtime, cmd: str, args: Mapping[str, object], emit: Emit = ignore) 
 
 
 def answer(rt: Runtime, request: Request, emit: Emit = ignore) -> Document:
-    """Answer a checked request."""
+    """Answer a checked request; never from a store that may still hold whom config.toml keeps
+    out (`exclude` added since the last index run): NotAppliedYet until a run purges them."""
+    kept_out = rt.kept_out()
+    if kept_out:
+        # inside: the indexer's modules load only for a history that keeps someone out
+        from casper.indexer.exclude import require_applied
+
+        require_applied(rt.store(), kept_out)
     match request:
         case SearchRequest():
             return search(rt, request, emit)
@@ -125,7 +132,7 @@ def search(rt: Runtime, req: SearchRequest, emit: Emit = ignore) -> SearchDoc:
     person_id = store.resolve_person(req.person).id if req.person else None
     chat_id = None
     if req.chat:
-        chat_id = one_chat(store, req.chat)
+        chat_id = store.resolve_chat(req.chat).id
     retriever = rt.retriever(lexical=req.lexical, mode=req.mode)
     through = store.indexed_through()  # before searching: the search sees at least this much
     result = retriever.search(
@@ -260,8 +267,8 @@ def show(rt: Runtime, req: ShowRequest, emit: Emit = ignore) -> ShowDoc:
     ctx = store.context(msg, req.before, req.after)
     chat = store.chat(msg.chat_id)
     doc: ShowDoc = {
-        "message": message_json(msg, names, tz),
-        "context": [message_json(m, names, tz) for m in ctx],
+        "message": message_json(msg, names, tz, chat.name if chat else None),
+        "context": [message_json(m, names, tz, chat.name if chat else None) for m in ctx],
         "chat": {"id": msg.chat_id, "name": chat.name if chat else None},
     }
     if asked is not None:
@@ -427,21 +434,8 @@ def _ask_scope(
     (one chat, else an error)."""
     since, until = days_to_utc(*days, tz)
     person_id = store.resolve_person(req.person).id if req.person else None
-    chat_id = one_chat(store, req.chat) if req.chat else None
+    chat_id = store.resolve_chat(req.chat).id if req.chat else None
     return AskScope(since, until, person_id, chat_id)
-
-
-def one_chat(store: Store, query: str) -> int:
-    """`--chat` as `search` and `ask` read it: the id of the one chat it names, else an error
-    that lists what it matched."""
-    found = store.find_chats(query)
-    if len(found) != 1:
-        names = ", ".join(f"{c.name} ({c.id})" for c in found) or "none"
-        raise CasperError(
-            f"--chat {query!r} matches {len(found)} chats: {names}",
-            hint="pass the chat id (`casper chats` lists them)",
-        )
-    return found[0].id
 
 
 def remote_notice(server: str) -> str:

@@ -13,6 +13,7 @@ Imports: store, stats, dates, agent.redact, app.stats_scope, app.stats_series, d
 
 from __future__ import annotations
 
+import calendar
 import copy
 from collections import Counter
 from collections.abc import Callable
@@ -25,13 +26,15 @@ from casper.app.stats_scope import Scope, scope_rows, stats_document
 from casper.app.stats_series import local_fields
 from casper.dates.ranges import days_to_utc
 from casper.dates.zones import iso
+from casper.errors import CasperError
 from casper.records import ME
 from casper.stats import LocalClock, zone_id
-from casper.store.stats_query import top_people
+from casper.store.stats_query import exchanged
 
 if TYPE_CHECKING:
     from casper.app.documents import (
         BusiestDay,
+        Compared,
         Moment,
         PersonCount,
         ReviewDoc,
@@ -57,7 +60,8 @@ def full_privacy() -> Privacy:
 
 
 def share_privacy() -> Privacy:
-    """No message text, people as their initials (a name without letters as a number)."""
+    """No message text, people as their initials; a name without letters (a bare number) as
+    "unnamed 1", "unnamed 2" — never "#1", which reads as a rank beside the top people's."""
     numbers: dict[str, str] = {}
 
     def initials(pid: str, name: str) -> str:
@@ -66,7 +70,7 @@ def share_privacy() -> Privacy:
         letters = [w[0].upper() for w in name.split() if w[:1].isalpha()]
         if letters:
             return ".".join(letters[:3]) + "."
-        return numbers.setdefault(pid, f"#{len(numbers) + 1}")
+        return numbers.setdefault(pid, f"unnamed {len(numbers) + 1}")
 
     return Privacy(text=lambda _text: None, name=initials)
 
@@ -96,6 +100,48 @@ def default_year(store: Store, tz: tzinfo, now: datetime | None = None) -> int:
     return (now or datetime.now(tz)).year
 
 
+def history_days(store: Store, tz: tzinfo) -> tuple[date, date] | None:
+    """The first and last local day of the history (None: nothing indexed)."""
+    first, last = store.coverage()
+    if first is None or last is None:
+        return None
+    return datetime.fromtimestamp(first, tz).date(), datetime.fromtimestamp(last, tz).date()
+
+
+def compared_days(year: int, history: tuple[date, date]) -> tuple[date, date] | None:
+    """The days of `year` to compare with the same dates of the year before: the whole year
+    when the history holds both, else the dates both years hold (a history that starts or
+    ends inside one); None when the year before holds no day of it."""
+    first, last = history
+    if year - 1 < first.year:
+        return None
+    this = max(date(year, 1, 1), first), min(date(year, 12, 31), last)
+    before = max(date(year - 1, 1, 1), first), date(year - 1, 12, 31)
+    start = max(this[0], _same_date(before[0], year))
+    end = min(this[1], _same_date(before[1], year))
+    return (start, end) if start <= end else None
+
+
+def _same_date(day: date, year: int) -> date:
+    """`day`'s month and day in `year` (29 February as the 28th in a year without one)."""
+    return date(year, day.month, min(day.day, calendar.monthrange(year, day.month)[1]))
+
+
+def year_in_history(year: int, history: tuple[date, date] | None) -> tuple[date, date]:
+    """The history's days, when `year` is among them; else the error that says which years
+    are (a review of nothing is no review)."""
+    if history is None:
+        raise CasperError("no messages to review yet", hint="run `casper index` first")
+    first, last = history
+    if not first.year <= year <= last.year:
+        years = f"{first.year}" if first.year == last.year else f"{first.year}–{last.year}"
+        raise CasperError(
+            f"no messages in {year}: your messages run from {first} to {last}",
+            hint=f"review a year of {years}, e.g. `casper review {last.year}`",
+        )
+    return history
+
+
 def year_figures(doc: StatsDoc, year: int, people: int) -> YearFigures:
     return {
         "year": year,
@@ -109,19 +155,25 @@ def year_figures(doc: StatsDoc, year: int, people: int) -> YearFigures:
     }
 
 
-def _people_counts(store: Store, tz: tzinfo, span: tuple[date, date]) -> list[tuple[str, int]]:
-    start, end = days_to_utc(*span, tz)
-    return [(p, n) for p, n in top_people(store, tz, start, end, top_n=1_000_000) if p != ME]
+def _people_counts(store: Store, tz: tzinfo, span: tuple[date, date]) -> list[tuple[str, int, int]]:
+    """(person, one-to-one, in groups) of everyone in a range, most messages first: what
+    "who do I text most" ranks (`stats NAME`'s sent + received)."""
+    split = exchanged(store, *days_to_utc(*span, tz))
+    ranked = sorted(split.items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))
+    return [(p, direct, groups) for p, (direct, groups) in ranked if p != ME]
 
 
 def busiest_day(store: Store, tz: tzinfo, span: tuple[date, date]) -> BusiestDay:
-    """The local day with the most messages (the earliest of a tie), and how many."""
+    """The local days with the most messages (every day of a tie, earliest first; `day` is
+    the first of them), and how many."""
     counted, _ = scope_rows(store, Scope("me"), tz, *days_to_utc(*span, tz))
     days = Counter(d for d, _h in local_fields(counted, LocalClock(tz)))
     if not days:
-        return {"day": None, "messages": 0}
-    day, n = min(days.items(), key=lambda kv: (-kv[1], kv[0]))
-    return {"day": f"{day // 10000:04d}-{day // 100 % 100:02d}-{day % 100:02d}", "messages": n}
+        return {"day": None, "days": [], "messages": 0}
+    most = max(days.values())
+    tied = [f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d}"
+            for d, n in sorted(days.items()) if n == most]  # fmt: skip
+    return {"day": tied[0], "days": tied, "messages": most}
 
 
 def _moment(store: Store, m: StoredMessage | None, tz: tzinfo, privacy: Privacy) -> Moment | None:
@@ -129,11 +181,14 @@ def _moment(store: Store, m: StoredMessage | None, tz: tzinfo, privacy: Privacy)
         return None
     names = store.names()
     chat = store.chat(m.chat_id)
+    time = iso(m.ts, tz)
     return {
-        "ts": iso(m.ts, tz),
+        "id": m.rowid,
+        "time": time,
         "sender": privacy.name(m.sender, names.get(m.sender, m.sender)),
         "chat": privacy.name(f"chat:{m.chat_id}", chat.name if chat else str(m.chat_id)),
         "text": privacy.text(m.text),
+        "ts": time,  # deprecated: `time`, kept one release
     }
 
 
@@ -151,29 +206,56 @@ def edge_of_year(store: Store, start: float | None, end: float | None, *, last: 
 def build_review(
     store: Store, tz: tzinfo, year: int, privacy: Privacy, *, shared: bool = False
 ) -> ReviewDoc:
-    span, before_span = year_span(year), year_span(year - 1)
+    """The review of `year`: its figures as the history holds them, and beside them the same
+    dates of the year before (the whole year, or the dates both hold when the history starts
+    or ends inside one; nothing when the year before is not in it). A year outside the
+    history is an error."""
+    history = year_in_history(year, history_days(store, tz))
+    span = year_span(year)
     me = Scope("me")
     this_doc = stats_document(store, me, tz, span, period="month")
-    before_doc = stats_document(store, me, tz, before_span, period="month")
-    counts, before_counts = _people_counts(store, tz, span), _people_counts(store, tz, before_span)
-    rank_before = {pid: i + 1 for i, (pid, _n) in enumerate(before_counts)}
+    counts = _people_counts(store, tz, span)
+    window = compared_days(year, history)
+    before: YearFigures | None = None
+    compared: Compared | None = None
+    rank_before: dict[str, int] = {}
+    if window is not None:
+        before_span = _same_date(window[0], year - 1), _same_date(window[1], year - 1)
+        before_counts = _people_counts(store, tz, before_span)
+        rank_before = {pid: i + 1 for i, (pid, _a, _b) in enumerate(before_counts)}
+        before = year_figures(stats_document(store, me, tz, before_span, period="month"),
+                              year - 1, len(before_counts))  # fmt: skip
+        whole = window == span
+        this_window, people = this_doc, len(counts)
+        if not whole:
+            this_window = stats_document(store, me, tz, window, period="month")
+            people = len(_people_counts(store, tz, window))
+        compared = {
+            "days": [window[0].strftime("%m-%d"), window[1].strftime("%m-%d")],
+            "whole_year": whole,
+            "this": year_figures(this_window, year, people),
+        }
     names = store.names()
     top: list[PersonCount] = [
         {
             "id": pid if not shared else privacy.name(pid, names.get(pid, pid)),
             "name": privacy.name(pid, names.get(pid, pid)),
-            "messages": n,
+            "messages": direct + groups,
+            "one_to_one": direct,
+            "in_groups": groups,
             "rank_before": rank_before.get(pid),
         }  # fmt: skip
-        for pid, n in counts[:TOP_PEOPLE]
+        for pid, direct, groups in counts[:TOP_PEOPLE]
     ]
     start, end = days_to_utc(*span, tz)
     assert start is not None and end is not None
-    new_people = []
-    for person in store.people():
-        first = (store.stats(person.id) or {}).get("first")  # all time, precomputed
-        if first is not None and start <= first < end:
-            new_people.append(privacy.name(person.id, person.name))
+    new_people: list[str] | None = None  # who is new is unknown when the history starts this year
+    if history[0] < span[0]:
+        new_people = sorted(
+            privacy.name(person.id, person.name)
+            for person in store.people()
+            if start <= ((store.stats(person.id) or {}).get("first") or -1) < end
+        )  # first message ever, precomputed for all time
     edges = [edge_of_year(store, start, end, last=last) for last in (False, True)]
     found = [store.message(rowid) if rowid is not None else None for rowid in edges]
     if shared:  # the series' names map and the person block name people too
@@ -182,11 +264,13 @@ def build_review(
         "year": year,
         "zone": zone_id(tz),
         "shared": shared,
+        "history": {"first": history[0].isoformat(), "last": history[1].isoformat()},
         "this": year_figures(this_doc, year, len(counts)),
-        "before": year_figures(before_doc, year - 1, len(before_counts)),
+        "compared": compared,
+        "before": before,
         "top_people": top,
         "busiest_day": busiest_day(store, tz, span),
-        "new_people": sorted(new_people),
+        "new_people": new_people,
         "first_message": _moment(store, found[0], tz, privacy),
         "last_message": _moment(store, found[1], tz, privacy),
         "stats": this_doc,

@@ -11,14 +11,14 @@ so tests can swap the backends), use-cases. Heavy libraries only inside function
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
 from casper.backends.lazy import LazyEmbedder
-from casper.config import DEFAULT_LLM, Config
+from casper.config import DEFAULT_LLM, Config, load_config
 from casper.dates.zones import local_tz
-from casper.errors import IndexMismatch, IndexMissing, ModelUnavailable
+from casper.errors import ConfigError, IndexMismatch, IndexMissing, ModelUnavailable
 from casper.index.files import Generation, read_generation
 from casper.store.db import Store
 
@@ -64,11 +64,30 @@ def make_engine(cfg: Config) -> Engine:
     return factory.make_engine(cfg)
 
 
+def _config_stamp(cfg: Config) -> tuple[int, int] | None:
+    try:
+        st = (cfg.data_dir / "config.toml").stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 def open_store(cfg: Config, *, must_exist: bool = True) -> Store:
     """The SQLite store; a missing one tells the user to run `casper index`."""
     if must_exist and not cfg.store_path.exists():
         raise IndexMissing(f"nothing indexed yet in {cfg.data_dir}")
     return Store.open(cfg.store_path)
+
+
+def store_to_show(cfg: Config) -> Store:
+    """The store for a command that shows what it holds (`export`, `review`, `chats`): refused
+    while config.toml keeps out someone it may still hold (casper.indexer.exclude)."""
+    from casper.indexer.exclude import require_applied
+
+    store = open_store(cfg)
+    if cfg.exclude:
+        require_applied(store, cfg.exclude)
+    return store
 
 
 def open_index(cfg: Config, embedder: Embedder | None, *, create: bool = False) -> ChunkIndex:
@@ -219,16 +238,19 @@ def index_embedder(cfg: Config) -> EmbedderSupply:
 
 def bulk_embedder(cfg: Config) -> BulkSupply | None:
     """How `casper index` picks the engine for bulk work (casper.backends.bulk): the faster
-    one on this machine, measured. None when `make_embedder` was replaced (tests, benchmarks:
-    their embedder embeds every run)."""
+    one on this run's own passages, raced. None when `make_embedder` was replaced (tests,
+    benchmarks: their embedder embeds every run, and no real engine is loaded beside it)."""
     from casper.backends import factory
 
     if factory.embedder_replaced():
         return None
 
-    def supply(sample: Sequence[str], default: Callable[[], Embedder]) -> tuple[Embedder, str]:
-        engine, choice = factory.make_bulk_embedder(cfg, sample, default)
-        return engine, choice.why
+    def supply(
+        default: Callable[[], Embedder],
+        check: Callable[[Embedder], None],
+        said: Callable[[str], None],
+    ) -> Embedder:
+        return factory.make_bulk_embedder(cfg, default, check, said)
 
     return supply
 
@@ -283,6 +305,20 @@ class Runtime:
         self._retrievers: dict[tuple[Lexical, bool], Retriever] = {}
         self._generation = read_generation(cfg.index_dir)
         self._said: set[str] = set()
+        self._kept_out = (_config_stamp(cfg), tuple(cfg.exclude))
+
+    def kept_out(self) -> tuple[str, ...]:
+        """The `exclude` entries config.toml holds now (one stat per request; read again when
+        it changed): a process that outlives an edit (`casper mcp`, `casper chat` without the
+        service) follows it. Entries it was built with stay when the file no longer reads."""
+        stamp = _config_stamp(self.cfg)
+        if stamp != self._kept_out[0]:
+            try:
+                now = tuple(load_config(self.cfg.data_dir).exclude)
+            except ConfigError:
+                now = tuple(dict.fromkeys([*self._kept_out[1], *self.cfg.exclude]))
+            self._kept_out = (stamp, now)
+        return self._kept_out[1]
 
     # data: reopened when `casper index` publishes a new run
     def refresh(self) -> bool:

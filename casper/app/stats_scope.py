@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from casper.app.documents import stats_json
 from casper.app.stats_series import scope_stats, series
 from casper.dates.ranges import days_to_utc
-from casper.errors import CasperError, PersonNotFound
+from casper.errors import AmbiguousChat, AmbiguousPerson, CasperError, PersonNotFound
 from casper.records import ME, Person
 from casper.stats import LocalClock, StatRow, zone_id
 from casper.store.stats_query import person_stats
@@ -38,33 +38,46 @@ class Scope:
 
 
 def resolve_scope(store: Store, who: str | None, chat: str | None) -> Scope:
-    """`stats NAME` → a person, else a chat of that name; `--chat` → a chat by id or name;
-    nothing or "me" → the owner overall."""
+    """`stats NAME` → a person or a group chat of that name; `--chat` → a chat by id or name;
+    nothing or "me" → the owner overall.
+
+    An exact name (a person's, or the label `casper chats` prints) wins over a partial one; a
+    name that fits several lists them all, people and chats alike."""
     if chat is not None:
-        return Scope("chat", chat=_one_chat(store, chat))
+        return Scope("chat", chat=store.resolve_chat(chat))
     if who is None or who.strip().lower() in OWNER_WORDS:
         return Scope("me")
-    try:
-        return Scope("person", person=store.resolve_person(who))
-    except PersonNotFound:
-        named = [c for c in store.find_chats(who) if c.is_group or not c.members]
-        if len(named) == 1:
-            return Scope("chat", chat=named[0])
-        raise PersonNotFound(
-            f"no contact or group chat matches '{who}'",
-            hint="`casper contacts` and `casper chats` list them; --chat ID picks a chat by id",
-        ) from None
+    exact, partial = store.people_matching(who)
+    labelled = [c for c in store.chats_labelled(who) if _group(c)]
+    if exact and labelled:
+        raise _person_or_chat(who, exact, labelled)
+    for people in (exact, [] if labelled else partial):
+        if len(people) > 1:
+            raise AmbiguousPerson(who, [(p.id, p.name) for p in people])
+        if people:
+            return Scope("person", person=people[0])
+    groups = labelled or [c for c in store.find_chats(who) if _group(c)]
+    if len(groups) > 1:
+        raise AmbiguousChat(who, [(c.id, c.name) for c in groups])
+    if groups:
+        return Scope("chat", chat=groups[0])
+    raise PersonNotFound(
+        f"no contact or group chat matches '{who}'",
+        hint="`casper contacts` and `casper chats` list them; --chat ID picks a chat by id",
+    )
 
 
-def _one_chat(store: Store, query: str) -> ChatInfo:
-    found = store.find_chats(query)
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise CasperError(f"no chat matches '{query}'", hint="`casper chats` lists them")
-    listed = ", ".join(f"{c.id} {c.name}" for c in found[:8])
-    raise CasperError(f"'{query}' matches {len(found)} chats: {listed}",
-                      hint="pick one by its id: --chat ID")  # fmt: skip
+def _group(chat: ChatInfo) -> bool:
+    """A chat `stats NAME` may open by its name: a group (a 1:1 chat is its person's)."""
+    return chat.is_group or not chat.members
+
+
+def _person_or_chat(who: str, people: list[Person], chats: list[ChatInfo]) -> CasperError:
+    listed = [f"{p.name} ({p.id})" for p in people] + [f"{c.name} (chat {c.id})" for c in chats]
+    return CasperError(
+        f"'{who}' matches {len(listed)} people and chats: {', '.join(listed)}",
+        hint=f"pass the person's id, or --chat {chats[0].id} for the chat",
+    )
 
 
 def scope_rows(
@@ -83,6 +96,21 @@ def scope_rows(
     for chat_id, row in store.chat_stat_rows(ids, start, end, local=local):
         timelines.setdefault(chat_id, []).append(row)
     return [r for rows in timelines.values() for r in rows], list(timelines.values())
+
+
+def drawn_days(
+    store: Store, tz: tzinfo, span: tuple[date | None, date | None]
+) -> tuple[date | None, date | None]:
+    """The days a chart over time runs: from --since and to --until, within the days the
+    history holds (no bars for days before it began or after its last message); None where
+    the range is open (the scope's own first or last message)."""
+    first, last = store.coverage()
+    if first is None or last is None:
+        return None, None
+    held = datetime.fromtimestamp(first, tz).date(), datetime.fromtimestamp(last, tz).date()
+    since = max(span[0], held[0]) if span[0] else None
+    until = min(span[1], held[1]) if span[1] else None
+    return since, until
 
 
 def today_for(tz: tzinfo, last: date | None, now: datetime | None = None) -> int:
@@ -112,7 +140,8 @@ def stats_document(
     else:
         figures = scope_stats(counted, timelines, clock)
     drawn: Series = series(counted, timelines, clock, today=today_for(tz, span[1], now),
-                           period=period)  # fmt: skip
+                           period=period, bounds=drawn_days(store, tz, span),
+                           person=scope.person.id if scope.person else None)  # fmt: skip
     days: Days = {"since": span[0].isoformat() if span[0] else None,
                   "until": span[1].isoformat() if span[1] else None}  # fmt: skip
     names = store.names()
@@ -125,7 +154,7 @@ def stats_document(
         head = {"kind": "person", "id": scope.person.id, "name": scope.person.name, "members": 1}
     elif scope.chat is not None:
         head = {"kind": "chat", "id": str(scope.chat.id), "name": scope.chat.name,
-                "members": len(scope.chat.members)}  # fmt: skip
+                "members": len(store.chat_people(scope.chat))}  # fmt: skip
     else:
         owner = store.owner()
         head = {"kind": "me", "id": ME, "name": owner.name if owner else "me",

@@ -15,7 +15,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from datetime import date, timedelta
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from casper.records import ME
 from casper.stats import (
@@ -36,6 +36,7 @@ class PeriodCount(TypedDict):
     period: str  # "2024-03" (month) or "2024-W09" (ISO week)
     sent: int
     received: int
+    in_groups: NotRequired[int]  # a person's: what of `received` they wrote outside our 1:1 chats
 
 
 class Streak(TypedDict):
@@ -50,7 +51,7 @@ class Streaks(TypedDict):
 
 
 class ReplyPeriod(TypedDict):
-    period: str  # "2024-03"
+    period: str  # "2024-03"; every month of the range, one without a reply too (None, None)
     me: float | None  # median seconds I took to answer, that month
     them: float | None
 
@@ -82,7 +83,7 @@ class Gaps(TypedDict):
 
 class Series(TypedDict):
     period: str  # "week" | "month": the over_time buckets
-    over_time: list[PeriodCount]  # every period from the first to the last, empty ones too
+    over_time: list[PeriodCount]  # every period of the range (`bounds`), empty ones too
     heatmap: list[list[int]]  # 7 rows (Monday first) × 24 local hours: messages
     streaks: Streaks
     replies: Replies
@@ -213,14 +214,21 @@ def series(
     *,
     today: int | None,
     period: str | None = None,
+    bounds: tuple[date | None, date | None] = (None, None),
+    person: str | None = None,
 ) -> Series:
     """Every series of one scope. `counted` in any order; `timelines` each in time order;
     `today`: the local day the current streak must reach (YYYYMMDD); `period`: "week",
-    "month", or None to pick by the range's length."""
+    "month", or None to pick by the range's length; `bounds`: the local days the range runs
+    over (None: from the first message, to the last), so the bars start at `--since` and end
+    at `--until`; `person`: the person a scope is about, whose messages outside our 1:1 chats
+    (`timelines`) are counted apart in each period (`in_groups`)."""
     ordered = sorted((r for r in counted if r[1] > 0), key=lambda r: r[1])
     local = local_fields(ordered, clock)
     days = {d for d, _h in local}
-    chosen = period or auto_period(min(days, default=None), max(days, default=None))
+    first = bounds[0] or (_day(min(days)) if days else None)
+    last = bounds[1] or (_day(max(days)) if days else None)
+    chosen = period or auto_period(*(_yyyymmdd(d) if d else None for d in (first, last)))
     buckets: dict[str, list[int]] = {}
     heat = [[0] * 24 for _ in WEEKDAYS]
     weekday: dict[int, int] = {}
@@ -234,13 +242,19 @@ def series(
         bucket = buckets.setdefault(key, [0, 0])
         bucket[0 if row[0] == ME else 1] += 1
         heat[weekday[d]][h] += 1
+    direct = _direct(timelines, person, clock, chosen) if person is not None else None
     over_time: list[PeriodCount] = []
-    if days:
-        for key in _periods(_day(min(days)), _day(max(days)), chosen):
+    if days and first is not None and last is not None:
+        for key in _periods(first, last, chosen):
             sent, received = buckets.get(key, [0, 0])
-            over_time.append({"period": key, "sent": sent, "received": received})
+            counts: PeriodCount = {"period": key, "sent": sent, "received": received}
+            if direct is not None:
+                counts["in_groups"] = received - direct.get(key, 0)
+            over_time.append(counts)
     starts, gaps = walk(timelines)
     by_month: dict[str, dict[str, list[float]]] = {}
+    if days and first is not None and last is not None:
+        by_month = {key: {"me": [], "them": []} for key in _periods(first, last, "month")}
     for side, pairs in gaps.items():
         if not pairs:
             continue
@@ -269,6 +283,18 @@ def series(
         },
         "gaps": quiet_gaps([(d, row[0]) for row, (d, _h) in zip(ordered, local, strict=True)]),
     }
+
+
+def _yyyymmdd(day: date) -> int:
+    return day.year * 10000 + day.month * 100 + day.day
+
+
+def _direct(
+    timelines: Sequence[Sequence[StatRow]], person: str, clock: LocalClock, period: str
+) -> Counter[str]:
+    """How many of `person`'s messages each period holds in `timelines` (our 1:1 chats)."""
+    theirs = [r for timeline in timelines for r in timeline if r[0] == person and r[1] > 0]
+    return Counter(period_of(_day(d), period) for d, _h in local_fields(theirs, clock))
 
 
 def scope_stats(

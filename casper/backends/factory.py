@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from casper.config import BUNDLED_EMBEDDER, DEFAULT_LLM, Config, llm_server
 from casper.errors import ConfigError, ModelUnavailable
 
 if TYPE_CHECKING:
-    from casper.backends.bulk import BulkChoice
     from casper.protocols import Embedder, Engine, Reranker
 
 log = logging.getLogger(__name__)
@@ -67,52 +66,35 @@ FALLBACK_HINT = 'set embed_backend = "torch" and embed_device = "cpu" in config.
 
 
 def make_bulk_embedder(
-    cfg: Config, sample: Sequence[str], default: Callable[[], Embedder]
-) -> tuple[Embedder, BulkChoice]:
-    """The engine a bulk run embeds with (casper.backends.bulk): the faster one on this
-    machine, from the rates remembered for it, else from a probe of both on `sample` (the
-    history's own passages), remembered then. `default` builds the engine queries use
-    (onnxruntime on a CPU); it is returned when it is the faster or the only one."""
+    cfg: Config,
+    default: Callable[[], Embedder],
+    check: Callable[[Embedder], None],
+    said: Callable[[str], None],
+) -> Embedder:
+    """The engine a bulk run embeds with (casper.backends.bulk): what the settings fix (the
+    Apple GPU, a backend in config.toml, no onnxruntime), else a race of onnxruntime (`default`,
+    the engine queries use) and torch on the CPU on this run's own passages. `check` is called
+    with torch once it is built (the same model, whatever runs it), `said` with each choice."""
     from casper.backends import bulk
     from casper.backends.embedder import SentenceTransformerEmbedder
-    from casper.backends.loading import model_cache
     from casper.backends.placement import apple_gpu, onnxruntime_installed
+
+    fixed = bulk.decide(cfg.embed_backend, cfg.embed_device, gpu=apple_gpu(),
+                        onnx=onnxruntime_installed(), load=os.getloadavg()[0],
+                        cores=os.cpu_count() or 1)  # fmt: skip
+    engine = default()
+    placement = getattr(engine, "placement", None)
+    if fixed is not None or placement is None or placement.backend != "onnxruntime":
+        # fixed by the settings, or onnxruntime fell back to torch: nothing to race
+        if fixed is not None and placement is not None:
+            setattr(engine, "placement", placement.with_why(fixed.why))  # noqa: B010 - torch's and onnx's
+            said(fixed.why)
+        return engine
 
     def torch_cpu() -> Embedder:
         return SentenceTransformerEmbedder(cfg.embed_model, batch_size=cfg.embed_batch)
 
-    known = embedder_identity(cfg)
-    key = bulk.machine_key(f"{cfg.embed_model} {known[2] if known else ''}".strip(), _versions())
-    onnx = onnxruntime_installed()
-    args = {"gpu": apple_gpu(), "onnx": onnx}
-    choice = bulk.decide(cfg.embed_backend, cfg.embed_device, **args,
-                         rates=bulk.remembered(model_cache(), key))  # fmt: skip
-    if choice is None:  # not measured on this machine yet: both engines on the sample
-        rates, built = bulk.probe(sample, {"onnx": default, "torch": torch_cpu})
-        bulk.remember(model_cache(), key, rates, sample)
-        choice = bulk.decide(cfg.embed_backend, cfg.embed_device, **args, rates=rates)
-        assert choice is not None
-        engine = built["torch" if choice.backend == "torch" else "onnx"]
-    elif choice.backend == "torch" and choice.device == "cpu" and cfg.embed_backend == "auto":
-        engine = torch_cpu()
-    else:
-        engine = default()  # what the settings place (the Apple GPU, a fixed backend)
-    if hasattr(engine, "placement") and engine.placement is not None:  # torch's and onnx's
-        engine.placement = engine.placement.with_why(choice.why)
-    return engine, choice
-
-
-def _versions() -> dict[str, str]:
-    """The engines' library versions (their rates change with them), without importing them."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for lib in ("torch", "onnxruntime"):
-        try:
-            out[lib] = version(lib)
-        except PackageNotFoundError:
-            out[lib] = "-"
-    return out
+    return bulk.Race({"onnx": lambda: engine, "torch": torch_cpu}, check=check, on_choice=said)
 
 
 _MAKE_EMBEDDER = make_embedder

@@ -1,6 +1,7 @@
 """`stats --png`: the same charts as the terminal view, drawn by matplotlib into one PNG file —
-messages over time (sent and received stacked), hour × weekday heatmap, reply-time trend, who
-starts conversations — titled with the name, the range and the zone.
+messages over time (sent and received stacked, a person's group messages apart, each legend
+saying what it counts), hour × weekday heatmap, reply-time trend from zero with months without
+a reply left as gaps, who starts conversations — titled with the name, the range and the zone.
 
 A neutral grey card with dark ink, so the picture reads on a light page and on a dark one.
 matplotlib is imported only here, with the Agg backend (no window) and its cache folder
@@ -15,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from casper.cli.stats_view import range_label
+from casper.cli.stats_view import over_time_parts, range_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -27,6 +28,8 @@ CARD = "#e9e9e6"  # neutral: neither a white page nor a black one swallows it
 INK = "#202124"
 SENT = "#1f6fb2"
 RECEIVED = "#c2418f"
+IN_GROUPS = "#e6a5cc"  # a person's messages outside our 1:1 chats: received, set apart
+PART_COLOURS = (SENT, RECEIVED, IN_GROUPS)
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -52,14 +55,21 @@ def footer(data: StatsDoc) -> str:
     """The figures without a chart of their own: streaks and quiet gaps."""
     s = data["series"]
     longest, current, gaps = s["streaks"]["longest"], s["streaks"]["current"], s["gaps"]
-    return (f"{data['sent']} sent · {data['received']} received · longest streak "
+    sent, received = ("sent one-to-one", "received in all chats") if "person" in data else (
+        "sent", "received")  # fmt: skip
+    return (f"{data['sent']} {sent} · {data['received']} {received} · longest streak "
             f"{longest['days']} days · current {current['days']} · quiet gaps of "
             f"{gaps['min_days']}+ days: {gaps['count']} (ended by me {gaps['reconnected']['me']}, "
             f"them {gaps['reconnected']['them']})")  # fmt: skip
 
 
-def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
-    """Draw every chart of `data` into `path` (a PNG, 0600); returns the path."""
+def write_png(data: StatsDoc, path: Path, data_dir: Path, *, force: bool = False) -> Path:
+    """Draw every chart of `data` into `path` (a PNG, 0600, written as `export` writes: never
+    over a file or through a link without `force`); returns the path."""
+    import io
+
+    from casper.app.outfile import write_private
+
     plt = pyplot(data_dir)
     fig = plt.figure(figsize=(12, 8.5), dpi=110, facecolor=CARD)
     grid = fig.add_gridspec(2, 2, height_ratios=(1, 1), hspace=0.45, wspace=0.22)
@@ -74,14 +84,13 @@ def write_png(data: StatsDoc, path: Path, data_dir: Path) -> Path:
     _heatmap(axes[1], data, fig)
     _replies(axes[2], data)
     fig.text(0.5, 0.015, footer(data), ha="center", color=INK, fontsize=10)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", facecolor=CARD)
+    picture = io.BytesIO()  # drawn in memory: matplotlib never opens the path itself
+    fig.savefig(picture, format="png", facecolor=CARD)
     plt.close(fig)
-    path.chmod(0o600)
     for cached in (data_dir / "matplotlib").rglob("*"):  # its font list: owner-only, like the rest
         if cached.is_file():
             cached.chmod(0o600)
-    return path
+    return write_private(path, picture.getvalue(), force=force)
 
 
 def _over_time(ax: Axes, data: StatsDoc) -> None:
@@ -92,14 +101,15 @@ def _over_time(ax: Axes, data: StatsDoc) -> None:
                 transform=ax.transAxes)  # fmt: skip
         return
     xs = range(len(rows))
-    sent = [r["sent"] for r in rows]
-    received = [r["received"] for r in rows]
-    ax.bar(xs, sent, color=SENT, label=f"sent ({data['sent']})", width=0.85)
-    ax.bar(xs, received, bottom=sent, color=RECEIVED, label=f"received ({data['received']})",
-           width=0.85)  # fmt: skip
+    bottom = [0] * len(rows)
+    for part, color in zip(over_time_parts(data), PART_COLOURS, strict=False):
+        ax.bar(xs, part.values, bottom=bottom, color=color, width=0.85,
+               label=f"{part.label} ({sum(part.values):,})")  # fmt: skip
+        bottom = [b + v for b, v in zip(bottom, part.values, strict=True)]
+    ax.set_ylim(0, max(max(bottom), 1) * 1.3)  # room above the bars for the legend
     step = max(1, len(rows) // 12)
     ax.set_xticks(list(xs)[::step], [r["period"] for r in rows][::step], rotation=30)
-    legend = ax.legend(loc="upper left", frameon=False)
+    legend = ax.legend(loc="upper left", frameon=False, ncols=len(PART_COLOURS))
     for label in legend.get_texts():
         label.set_color(INK)
 
@@ -120,15 +130,16 @@ def _replies(ax: Axes, data: StatsDoc) -> None:
     starters = series["starters"]
     ax.set_title(f"median reply by month (min) · conversations started: me {starters['me']}, "
                  f"them {starters['them']}", color=INK, loc="left", fontsize=9)  # fmt: skip
-    if not months:
+    if not any(p["me"] is not None or p["them"] is not None for p in months):
         ax.text(0.5, 0.5, "no replies in this range", ha="center", va="center", color=INK,
                 transform=ax.transAxes)  # fmt: skip
         return
-    xs = range(len(months))
+    xs = range(len(months))  # every month: one without a reply is a gap in its line
     for side, color in (("me", SENT), ("them", RECEIVED)):
         ys = [p[side] / 60 if p[side] is not None else None for p in months]  # type: ignore[literal-required]
         ax.plot(xs, [float("nan") if y is None else y for y in ys], marker="o", markersize=3,
                 color=color, label=side)  # fmt: skip
+    ax.set_ylim(bottom=0)  # from zero: a flat three minutes must not look like a swing
     step = max(1, len(months) // 8)
     ax.set_xticks(list(xs)[::step], [p["period"] for p in months][::step], rotation=30)
     legend = ax.legend(loc="upper left", frameon=False)

@@ -74,7 +74,7 @@ def demo(
         session=Session(cfg, no_service=True),
     )
     cited = answered.get("citations") or []
-    _demo_next_steps(cfg, cited[0]["rowid"] if cited else None)
+    _demo_next_steps(cfg, cited[0]["id"] if cited else None)
 
 
 def _owner_only(folder: Path) -> None:

@@ -1,5 +1,6 @@
 """`casper export`: the messages of a person, a chat or everything, to keep — JSON Lines, CSV
-or a Markdown transcript; 0600, never over an existing file without --force."""
+or a Markdown transcript; 0600, never over an existing file without --force; `-o -` writes to
+standard output; no messages writes nothing, says so and exits 0."""
 
 from __future__ import annotations
 
@@ -33,9 +34,19 @@ def export(
     ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl, csv or md")] = "jsonl",
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="the file (default: a name from the scope)")
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="the file, - for standard output (default: a name from the scope)"
+        ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="replace an existing file")] = False,
+    formula_guard: Annotated[
+        bool,
+        typer.Option(
+            "--formula-guard/--no-formula-guard",
+            help="CSV: a leading ' on a cell a spreadsheet would run as a formula",
+        ),
+    ] = True,
     home: Home = None,
     verbose: Verbose = False,
 ) -> None:
@@ -43,10 +54,10 @@ def export(
     in JSON Lines, a CSV table, or a Markdown transcript to read."""
     from casper.app.export import export_rows, scope_rowids
     from casper.app.export_formats import FORMATS, to_csv, to_jsonl, to_markdown
+    from casper.app.outfile import destination, write_out
     from casper.app.review import full_privacy
-    from casper.app.runtime import open_store
-    from casper.app.stats_scope import Scope, resolve_scope
-    from casper.cli.outfile import refuse_existing, write_private
+    from casper.app.runtime import store_to_show
+    from casper.app.stats_scope import Scope
     from casper.cli.stats_view import range_label
     from casper.dates.ranges import days_to_utc, span_days
     from casper.stats import zone_id
@@ -64,26 +75,35 @@ def export(
         raise missing_index(cfg)
     tz = local_tz(cfg.timezone)
     first, last = span_days(since, until, tz, locale=cfg.locale)
-    store = open_store(cfg)
-    scope = resolve_scope(store, person, chat) if (person or chat) else Scope("me")
+    store = store_to_show(cfg)
+    if person:  # a person, as every --person reads one (a chat's label says --chat ID)
+        scope = Scope("person", person=store.resolve_person(person))
+    elif chat:
+        scope = Scope("chat", chat=store.resolve_chat(chat))
+    else:
+        scope = Scope("me")
     label = _label(scope)
-    path = out or Path(f"casper-export-{_slug(label)}.{fmt}")
-    refuse_existing(path, force)
+    target = destination(out or Path(f"casper-export-{_slug(label)}.{fmt}"), force)
     rows = export_rows(store, scope_rowids(store, scope, *days_to_utc(first, last, tz)), tz,
                        full_privacy())  # fmt: skip
+    days: Days = {"since": first.isoformat() if first else None,
+                  "until": last.isoformat() if last else None}  # fmt: skip
+    if not rows:  # a header and no rows is no export: said, nothing written, exit 0
+        _stderr().print(f"no messages to export ({label}, {range_label(days)}): nothing written",
+                        soft_wrap=True, markup=False)  # fmt: skip
+        return
     if fmt == "jsonl":
         data = to_jsonl(rows)
     elif fmt == "csv":
-        data = to_csv(rows)
+        data = to_csv(rows, guard=formula_guard)
     else:
-        days: Days = {"since": first.isoformat() if first else None,
-                "until": last.isoformat() if last else None}  # fmt: skip
         title = "All messages" if scope.kind == "me" else f"Messages with {label}"
         subtitle = (f"{len(rows):,} messages · {range_label(days)} · times in {zone_id(tz)} · "
                     "exported by Casper")  # fmt: skip
         data = to_markdown(rows, title, subtitle)
-    write_private(path, data, force=force)
-    _stderr().print(f"wrote {len(rows):,} messages to {path}", soft_wrap=True, markup=False)
+    write_out(target, data, force=force)
+    where = "standard output" if target is None else str(target)
+    _stderr().print(f"wrote {len(rows):,} messages to {where}", soft_wrap=True, markup=False)
 
 
 def _label(scope: Scope) -> str:

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING
 from casper.config import load_config
 from casper.errors import CasperError
 
-_C1 = re.compile("[\x7f-\x9f]")
+# DEL, C1 and the bidirectional embeddings, overrides and isolates (a terminal shows what
+# follows in another order)
+_C1 = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 if TYPE_CHECKING:  # rich is imported lazily, when a command prints
     from rich.console import Console
@@ -118,7 +120,8 @@ def print_json(data: object) -> None:
     import json
 
     text = json.dumps(data, ensure_ascii=False, indent=2)
-    # JSON escapes C0 itself; C1 (U+0080-U+009F: U+009B is a CSI to a terminal) and DEL it
-    # leaves as they are: written as \u escapes, the same JSON to any reader
+    # JSON escapes C0 itself; C1 (U+0080-U+009F: U+009B is a CSI to a terminal), DEL and the
+    # bidirectional overrides it leaves as they are: written as \u escapes, the same JSON to
+    # any reader
     sys.stdout.write(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
     sys.stdout.flush()

@@ -2,9 +2,10 @@
 
 The SDK's stdio transport decodes stdin with `errors="replace"` (a byte that is not UTF-8 is
 searched for as `�`) and drops a line it cannot read as a JSON-RPC message without a word: the
-client waits for its own timeout. So each line is screened here first (`screen`): bytes that are
-not UTF-8 and text that is not JSON get a `-32700` parse error; JSON that is not one JSON-RPC
-message (a batch array, a number, a request without a method) `-32600`; a lone surrogate
+client waits for its own timeout. So each line is screened here first (`screen`): a line over
+1 MiB is refused unread (`-32600`); bytes that are not UTF-8 and text that is not JSON get a
+`-32700` parse error; JSON that is not one JSON-RPC message (a batch array, a number, a
+request without a method) `-32600`; a lone surrogate
 (`"\\ud800"`) anywhere in a request `-32602`. The reply goes to the request's id when one can be
 read, else to id null (JSON-RPC's rule for a message whose id is unknown). Only lines that pass
 reach the SDK, through the `stdin` stream `stdio_server` accepts; stdin's descriptor is claimed
@@ -38,6 +39,10 @@ INVALID_PARAMS = -32602
 # past this it is refused at once, before anything searches (the tools' schemas say it as
 # `maxLength`: casper.agent.tool_args)
 MAX_STRING_CHARS = MAX_ARGUMENT_CHARS
+# a whole line: refused unread past this, before JSON parses it (60 MB of short strings in one
+# request held every call for 13 s). A call at every cap, each character written as a \u
+# escape pair, is ~130 KB
+MAX_LINE_BYTES = 1 << 20
 
 Reply: TypeAlias = "dict[str, JSONValue]"  # a JSON-RPC error response
 
@@ -46,6 +51,9 @@ def screen(raw: bytes, validate: Callable[[str], object] | None = None) -> str |
     """One line from the client → the text to hand the SDK, an error reply to write back, or
     None for a blank line. `validate` is the SDK's own message check (raises on a bad one)."""
     line = raw.rstrip(b"\r\n")
+    if len(line) > MAX_LINE_BYTES:
+        return error(None, INVALID_REQUEST, f"Invalid Request: the line is {len(line):,} bytes; "
+                     f"at most {MAX_LINE_BYTES:,}")  # fmt: skip
     if not line.strip():
         return None
     try:

@@ -21,6 +21,7 @@ from casper.config import load_config
 if TYPE_CHECKING:
     from casper.app.documents import SearchDoc
     from casper.events import Event
+    from casper.service.client import Sent
 
 
 def search(
@@ -38,8 +39,10 @@ def search(
     home: Path | None = None,
     json: bool = False,
     no_service: bool = False,
+    sent: Sent | None = None,
 ) -> None:
-    """`casper search`: retrieval only (see casper/cli/search.py for the options)."""
+    """`casper search`: retrieval only (see casper/cli/search.py for the options). `sent`:
+    the request, already sent to the running service by the thin path."""
     from casper.app.requests import SearchRequest, parse_as
     from casper.cli.transport import Session, print_notice
 
@@ -68,7 +71,9 @@ def search(
         print_notice(event)
 
     cfg = load_config(home)
-    doc = Session(cfg, no_service=no_service).answer(request, on_event)
+    if sent is not None and not json:
+        import casper.cli.render  # noqa: F401 - what draws the hits loads while the service works
+    doc = Session(cfg, no_service=no_service).answer(request, on_event, sent)
     if json:
         print_json(doc)
         return
@@ -122,6 +127,7 @@ def show(
     home: Path | None = None,
     json: bool = False,
     no_service: bool = False,
+    sent: Sent | None = None,
 ) -> None:
     """`casper show`: a message with its surrounding conversation."""
     from casper.app.requests import ShowRequest, parse_as
@@ -129,7 +135,8 @@ def show(
 
     args = {"ref": ref, "before": before, "after": after}
     cfg = load_config(home)
-    data = Session(cfg, no_service=no_service).answer(parse_as(ShowRequest, "show", args))
+    request = parse_as(ShowRequest, "show", args)
+    data = Session(cfg, no_service=no_service).answer(request, sent=sent)
     if json:
         print_json(data)
         return
@@ -142,7 +149,7 @@ def show(
     out.print(Text(data["chat"]["name"] or "Unknown chat", style="bold"))
     tz = local_tz(cfg.timezone)  # the zone the document's timestamps were written in
     view = conversation_view(
-        messages_from_doc(data["context"]), {}, tz, target=data["message"]["rowid"]
+        messages_from_doc(data["context"]), {}, tz, target=data["message"]["id"]
     )
     out.print(view)
 
@@ -155,22 +162,31 @@ def stats(
     until: str | None = None,
     by: str | None = None,
     png: Path | None = None,
+    force: bool = False,
     home: Path | None = None,
     json: bool = False,
     no_service: bool = False,
+    sent: Sent | None = None,
 ) -> None:
     """`casper stats`: the figures and pictures of a person, a chat or group, or the owner
-    overall (all time, or computed for a --since/--until range); `--png` draws them too."""
+    overall (all time, or computed for a --since/--until range); `--png` draws them too
+    (never over a file, or through a link, without `force`)."""
     from casper.app.requests import StatsRequest, parse_as
     from casper.cli.transport import Session
 
+    if png is not None:  # before the work, not after it; a mistyped folder is never made
+        from casper.app.outfile import folder_exists, refuse_existing
+
+        refuse_existing(png, force)
+        folder_exists(png)
     cfg = load_config(home)
     args = {"person": person, "chat": chat, "since": since, "until": until, "period": by}
-    data = Session(cfg, no_service=no_service).answer(parse_as(StatsRequest, "stats", args))
+    request = parse_as(StatsRequest, "stats", args)
+    data = Session(cfg, no_service=no_service).answer(request, sent=sent)
     if png is not None:
         from casper.cli.charts import write_png
 
-        write_png(data, png, cfg.data_dir)
+        write_png(data, png, cfg.data_dir, force=force)
     if json:
         print_json(data)
         return
@@ -181,13 +197,19 @@ def stats(
         stderr_console().print(f"wrote {png}", soft_wrap=True, markup=False)
 
 
-def contacts(*, home: Path | None = None, json: bool = False, no_service: bool = False) -> None:
+def contacts(
+    *,
+    home: Path | None = None,
+    json: bool = False,
+    no_service: bool = False,
+    sent: Sent | None = None,
+) -> None:
     """`casper contacts`: people with handles and message counts."""
     from casper.app.requests import ContactsRequest
     from casper.cli.transport import Session
 
     session = Session(load_config(home), no_service=no_service)
-    rows = session.answer(ContactsRequest())  # no arguments to check
+    rows = session.answer(ContactsRequest(), sent=sent)  # no arguments to check
     if json:
         print_json(rows)
         return
@@ -204,7 +226,7 @@ def contacts(*, home: Path | None = None, json: bool = False, no_service: bool =
 def chats(*, home: Path | None = None, json: bool = False) -> None:
     """`casper chats`: chats with their ids (in this process: it reads the store only)."""
     from casper.app.chats import list_chats
-    from casper.app.runtime import open_store
+    from casper.app.runtime import store_to_show
     from casper.cli.render import chats_table, console
     from casper.dates.zones import local_tz
 
@@ -213,7 +235,7 @@ def chats(*, home: Path | None = None, json: bool = False) -> None:
         from casper.cli.invocation import missing_index
 
         raise missing_index(cfg)
-    rows = list_chats(open_store(cfg), local_tz(cfg.timezone))
+    rows = list_chats(store_to_show(cfg), local_tz(cfg.timezone))
     if json:
         print_json(rows)
         return

@@ -191,11 +191,11 @@ def citations_view(
 
     rows = []
     for c in citations:
-        when = (c.get("ts") or "")[:16].replace("T", " ")
+        when = (c.get("time") or "")[:16].replace("T", " ")
         text = c.get("text") or ""
         if len(text) > 240:
             text = text[:239] + "…"
-        rows.append((f"#{c['rowid']}", when, c.get("sender") or "", highlighted(text, terms)))
+        rows.append((f"#{c['id']}", when, c.get("sender") or "", highlighted(text, terms)))
     if width < 72:
         parts: list[RenderableType] = []
         for rowid, when, sender, body in rows:
@@ -383,7 +383,7 @@ def print_sources(
         out.print(Text("Sources", style="bold"))
         out.print(citations_view(rest, query_terms(question), out.width))
     if citations:
-        first = citations[0]["rowid"]
+        first = citations[0]["id"]
         # one line even when long: a command is pasted whole
         out.print(Text(f"open one with: {show_command} {first}", style="dim"), soft_wrap=True)
 
@@ -405,7 +405,7 @@ def hits_from_doc(hits: Sequence[HitJson]) -> list[Any]:  # duck-typed Hits for 
             participants=list(h.get("participants", [])),
             matched_words=list(h.get("matched_words", [])),
             messages=[
-                NS(rowid=m["rowid"], ts=_epoch(m["ts"]), sender=m["sender"], text=m["text"])
+                NS(rowid=m["id"], ts=_epoch(m["time"]), sender=m["sender"], text=m["text"])
                 for m in h["messages"]
             ],
         )
@@ -417,8 +417,8 @@ def messages_from_doc(messages: Sequence[MessageJson]) -> list[NS]:
     """`show --json` messages → objects with the attributes `conversation_view` reads."""
     return [
         NS(
-            rowid=m["rowid"],
-            ts=_epoch(m["ts"]),
+            rowid=m["id"],
+            ts=_epoch(m["time"]),
             sender=m["sender"],
             text=m.get("text") or "",
             kind=m.get("kind"),

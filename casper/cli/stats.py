@@ -34,6 +34,9 @@ def stats(
     png: Annotated[
         Path | None, typer.Option("--png", help="also draw the charts into this PNG file")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="replace an existing --png file (or a link there)")
+    ] = False,
     home: Home = None,
     json: Json = False,
     no_service: NoService = False,
@@ -43,5 +46,5 @@ def stats(
     messages over time, when (hour × weekday), streaks, reply times, who starts, quiet gaps."""
     from casper.cli import reads
 
-    reads.stats(person, chat=chat, since=since, until=until, by=by, png=png, home=home,
-                json=json, no_service=no_service)  # fmt: skip
+    reads.stats(person, chat=chat, since=since, until=until, by=by, png=png, force=force,
+                home=home, json=json, no_service=no_service)  # fmt: skip

@@ -1,6 +1,7 @@
 """`casper stats` in the terminal: the figures, then pictures drawn with block characters —
-messages over time (sent under received), the hour × weekday heatmap, streaks, reply times
-and their trend, who starts conversations, quiet gaps. Reads only the `stats --json` document,
+messages over time (sent under received, a person's group messages apart, the legend saying
+what each counts), the hour × weekday heatmap, streaks, reply times and their trend, who
+starts conversations, quiet gaps. Reads only the `stats --json` document,
 so what it draws is what `--json` carries.
 
 Imports: stdlib, casper.cli.render, rich (lazily); the document types and rich's Text for checking
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from casper.cli.render import console
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 SENT_STYLE = "cyan"
 RECEIVED_STYLE = "magenta"
+GROUPS_STYLE = "#f0b8dc"  # a person's messages outside our 1:1 chats: received, set apart
+PART_STYLES = (SENT_STYLE, RECEIVED_STYLE, GROUPS_STYLE)
 HEAT = (" ", "░", "▒", "▓", "█")  # readable without colour too
 HEAT_STYLES = ("", "#4f7f46", "#5fa24a", "#7fcf5a", "bold #b5f58a")  # shade and glyph agree
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -61,24 +64,51 @@ def fit_periods(rows: Sequence[PeriodCount], width: int) -> list[PeriodCount]:
     return list(rows[-width:]) if width > 0 else []
 
 
-def column_cells(sent: int, received: int, peak: int, rows: int = CHART_ROWS) -> list[str]:
-    """One column of the time chart, bottom row first: 's' sent, 'r' received, ' ' empty,
-    a block character's eighths after the letter for the top cell (e.g. 'r3')."""
+def column_cells(
+    parts: Sequence[int], peak: int, rows: int = CHART_ROWS
+) -> list[tuple[int, int] | None]:
+    """One column of the time chart, bottom row first: the parts stacked in order (sent
+    first), each cell (the part that fills most of it, the lower on a tie; eighths filled),
+    None where empty."""
     if peak <= 0:
-        return [" "] * rows
-    total = round(8 * rows * (sent + received) / peak)
-    mine = round(8 * rows * sent / peak)
-    cells = []
+        return [None] * rows
+    tops, running = [], 0
+    for n in parts:
+        running += n
+        tops.append(round(8 * rows * running / peak))
+    total = tops[-1] if tops else 0
+    cells: list[tuple[int, int] | None] = []
     for row in range(rows):
-        low = row * 8
-        side = "s" if mine >= low + 4 or (mine > low and mine >= total) else "r"
-        if total >= low + 8:
-            cells.append(side + "8")
-        elif total > low:
-            cells.append(side + str(total - low))
-        else:
-            cells.append(" ")
+        low, high = row * 8, min(row * 8 + 8, total)
+        if high <= low:
+            cells.append(None)
+            continue
+        bottoms = [0, *tops[:-1]]
+        filled = [
+            max(0, min(top, high) - max(bottom, low))
+            for bottom, top in zip(bottoms, tops, strict=True)
+        ]
+        cells.append((filled.index(max(filled)), high - low))
     return cells
+
+
+class Part(NamedTuple):
+    label: str  # what it counts, as the legend says it
+    values: list[int]  # one a period
+
+
+def over_time_parts(data: StatsDoc) -> list[Part]:
+    """What the bars over time stack, bottom first, each with what it counts. A person's
+    `sent` is our 1:1 chats and their `received` every chat: drawn as sent one-to-one,
+    received one-to-one and theirs in groups, so two different things never stand as a pair."""
+    rows = data["series"]["over_time"]
+    sent = [r["sent"] for r in rows]
+    if "person" in data and all("in_groups" in r for r in rows):
+        groups = [r.get("in_groups", 0) for r in rows]
+        direct = [r["received"] - g for r, g in zip(rows, groups, strict=True)]
+        return [Part("sent one-to-one", sent), Part("received one-to-one", direct),
+                Part("theirs in groups", groups)]  # fmt: skip
+    return [Part("sent", sent), Part("received", [r["received"] for r in rows])]
 
 
 def print_stats(data: StatsDoc, width: int | None = None) -> None:
@@ -120,56 +150,67 @@ def stats_view(data: StatsDoc, columns: int, text: type[Text]) -> list[Text]:
     if data["top_emoji"]:
         out.append(text("  top emoji: " + " ".join(f"{e}×{n}" for e, n in data["top_emoji"])))
     series = data["series"]
-    out += _time_chart(series["over_time"], series["period"], columns, text)
+    out += _time_chart(data, columns, text)
     out += _heatmap(series["heatmap"], text)
     out += _rhythm(data, text)
     return out
 
 
-def _time_chart(
-    rows: Sequence[PeriodCount], period: str, columns: int, text: type[Text]
-) -> list[Text]:
+def _time_chart(data: StatsDoc, columns: int, text: type[Text]) -> list[Text]:
+    rows, period = data["series"]["over_time"], data["series"]["period"]
     if not rows:
         return [text("  no messages in this range", style="dim")]
     shown = fit_periods(rows, columns - 10)
+    parts = [part.values[len(rows) - len(shown) :] for part in over_time_parts(data)]
     peak = max(r["sent"] + r["received"] for r in shown)
     title = text(f"\n  messages by {period}", style="bold")
-    title.append("  ")
-    title.append("█ sent", style=SENT_STYLE)
-    title.append("  ")
-    title.append("█ received", style=RECEIVED_STYLE)
+    legend = text("")
+    for part, style in zip(over_time_parts(data), PART_STYLES, strict=False):
+        legend.append("  ")
+        legend.append(f"█ {part.label}", style=style)
     if len(shown) < len(rows):
-        title.append(f"  (the last {len(shown)} of {len(rows)})", style="dim")
-    out = [title]
-    cols = [column_cells(r["sent"], r["received"], peak) for r in shown]
+        legend.append(f"  (the last {len(shown)} of {len(rows)})", style="dim")
+    if len(title.plain) + len(legend.plain) <= columns:
+        title.append_text(legend)
+        out = [title]
+    else:  # a line of its own rather than a legend cut in two
+        out = [title, legend]
+    cols = [column_cells([p[i] for p in parts], peak) for i in range(len(shown))]
     for row in reversed(range(CHART_ROWS)):
         label = f"{peak:>6} " if row == CHART_ROWS - 1 else " " * 7
         line = text(label, style="dim")
         for cells in cols:
             cell = cells[row]
-            if cell == " ":
+            if cell is None:
                 line.append(" ")
             else:
-                line.append(
-                    BLOCKS[int(cell[1])], style=SENT_STYLE if cell[0] == "s" else RECEIVED_STYLE
-                )
+                line.append(BLOCKS[cell[1]], style=PART_STYLES[cell[0]])
         out.append(line)
-    axis = [" "] * len(shown)  # the year (months) or the month (weeks) where one starts
+    if period == "month":  # the year where one starts
+        marks = [[r["period"][:4] for r in shown]]
+    else:  # the month where one starts, and under it the year
+        mondays = [_monday(r["period"]) for r in shown]
+        marks = [[m.strftime("%b") for m in mondays], [str(m.year) for m in mondays]]
+    for labels in marks:
+        out.append(text(" " * 7 + _axis(labels), style="dim"))
+    return out
+
+
+def _axis(labels: Sequence[str]) -> str:
+    """One axis line: each label where it changes, if it fits before the next one."""
+    axis = [" "] * len(labels)
     last = ""
-    for i, r in enumerate(shown):
-        mark = r["period"][:4] if period == "month" else _week_month(r["period"])
+    for i, mark in enumerate(labels):
         free = all(a == " " for a in axis[max(0, i - 1) : i + len(mark)])
         if mark != last and i + len(mark) <= len(axis) and free:
             axis[i : i + len(mark)] = list(mark)
         last = mark
-    out.append(text(" " * 7 + "".join(axis).rstrip(), style="dim"))
-    return out
+    return "".join(axis).rstrip()
 
 
-def _week_month(week: str) -> str:
-    """ "2024-W03" → "Jan": the month its Monday falls in."""
-    monday = date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
-    return monday.strftime("%b")
+def _monday(week: str) -> date:
+    """ "2024-W03" → the Monday it starts on."""
+    return date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
 
 
 def _heatmap(grid: Sequence[Sequence[int]], text: type[Text]) -> list[Text]:

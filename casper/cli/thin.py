@@ -5,14 +5,19 @@ A warm `casper search` asks the service, which answers in ~20 ms; importing type
 every command module cost the client process more than that. So the console entry point
 (`casper/__main__.py`) first offers the arguments to `run` here: when they are exactly a read
 command with options from `COMMANDS`, the command's body (`casper.cli.reads`, the same one the
-typer command calls) runs with the same error guard (`casper.cli.guard`). Anything else —
+typer command calls) runs with the same error guard (`casper.cli.guard`). Before anything else
+is loaded, the request a service-backed command will make is sent to the running service
+(`send_early`): the settings, the request check and what prints the answer load while the
+service works on it, and the body uses that answer once its own check of the request gives the
+same request (else it asks again). Anything else —
 `--help`, `-v`, an option or value this table does not know, a usage error, `--`, a service
 that is not running, no index yet — returns None and the full typer app handles it, so help,
 usage errors and every newer option behave exactly as before. A test keeps this table a
 faithful subset of the typer commands' options (names, kinds, choices, defaults).
 
-Imports: stdlib, casper.config, casper.errors, casper.vocab, casper.cli.guard; the work
-(casper.cli.reads) once the arguments are understood.
+Imports: stdlib, casper.vocab; casper.service.client to send; casper.config, casper.errors,
+casper.cli.guard and the work (casper.cli.reads) once the request is on its way (inside the
+functions on purpose: loaded before the request, they would add their time to the answer's).
 """
 
 from __future__ import annotations
@@ -20,28 +25,30 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from casper.cli.guard import explained, prepare, say_error, say_unexpected
-from casper.config import load_config
-from casper.errors import CasperError
 from casper.vocab import LEXICAL, MODES
+
+if TYPE_CHECKING:
+    from casper.service.client import Sent
 
 FLAG, TEXT, NUMBER, PATH = "flag", "text", "number", "path"
 Kind = str | tuple[str, ...]  # one of the four above, or the choices a value must be one of
 
 
-@dataclass(frozen=True)
 class Command:
     """A read command as the thin path knows it: its positional arguments (each required, in
     order), its options (`--since` → ("since", TEXT)), and whether its work goes to the
-    service (then the thin path runs only while the service answers)."""
+    service (then the thin path runs only while the service answers). A plain class: the
+    dataclasses module (and the `inspect` it loads) is not worth its milliseconds here."""
 
-    arguments: tuple[str, ...]
-    options: dict[str, tuple[str, Kind]]
-    service: bool = True
+    __slots__ = ("arguments", "options", "service")
+
+    def __init__(
+        self, arguments: tuple[str, ...], options: dict[str, tuple[str, Kind]], service: bool = True
+    ) -> None:
+        self.arguments, self.options, self.service = arguments, options, service
 
 
 _SHARED = {"--home": ("home", PATH), "--json": ("json", FLAG)}
@@ -151,6 +158,10 @@ def ready(name: str, found: dict[str, Any]) -> bool:
     """Whether the thin path may run the command here: a service-backed command only while
     the service answers and the store exists (starting one, running in this process and
     'nothing indexed yet' stay with the full CLI); `chats` once the store exists."""
+    # here, not at the top: a service-backed command's request is sent before these load
+    from casper.config import load_config
+    from casper.errors import CasperError
+
     try:
         cfg = load_config(found.get("home"))
     except CasperError:
@@ -168,20 +179,65 @@ def ready(name: str, found: dict[str, Any]) -> bool:
     return protocol.socket_path(cfg.data_dir).exists()
 
 
+def request_args(name: str, found: dict[str, Any]) -> dict[str, object]:
+    """The arguments of the request the body of `name` makes from these options, as the wire
+    carries them (casper.app.requests.wire of its check): what `send_early` sends. The body
+    checks them itself and asks again if its request differs."""
+    if name == "search":
+        return {"query": found["query"], "person": found.get("person"),
+                "chat": found.get("chat"), "since": found.get("since"),
+                "until": found.get("until"), "k": found.get("k"),
+                "mode": found.get("mode", "hybrid"), "lexical": found.get("lexical"),
+                "rerank": not found.get("no_rerank", False),
+                "literal": found.get("literal", False)}  # fmt: skip
+    if name == "show":
+        return {"ref": found["ref"], "before": found.get("before", 5),
+                "after": found.get("after", 5)}  # fmt: skip
+    if name == "stats":
+        return {"person": found["person"], "since": found.get("since"),
+                "until": found.get("until"), "chat": None, "period": None}  # fmt: skip
+    return {}
+
+
+def send_early(name: str, found: dict[str, Any]) -> Sent | None:
+    """The command's request, sent to the service already running for its data dir (the
+    store there, its socket answering), before the settings and the rest load; None when the
+    command does not go to the service or none is running."""
+    if not COMMANDS[name].service or found.get("no_service"):
+        return None
+    if os.environ.get("CASPER_SERVICE", "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    given = found.get("home") or os.environ.get("CASPER_HOME")
+    home = Path(given).expanduser() if given else Path.home() / ".casper"
+    if not os.path.isfile(home / "casper.sqlite"):
+        return None
+    from casper.service import client
+
+    return client.send(home, name, request_args(name, found))
+
+
 def run(argv: Sequence[str]) -> int | None:
     """Run a read command here and return its exit code, or None: the full CLI's turn."""
     if os.environ.get("CASPER_THIN", "1") == "0":
         return None  # for comparing both paths
     parsed = parse(argv)
-    if parsed is None or not ready(*parsed):
+    if parsed is None:
         return None
     name, found = parsed
+    sent = send_early(name, found)
+    if not ready(name, found):
+        if sent is not None:
+            sent.close()
+        return None
+    # loaded while the service works on the request sent above
     from casper.cli import reads
+    from casper.cli.guard import explained, prepare, say_error, say_unexpected
+    from casper.errors import CasperError
 
     prepare(verbose=False)
     try:
         try:
-            reads.BODIES[name](**found)
+            reads.BODIES[name](**found, **({"sent": sent} if sent is not None else {}))
         except (CasperError, KeyboardInterrupt):
             raise
         except Exception as exc:

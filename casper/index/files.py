@@ -20,6 +20,7 @@ TABLE = "chunks"
 MANIFEST = "manifest.json"
 GENERATION = "generation.json"
 VECTOR_FILE = "vectors.sqlite"  # the vectors' side file (vecstore.py)
+BM25_FILE = "rank_bm25.pkl"  # rank-bm25's fitted model of the chunks (lexical.py)
 # 2: vectors moved to the side file (vecstore.py); 3: the `dates` column (date terms, its own
 # FTS index); 4: each message alone beside the windows, its words in the `message_*` columns.
 # Bump it when a column or what the indexer derives into one (the date rules of

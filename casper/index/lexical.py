@@ -20,13 +20,14 @@ import pyarrow.compute as pc
 
 from casper.index.chunk_index import ChunkIndex, Filter
 from casper.index.chunk_text import unsegmented_text, without_unsegmented
+from casper.index.files import BM25_FILE
 from casper.index.vectors import FilterColumns, private_files
 from casper.records import MESSAGE_UNIT
 
 if TYPE_CHECKING:
     from rank_bm25 import BM25Okapi
 
-SIDECAR = "rank_bm25.pkl"
+SIDECAR = BM25_FILE
 FORMAT = 2
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _COLUMNS = ["id", "content_hash", "text", "chat_id", "start", "end", "person_ids"]

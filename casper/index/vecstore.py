@@ -65,8 +65,23 @@ class VectorStore:
                 [(k, half[i].tobytes()) for i, k in enumerate(keys)],
             )
 
-    def prune(self, keep: Iterable[str]) -> int:
-        """Delete rows whose key is not in `keep` (chunks gone from the table); returns how many."""
+    def prune(self, keep: Iterable[str], *, erase: bool = False) -> int:
+        """Delete rows whose key is not in `keep` (chunks gone from the table); returns how many.
+        `erase`: no byte of them left in the file or its log either (people kept out): the
+        freed space zeroed (secure_delete), the file rewritten (VACUUM), the log truncated."""
+        if erase:
+            self.conn.execute("PRAGMA secure_delete = ON")
+        try:
+            gone = self._prune(keep)
+        finally:
+            if erase:
+                self.conn.execute("PRAGMA secure_delete = OFF")
+        if erase:
+            self.conn.execute("VACUUM")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return gone
+
+    def _prune(self, keep: Iterable[str]) -> int:
         with self.conn:
             self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep(key TEXT PRIMARY KEY)")
             self.conn.execute("DELETE FROM temp.keep")

@@ -145,6 +145,19 @@ def build_vectors(
     return loaded
 
 
+def drop_caches(directory: Path) -> int:
+    """Delete every vector cache in `directory`, whatever its generation, and half-written
+    ones: after people are kept out none may keep a copy of their vectors or hashes. A reader
+    still on one keeps what it opened (unlinked files stay readable to it); the next search
+    builds the cache of its generation again. Returns how many files went."""
+    gone = 0
+    for path in [*directory.glob("*-*-*.npy"), *directory.glob("*.npy.*.tmp")]:
+        if path.name.split("-", 1)[0] in CACHE_KEYS:
+            path.unlink(missing_ok=True)
+            gone += 1
+    return gone
+
+
 def _superseded(directory: Path, ours: tuple[int, int]) -> list[Path]:
     """Cache files older than ours (by generation, then table version), except the newest of
     them: a reader (another thread of the service, another process) may be building or opening

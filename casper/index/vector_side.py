@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from casper.errors import IndexMissing
-from casper.index.files import Generation
+from casper.index.files import BM25_FILE, Generation
 from casper.index.vecstore import VectorStore
-from casper.index.vector_cache import build_vectors, load_vectors
+from casper.index.vector_cache import build_vectors, drop_caches, load_vectors
 from casper.index.vectors import META_COLUMNS, VectorMatrix, private_files
 
 if TYPE_CHECKING:
@@ -146,3 +146,15 @@ class VectorSide:
         """Drop side-file vectors of chunks no longer in the table."""
         keys = self.scan(["content_hash"])["content_hash"].to_pylist()
         return self.vectors.prune(keys)
+
+    def erase_removed(self) -> int:
+        """After rows were purged (people kept out): no copy of the removed chunks' vectors or
+        content hashes left anywhere in the index folder — erased from the side file, every
+        vector cache deleted (older generations' too; the next search builds its own from the
+        side file) and rank-bm25's file of the chunks (rebuilt when next used). Returns how many
+        vectors went."""
+        keys = self.scan(["content_hash"])["content_hash"].to_pylist()
+        gone = self.vectors.prune(keys, erase=True)
+        drop_caches(self.dir)
+        (self.dir / BM25_FILE).unlink(missing_ok=True)
+        return gone

@@ -16,6 +16,7 @@ import numpy as np
 from casper.index.chunk_index import ChunkIndex, IndexedChunk
 from casper.index.chunk_table import pieces_to_arrow
 from casper.index.chunk_writer import ChunkWriter
+from casper.indexer import chunk_workers
 from casper.indexer.chunking import ChunkOptions, index_pieces
 from casper.protocols import Embedder
 from casper.records import ChatInfo, Piece
@@ -125,6 +126,19 @@ def update_lexical(
     writer = ChunkWriter(index)
     try:
         done = 0
+        if chunk_workers.wanted(total_messages, fresh=not has_rows, options=options):
+            # a fresh index: every chat chunked whole, by worker processes (chunk_workers)
+            order = [chats.get(c) or ChatInfo(c, "", f"chat {c}", False, ()) for c, _ in wanted]
+            n = chunk_workers.workers()
+            parts = chunk_workers.groups(order, sizes, n * chunk_workers.GROUPS_PER_WORKER)
+            with chunk_workers.Pool(n) as pool:
+                for table, _ in pool.chunk(store.path, parts, names, options, index.dim):
+                    writer.append(table)
+                    tally.fresh_total += table.num_rows
+                    done += sum(sizes.get(c.id, 0) for c in parts[0])
+                    parts = parts[1:]
+                    progress("chunk", done, total_messages)
+            wanted = []  # every chat is chunked
         for lo in range(0, len(wanted), PLAN_CHATS):
             group = wanted[lo : lo + PLAN_CHATS]
             if has_rows and lo:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import ingest
 from casper.errors import CasperError
-from casper.indexer.exclude import Exclusions, resolve
+from casper.indexer.exclude import Exclusions, resolve, stored_bound
 from casper.indexer.people import UNKNOWN_CHAT, Directory, build_directory, label_chats
 from casper.records import ChatInfo
 from casper.store.db import Store
@@ -43,7 +43,7 @@ def people_and_chats(
     directory = build_directory(handles, ingest.match_contacts(handles, contacts), owner)
     raw_chats = ingest.load_chats(conn, caps)
     excluded = (
-        resolve(exclude, directory.people, label_chats(raw_chats, directory))
+        resolve(exclude, directory.people, label_chats(raw_chats, directory), stored_bound(store))
         if exclude
         else Exclusions()
     )

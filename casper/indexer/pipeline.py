@@ -163,7 +163,8 @@ class Indexer:
             doubt = identity.suspect(self.store, conn, state, watermark)
             compared = None
             if doubt:  # rows kept out (`exclude`) were never stored: not new, though unread
-                kept_out = exclusions.counter(conn, caps, self.contacts, self.exclude)
+                kept_out = exclusions.counter(conn, caps, self.contacts, self.exclude,
+                                              exclusions.stored_bound(self.store))  # fmt: skip
                 compared = identity.compare(self.store, conn, caps, watermark, kept_out)
             rewritten = compared.rewritten if compared is not None else None
             if rewritten:
@@ -228,7 +229,11 @@ class Indexer:
         rewritten history keeps the AddressBook's signature too: unchanged names re-chunk
         nothing."""
         same = ("store_id", REBUILD_PENDING, PUBLISHED_THROUGH)  # the published index still holds
-        keep = (REBUILD_PENDING,) if another_history else same
+        # the chats an exclusion was bound to stay bound (reading again must not bring back a
+        # group kept out that was renamed since), and the entries the index was purged for stay
+        # recorded until this run records its own (casper.indexer.exclude)
+        kept_out = (exclusions.BOUND, exclusions.EXCLUDED)
+        keep = (REBUILD_PENDING, *kept_out) if another_history else (*same, *kept_out)
         if keep_contacts:
             keep = (*keep, "contacts_sig")
         for table in ("messages", "reactions", "contact_stats", "chats", "dirty_chats"):

@@ -41,11 +41,10 @@ if TYPE_CHECKING:
 
 Announce = Callable[[str], None]
 # a run that embeds this many chunks or more is bulk work (a first index, --rebuild, a large
-# reconcile): the `BulkSupply` then picks the engine, the faster one on this machine. Measured
-# too high for a small history (docs/performance.md, embedding backends): 500 made one REALTALK
-# phone's first index 1.32x faster, but the test suite ran markedly slower with it (not yet
-# explained: likely small test indexes now probing and loading torch), so it is not kept yet
-BULK_CHUNKS = 2_000
+# reconcile): the `BulkSupply` races the engines on it (casper.backends.bulk). Three batches:
+# a typical phone's first index (~850 chunks) gains from the faster engine, while a handful of
+# new messages never loads a second one (docs/performance.md, embedding backends)
+BULK_CHUNKS = 384
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +66,17 @@ class EmbedderSupply(Protocol):
 
 
 class BulkSupply(Protocol):
-    """The engine for a bulk run, picked with the history's own passages (`sample`, the first
-    batch to embed); `default` builds the run's usual engine. Returns (engine, why: in words,
-    for the progress and `index --json`)."""
+    """The engine for a bulk run (it may race engines on the run's own passages): `default`
+    builds the run's usual engine, `check` refuses an engine that is not the index's model,
+    `said` hears each choice in words ("torch: 1.3× onnxruntime on this run's passages"). The
+    engine it returns says where it embeds, and why, in its `placement`."""
 
     def __call__(
-        self, sample: Sequence[str], default: Callable[[], Embedder]
-    ) -> tuple[Embedder, str]: ...
+        self,
+        default: Callable[[], Embedder],
+        check: Callable[[Embedder], None],
+        said: Callable[[str], None],
+    ) -> Embedder: ...
 
 
 @runtime_checkable
@@ -203,7 +206,7 @@ def run_index(
         if compact or indexer.purged.messages:
             # no page of the store, its log or the index's old versions keeps their text
             exclusions.compact_store(store)
-            index.prune_vectors()
+            index.erase_removed()  # and no copy of their vectors or chunks' hashes
         # recorded last: a run killed before this point reads the history again next time
         exclusions.remember(store, source.exclude, indexer.excluded, indexer.purged,
                             dropped=indexer.dropped)  # fmt: skip
@@ -334,8 +337,8 @@ def _fill_vectors(
 
 
 class _BulkChooser:
-    """A bulk run's engine, picked on the first batch (the history's own passages) by the
-    `BulkSupply`, loaded under the "load" stage, checked against the index, and said."""
+    """A bulk run's engine, from the `BulkSupply` on the first batch, loaded under the "load"
+    stage; each choice it makes is said, and the embed stage names the engine."""
 
     def __init__(
         self,
@@ -351,22 +354,26 @@ class _BulkChooser:
         self.progress, self.announce, self.report, self.chosen = progress, announce, report, chosen
         self.engine: Embedder | None = None
 
-    def pick(self, sample: Sequence[str]) -> Embedder:
+    def pick(self) -> Embedder:
         if self.engine is None:
             default = self.default
 
             def build_default() -> Embedder:
                 return default.real() if isinstance(default, Deferred) else default
 
+            def said(why: str) -> None:
+                if self.engine is not None:  # a later choice: the embed stage names it
+                    self.chosen(self.engine)
+                self.announce(f"embedding with {why}")
+
             self.progress("load", 0, None)
             with stage(self.report, "load"):
-                engine, why = self.bulk(sample, build_default)
+                engine = self.bulk(build_default, self.index.check_embedder, said)
                 if engine is not default and not isinstance(engine, Deferred):
                     self.index.check_embedder(engine)  # the same model, whatever runs it
             self.progress("load", 1, 1)
             self.engine = engine
             self.chosen(engine)
-            self.announce(f"embedding with {why}")
         return self.engine
 
 
@@ -385,7 +392,7 @@ class _Switch:
         self, texts: Sequence[str], on_progress: Callable[[int, int], None] | None = None
     ) -> NDArray[np.float32]:
         chooser = self._chooser()
-        engine = chooser.pick(texts) if chooser is not None else self.default
+        engine = chooser.pick() if chooser is not None else self.default
         return engine.embed_documents(texts, on_progress)
 
     def embed_query(self, text: str) -> NDArray[np.float32]:

@@ -1,18 +1,21 @@
 """The service's auto-index: a thread that follows chat.db and runs `casper index` in the
 background, with the models the service already holds.
 
-The thread stats chat.db and chat.db-wal (Messages writes through the WAL), feeds what it sees to
-the Watcher (casper.service.watcher: debounce, one run at a time, backoff) and, when a run is
-due, runs the index use-case (casper.indexer.run.run_index) under the index lock, marked as a
-background holder so a manual `casper index` waits for it and says so. Searches keep answering
-from the published generation meanwhile: the run writes with its own store connection and index
-writer and publishes when done; the service's readers follow the generation by themselves.
+The thread stats chat.db and chat.db-wal (Messages writes through the WAL) when the operating
+system says one of them changed (casper.service.filewatch), and at every poll besides; it feeds
+what it sees to the Watcher (casper.service.watcher: debounce, one run at a time, backoff) and,
+when a run is due, runs the index use-case (casper.indexer.run.run_index) under the index lock,
+marked as a background holder so a manual `casper index` waits for it and says so. Searches
+keep answering from the published generation meanwhile: the run writes with its own store
+connection and index writer and publishes when done; the service's readers follow the
+generation by themselves.
 Only the embedder is shared, and its calls take the service's data lock (a tokenizer is not
 safe to call from two threads). After each run the thread measures how current the index is
 and writes the record `casper doctor` reads (`auto_index.json`, no message text).
 
 Imports: stdlib, casper.config, casper.errors, casper.app (runtime, freshness), casper.indexer
-(run, lock), casper.service.watcher; ingest's errors to tell "no Full Disk Access" apart.
+(run, lock), casper.service (watcher, filewatch); ingest's errors to tell "no Full Disk Access"
+apart.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from casper.config import Config
 from casper.errors import CasperError, StoreBusy
 from casper.indexer.lock import exclusive
 from casper.indexer.run import run_index
+from casper.service.filewatch import ChatDbWatch
 from casper.service.memory import release
 from casper.service.watcher import Policy, Stamp, Watcher
 from ingest.errors import ChatDbUnreadable, IngestError
@@ -53,6 +57,7 @@ log = logging.getLogger("casper.service")
 
 WHAT = "the casper service's auto-index"  # how the index lock names these runs
 CLIENT_RUN = "`casper index` (in the casper service)"  # a run `casper index` handed over
+KEEP_OUT = "the casper service, purging whom config.toml keeps out"
 
 
 class Host(Protocol):
@@ -120,6 +125,7 @@ class AutoIndexer:
         self.last_ok: float | None = None
         self.fresh: Freshness | None = None
         self.off_reason: str | None = None  # auto_index = false in config.toml (read each look)
+        self.watch: ChatDbWatch | None = None  # chat.db's folder, watched by the OS
         self.thread = threading.Thread(target=self._loop, name="auto-index", daemon=True)
 
     # ---- the thread ---------------------------------------------------------------------------
@@ -130,13 +136,36 @@ class AutoIndexer:
         """Stop looking; a run in progress may finish within `timeout` (a kill mid-run is
         safe too: the next run resumes)."""
         self.stopping.set()
+        watch = self.watch
+        if watch is not None:
+            watch.close()  # the thread's wait returns at once
         if self.thread.is_alive():
             self.thread.join(timeout)
 
     def _loop(self) -> None:
         wait = 0.0
-        while not self.stopping.wait(wait):
-            wait = self.look()
+        try:
+            while not self._wait(wait):
+                wait = self.look()
+        finally:
+            if self.watch is not None:
+                self.watch.close()
+
+    def _wait(self, seconds: float) -> bool:
+        """Wait `seconds`, or less when chat.db changes (the OS watch of its folder, set up or
+        moved when config.toml names another chat.db); True once the service is stopping."""
+        cfg = self.host.rt.cfg
+        watch = self.watch
+        if watch is not None and (not cfg.auto_index or watch.chat_db != cfg.chat_db):
+            watch.close()
+            watch = self.watch = None
+        if watch is None and cfg.auto_index and not self.stopping.is_set():
+            watch = self.watch = ChatDbWatch(cfg.chat_db)
+        if watch is not None and watch.active:
+            watch.wait(seconds)
+        else:
+            self.stopping.wait(seconds)
+        return self.stopping.is_set()
 
     def look(self) -> float:
         """One look at chat.db: tell the Watcher what the files look like, run the index when
@@ -156,8 +185,9 @@ class AutoIndexer:
             with self.lock:
                 self.watcher.finished(self.clock(), outcome)
             self._save()
+        heard = self.watch is not None and self.watch.active
         with self.lock:
-            return self.watcher.next_poll(self.clock())
+            return self.watcher.next_poll(self.clock(), heard=heard)
 
     def _run(self, cfg: Config) -> str:
         """One run, recorded; the Watcher's outcome ("ok", "skipped", "idle", "failed")."""
@@ -246,6 +276,41 @@ class AutoIndexer:
         self._record(done, fresh)
         self._save()
         return report
+
+    def keep_out_now(self, cfg: Config) -> bool:
+        """config.toml keeps out someone the store may still hold (`exclude` changed): the
+        index run now, which purges them from the store and the index, waiting for a run in
+        progress (it may be doing it already); True when this one ran. Recorded as a run; a
+        CasperError saying what was kept out when it cannot run (chat.db unreadable…)."""
+        from casper.app import runtime
+        from casper.indexer.exclude import not_applied
+        from casper.indexer.lock import exclusive
+
+        started, wall = time.perf_counter(), time.time()
+        try:
+            with exclusive(cfg.lock_path, what=KEEP_OUT, background=True):
+                store = runtime.open_store(cfg)
+                try:
+                    pending = not_applied(store, cfg.exclude)
+                finally:
+                    store.close()
+                if not pending:
+                    return False
+                log.info("exclude changed: purging before the next answer")
+                report, fresh = self._index_locked(cfg, _silent, lambda t: log.info("%s", t))
+        except CasperError as exc:
+            raise CasperError(
+                f"config.toml now keeps out someone the index still holds, and the casper "
+                f"service could not purge them: {exc.message}",
+                hint=exc.hint or "run `casper index`",
+            ) from exc
+        release()
+        took = _since(started)
+        log.info("exclude applied in %.2f s", took)
+        self._record(AutoRun(wall, took, outcome="indexed", messages_new=report.ingest.messages_new,
+                             deleted=report.ingest.deleted), fresh)  # fmt: skip
+        self._save()
+        return True
 
     def _index_locked(
         self, cfg: Config, progress: Progress, announce: Callable[[str], None]

@@ -45,16 +45,57 @@ class ServiceLost(Exception):
     """The service went away (crash, kill -9) or went silent in the middle of a request."""
 
 
+class UntrustedService(CasperError):
+    """The socket is not this user's service's: its folder is not the user's own private
+    folder, or another user's process listens on it. Nothing was sent; the command stops."""
+
+
 def connect(data_dir: Path) -> socket.socket | None:
-    """A connected socket, or None when no service listens (no socket file, or a stale one)."""
+    """A connected socket, or None when no service listens (no socket file, or a stale one).
+
+    Before a byte is sent: the socket's folder must be this user's own private folder (with a
+    long data dir path it is `$TMPDIR/casper-<uid>/`, a name anyone can take first), and the
+    process listening must run as this user (SO_PEERCRED / LOCAL_PEERCRED, as the service
+    checks its callers); otherwise UntrustedService."""
+    path = protocol.socket_path(data_dir)
+    problem = protocol.socket_dir_problem(path.parent)
+    if problem is not None:
+        raise _untrusted(path, f"its folder {path.parent} {problem}", _folder_hint(data_dir, path))
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_S)
     try:
-        sock.connect(str(protocol.socket_path(data_dir)))
+        sock.connect(str(path))
     except (TimeoutError, FileNotFoundError, ConnectionRefusedError, OSError):
         sock.close()
         return None
+    try:
+        uid = protocol.peer_uid(sock)
+    except OSError as exc:
+        sock.close()
+        raise _untrusted(path, f"who listens on it cannot be told ({exc})", _LISTENER) from exc
+    if uid is not None and uid != os.getuid():
+        sock.close()
+        raise _untrusted(path, f"the process listening on it runs as uid {uid}, not as you "
+                         f"(uid {os.getuid()})", _LISTENER)  # fmt: skip
     return sock
+
+
+_LISTENER = ("another user's process may be waiting for your requests there: stop it, or "
+             "run with --no-service")  # fmt: skip
+
+
+def _folder_hint(data_dir: Path, path: Path) -> str:
+    folder = path.parent
+    if folder == Path(os.path.abspath(data_dir.expanduser())):
+        return (f"the data dir must be a folder of yours that only you can open (`chmod 700 "
+                f"{folder}`); or run with --no-service")  # fmt: skip
+    return (f"another user may have made it to read your requests or answer them: remove it "
+            f"(it is not yours: `sudo rm -r {folder}`), or run with --no-service")  # fmt: skip
+
+
+def _untrusted(path: Path, why: str, hint: str) -> UntrustedService:
+    return UntrustedService(f"not talking to the casper service at {path}: {why}; nothing was "
+                            "sent", hint=hint)  # fmt: skip
 
 
 def running(data_dir: Path) -> bool:
@@ -197,10 +238,24 @@ def _connect_soon(data_dir: Path, timeout: float = 3.0) -> socket.socket | None:
 def _exchange(
     sock: socket.socket, cmd: str, args: dict[str, object], on_event: Emit
 ) -> protocol.Reply:
+    _send(sock, cmd, args)
+    return _reply(sock, on_event)
+
+
+def _send(sock: socket.socket, cmd: str, args: dict[str, object]) -> None:
     request: protocol.RequestLine = {"version": protocol.build_id(), "cmd": cmd, "args": args}
     sock.settimeout(READ_TIMEOUT_S)
     try:
         sock.sendall(protocol.encode(request))
+    except TimeoutError as exc:
+        raise ServiceLost(f"no word from the casper service for {READ_TIMEOUT_S:.0f} s") from exc
+    except (ConnectionError, OSError) as exc:
+        raise ServiceLost(f"lost the casper service: {type(exc).__name__}") from exc
+
+
+def _reply(sock: socket.socket, on_event: Emit) -> protocol.Reply:
+    """The frame that ends the request; progress frames go to `on_event`."""
+    try:
         reader = sock.makefile("rb")
         while True:
             line = reader.readline()
@@ -216,6 +271,53 @@ def _exchange(
         raise ServiceLost(f"no word from the casper service for {READ_TIMEOUT_S:.0f} s") from exc
     except (ConnectionError, OSError, ValueError) as exc:
         raise ServiceLost(f"lost the casper service: {type(exc).__name__}") from exc
+
+
+class Sent:
+    """A request already on its way to a running service. The thin path sends a read command's
+    request first and then loads what checking and printing it needs, while the service works
+    (casper/cli/thin.py). `answer` is `call`'s answer to it, once the caller's own check of the
+    request `matches` what was sent; `close` drops it (the answer is never read)."""
+
+    def __init__(self, data_dir: Path, sock: socket.socket, cmd: str, args: dict[str, object]):
+        self.data_dir, self.sock, self.cmd, self.args = data_dir, sock, cmd, args
+
+    def matches(self, cmd: str, args: dict[str, object]) -> bool:
+        return cmd == self.cmd and args == self.args
+
+    def answer(self, on_event: Emit = ignore) -> object:
+        """As `call`: the result document, CasperError for the command's own error,
+        ServiceUnavailable or ServiceLost."""
+        try:
+            frame = _reply(self.sock, on_event)
+        finally:
+            self.close()
+        if frame["event"] == "result":
+            return frame["result"]
+        if frame.get("kind") == "version_mismatch":  # a service of another build: as `call`
+            return call(self.data_dir, self.cmd, self.args, on_event=on_event)
+        raise CasperError(frame.get("message", "the service failed"), hint=frame.get("hint"))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def send(data_dir: Path, cmd: str, args: dict[str, object]) -> Sent | None:
+    """Send one request to the service that is running for `data_dir`, without waiting for
+    the answer; None when none answers the socket (never starts one), or when it is not to be
+    trusted (the command's own call says so, with its error and hint)."""
+    try:
+        sock = connect(data_dir)
+    except UntrustedService:
+        return None
+    if sock is None:
+        return None
+    try:
+        _send(sock, cmd, args)
+    except ServiceLost:
+        sock.close()
+        return None
+    return Sent(data_dir, sock, cmd, args)
 
 
 def stop(data_dir: Path, timeout: float = EXIT_WAIT_S) -> int | None:

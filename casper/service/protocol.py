@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import struct
 import sys
 from pathlib import Path
@@ -110,14 +111,40 @@ def log_path(data_dir: Path) -> Path:
     return data_dir / "service.log"
 
 
+def socket_dir_problem(folder: Path, *, loose_ok: bool = False) -> str | None:
+    """What makes a socket in `folder` untrustworthy — a link, not a folder, another user's,
+    writable by group or others (unless `loose_ok`: the service tightens its own) — or None
+    when it is this user's own folder that only they can write, or not there at all. Only
+    write matters: with it another user can swap the socket; a folder others may merely read
+    (a data dir made with a plain `mkdir`, 755) gives them nothing, since the socket itself
+    is 0600 and the listener's uid is checked. Read with lstat: a link is judged as a link,
+    never by what it points to."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link, not a folder"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if st.st_uid != os.getuid():
+        return f"belongs to uid {st.st_uid}, not to you (uid {os.getuid()})"
+    if st.st_mode & 0o022 and not loose_ok:
+        return f"can be written by others (mode {stat.S_IMODE(st.st_mode):o}, not 700)"
+    return None
+
+
 def private_socket_dir(path: Path) -> None:
-    """Create the socket's directory 0700 and refuse one that someone else owns."""
+    """Create the socket's directory 0700 and refuse one that is not this user's own folder
+    (another user may have made it first: its name is predictable)."""
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    st = os.lstat(parent)
-    if st.st_uid != os.getuid() or not os.path.isdir(parent) or os.path.islink(parent):
-        raise PermissionError(f"{parent} is not a directory owned by this user")
-    if st.st_mode & 0o077:
+    problem = socket_dir_problem(parent, loose_ok=True)
+    if problem is not None:
+        raise PermissionError(f"{parent} {problem}")
+    if os.lstat(parent).st_mode & 0o077:
         os.chmod(parent, 0o700)
 
 

@@ -169,6 +169,11 @@ class Service:
         self._config_stamp = _config_stamp(home)
         self._dir_id = _dir_id(home)
         self.rt = ServiceRuntime(load_config(home), self.data_lock, self.engine_locks)
+        # `exclude` applied before any answer: one request (or the idle watch) purges, the
+        # others wait for it (keep_out)
+        self.keep_out_lock = threading.Lock()
+        self._purger: AutoIndexer | None = None  # runs the purge with --no-auto-index
+        self._looked_at = self._config_stamp  # the config.toml the idle watch last looked at
 
     @property
     def cfg(self) -> Config:
@@ -187,6 +192,39 @@ class Service:
             number = self.rt.generation.number
             log.info("index generation %d: reopening the store and index", number)
         return self.rt
+
+    def keep_out(self) -> None:
+        """Before an answer: when config.toml keeps out someone the store may still hold,
+        purge them now (the run `casper index` would do); requests arriving meanwhile wait
+        here. A CasperError when it cannot (then no request is answered from them either:
+        casper.app.handlers refuses while they are not purged)."""
+        with self.keep_out_lock:
+            with self.data_lock:
+                rt = self.current_runtime()
+                cfg = rt.cfg
+                if not cfg.exclude or not cfg.store_path.exists():
+                    return
+                from casper.indexer.exclude import not_applied
+
+                if not not_applied(rt.store(), cfg.exclude):
+                    return
+            if self.auto is None and self._purger is None:
+                self._purger = AutoIndexer(self, self.home)  # its run, never its thread
+            runner = self.auto or self._purger
+            assert runner is not None
+            runner.keep_out_now(cfg)
+
+    def _keep_out_if_changed(self) -> None:
+        """From the idle watch: config.toml changed, so `exclude` may have; applied within
+        seconds even when no request comes (what `casper doctor` says)."""
+        stamp = _config_stamp(self.home)
+        if stamp == self._looked_at:
+            return
+        self._looked_at = stamp
+        try:
+            self.keep_out()
+        except Exception as exc:  # noqa: BLE001 - the next request tries again and says why
+            log.warning("could not apply exclude yet: %s", type(exc).__name__)
 
     def status(self) -> dict[str, object]:
         with self.state_lock:
@@ -241,6 +279,7 @@ class Service:
             if _dir_id(self.home) != self._dir_id:
                 self.stop("the data dir is gone")
                 return
+            self._keep_out_if_changed()
             with self.state_lock:
                 quiet = time.monotonic() - self.last_active if self.inflight == 0 else 0.0
                 idle = quiet > self.idle_s
@@ -314,11 +353,20 @@ class Handler(socketserver.StreamRequestHandler):
 
     def work(self, svc: Service, cmd: str, request: Request) -> None:
         def answered() -> Document:
-            with svc.data_lock:
-                rt = svc.current_runtime()
-                if cmd == "ask":
-                    rt.forget_failed_engines()
-                return handlers.answer(rt, request, emit=self.send)
+            from casper.indexer.exclude import NotAppliedYet
+
+            for again in (False, True):
+                svc.keep_out()  # `exclude` purged before any answer, never after
+                with svc.data_lock:
+                    rt = svc.current_runtime()
+                    if cmd == "ask":
+                        rt.forget_failed_engines()
+                    try:
+                        return handlers.answer(rt, request, emit=self.send)
+                    except NotAppliedYet:  # config.toml changed again just now
+                        if again:
+                            raise
+            raise AssertionError("unreachable")
 
         self.answer(svc, cmd, answered)
 

@@ -108,11 +108,17 @@ class Watcher:
         overdue = now - self.pending_since >= self.policy.max_delay_s
         return quiet or overdue or self.retry_at is not None
 
-    def next_poll(self, now: float) -> float:
-        """Seconds until the thread should look again."""
+    def next_poll(self, now: float, *, heard: bool = False) -> float:
+        """Seconds until the thread should look again. `heard`: the OS reports every change
+        (casper.service.filewatch), so while writes are pending the next look is when they will
+        have been quiet long enough (a new write wakes the thread sooner), not a settle poll."""
         if self.retry_at is not None and now < self.retry_at:
             return max(0.0, min(self.policy.poll_s, self.retry_at - now))
         if self.pending_since is not None:
+            if heard and not self.running:
+                due = min(self.changed_at + self.policy.quiet_s,
+                          self.pending_since + self.policy.max_delay_s)  # fmt: skip
+                return max(0.0, min(due - now, self.policy.settle_poll_s))
             return self.policy.settle_poll_s
         return self.policy.poll_s
 

@@ -1,6 +1,7 @@
 """Casper's SQLite store: people, chats, messages with reactions folded in, precomputed stats.
 
-Imports: sqlite3, casper.records, casper.errors, casper.stats (pure), casper.store.schema.
+Imports: sqlite3, casper.records, casper.errors, casper.datadir, casper.stats (pure),
+casper.store.schema.
 No agent/backends/cli.
 """
 
@@ -16,7 +17,8 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from casper.errors import IndexMissing, StoreBusy
+from casper.datadir import not_yours
+from casper.errors import CasperError, IndexMissing, StoreBusy
 from casper.records import StoredMessage
 from casper.stats import emoji_field
 from casper.store.directory import DirectoryQueries
@@ -110,8 +112,15 @@ def _carried_values(m: StoredMessage) -> tuple[str | int | float | None, ...]:
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create the data dir readable by the owner only (0700)."""
-    path.mkdir(parents=True, exist_ok=True)
+    """Create the data dir readable by the owner only (0700); refuse one another user made (or
+    reached through their link): they could replace or link any file written in it."""
+    problem = not_yours(path)
+    if problem is None:
+        path.mkdir(parents=True, exist_ok=True)
+        problem = not_yours(path)  # made by someone else just now
+    if problem is not None:
+        raise CasperError(f"the data dir {path} {problem}",
+                          hint="use a data dir of your own (--home, $CASPER_HOME)")  # fmt: skip
     os.chmod(path, 0o700)
 
 

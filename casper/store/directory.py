@@ -6,13 +6,15 @@ Imports: sqlite3 (through the store's connection), casper.records, casper.errors
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from casper.errors import AmbiguousPerson, PersonNotFound
+from casper.errors import AmbiguousChat, AmbiguousPerson, ChatNotFound, PersonNotFound
 from casper.records import ME, ChatInfo, Person
 
 NAME_KINDS = ("full", "first", "last", "nickname", "organization")  # the order they are listed
+PHONE_LIKE = re.compile(r"[+\d\s().\-]+")  # a phone number as people write one, nothing else
 
 
 class DirectoryQueries:
@@ -92,23 +94,29 @@ class DirectoryQueries:
 
     def find_people(self, query: str) -> list[Person]:
         """People whose id, handle or name matches: exact matches win over partial ones."""
+        exact, partial = self.people_matching(query)
+        return exact or partial
+
+    def people_matching(self, query: str) -> tuple[list[Person], list[Person]]:
+        """(exact, partial) matches of a name, handle or id. A number matches a handle by its
+        last digits only when the query is a phone number and nothing else: a group's label
+        such as "+13125550177, Alex Chen & Priya" holds one, and names no one."""
         q = query.strip().lower()
         if not q:
-            return []
+            return [], []
         people = self.people()
         digits = "".join(ch for ch in q if ch.isdigit())
+        phone = len(digits) >= 7 and PHONE_LIKE.fullmatch(q) is not None
         exact = [
             p
             for p in people
             if q == p.id.lower()
             or q in (n.lower() for n in p.name_forms())  # "Sam Rivera", "Sammy", "Rivera"
             or q in (h.lower() for h in p.handles)
-            or (len(digits) >= 7 and any(h.endswith(digits[-10:]) for h in p.handles))
+            or (phone and any(h.endswith(digits[-10:]) for h in p.handles))
         ]
-        if exact:
-            return exact
         words = q.split()
-        return [
+        partial = [
             p
             for p in people
             if any(
@@ -116,12 +124,18 @@ class DirectoryQueries:
                 for form in (n.lower() for n in p.name_forms())
             )
         ]
+        return exact, partial
 
     def resolve_person(self, query: str) -> Person:
-        """Exactly one person for a name, handle or id; otherwise an error listing candidates."""
+        """Exactly one person for a name, handle or id; otherwise an error listing candidates
+        (and, when the name is a chat's label, the option that opens that chat)."""
         found = self.find_people(query)
         if not found:
-            raise PersonNotFound(f"no contact matches '{query}'")
+            labelled = self.chats_labelled(query)
+            hint = None
+            if len(labelled) == 1:
+                hint = f"'{query}' is a chat's name: --chat {labelled[0].id}"
+            raise PersonNotFound(f"no contact matches '{query}'", hint=hint)
         if len(found) > 1:
             raise AmbiguousPerson(query, [(p.id, p.name) for p in found])
         return found[0]
@@ -140,12 +154,41 @@ class DirectoryQueries:
     def chat(self, chat_id: int) -> ChatInfo | None:
         return next((c for c in self.chats() if c.id == chat_id), None)
 
+    def chat_people(self, chat: ChatInfo) -> set[str]:
+        """Everyone in a chat besides the owner: its members now and whoever wrote in it (a
+        member who left is gone from the list, not from the chat)."""
+        wrote = self.conn.execute(
+            "SELECT DISTINCT sender FROM messages WHERE chat_id = ? AND sender != ? "
+            "AND kind != 'system'",
+            (chat.id, ME),
+        )
+        return set(chat.members) | {sender for (sender,) in wrote}
+
     def one_to_one_chat_ids(self, person_id: str) -> list[int]:
         """The 1:1 chats with a person (one per handle they texted from)."""
         return [c.id for c in self.chats() if not c.is_group and c.members == (person_id,)]
 
     def find_chats(self, query: str) -> list[ChatInfo]:
+        """Chats a query names: its id (as `casper chats` shows it) wins, then the exact label
+        `casper chats` prints (any case), then labels that contain the query."""
         q = query.strip().lower()
         chats = self.chats()
-        exact = [c for c in chats if q == str(c.id)]  # an id (as `casper chats` shows) wins
-        return exact or [c for c in chats if q in c.name.lower()]
+        by_id = [c for c in chats if q == str(c.id)]
+        return (
+            by_id or self.chats_labelled(query, chats) or [c for c in chats if q in c.name.lower()]
+        )
+
+    def chats_labelled(self, label: str, chats: list[ChatInfo] | None = None) -> list[ChatInfo]:
+        """The chats whose label is exactly `label` (any case, spaces around ignored)."""
+        q = label.strip().lower()
+        return [c for c in (self.chats() if chats is None else chats) if c.name.lower() == q]
+
+    def resolve_chat(self, query: str) -> ChatInfo:
+        """Exactly one chat for an id or a name, for every command that takes one (`--chat`,
+        `stats NAME`); otherwise an error that lists what it matched."""
+        found = self.find_chats(query)
+        if not found:
+            raise ChatNotFound(f"no chat matches '{query}'")
+        if len(found) > 1:
+            raise AmbiguousChat(query, [(c.id, c.name) for c in found])
+        return found[0]

@@ -5,6 +5,7 @@ Imports: casper.store, casper.stats.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import tzinfo
 from typing import cast
 
@@ -64,18 +65,29 @@ def message_volume(
 def top_people(
     store: Store, tz: tzinfo, start: float | None, end: float | None, top_n: int = 5
 ) -> list[tuple[str, int]]:
-    """The people with the most messages exchanged in a range (for "who…most" questions).
+    """The people with the most messages exchanged in a range (for "who…most" questions):
+    both sides of our 1:1 chats plus what they wrote anywhere else (`exchanged`), which is
+    `stats NAME`'s sent + received. Same crediting as `message_volume`."""
+    ranked = ((p, direct + groups) for p, (direct, groups) in exchanged(store, start, end).items())
+    return sorted(ranked, key=lambda kv: (-kv[1], kv[0]))[:top_n]
 
-    Same crediting as `message_volume` (author; my 1:1 messages to the other side; my group
-    messages to nobody), counted by SQLite per (sender, chat) instead of message by message.
-    """
+
+def exchanged(store: Store, start: float | None, end: float | None) -> dict[str, tuple[int, int]]:
+    """person id → (one-to-one, in groups) in a range: the messages of our 1:1 chats, both
+    sides, and theirs in every other chat (groups, ones they have left too). My messages in a
+    group are no one's. Counted by SQLite per (sender, chat), not message by message."""
     owner = {c.id: c.members[0] for c in store.chats() if not c.is_group and len(c.members) == 1}
-    counts: dict[str, int] = {}
+    counts: dict[str, tuple[int, int]] = {}
     for sender, chat_id, n in store.message_counts(start, end):
         person = sender if sender != ME else owner.get(chat_id)
-        if person is not None:
-            counts[person] = counts.get(person, 0) + n
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top_n]
+        if person is None:
+            continue
+        direct, groups = counts.get(person, (0, 0))
+        if owner.get(chat_id) == person:
+            counts[person] = (direct + n, groups)
+        else:
+            counts[person] = (direct, groups + n)
+    return counts
 
 
 def _credited(store: Store, start: float | None, end: float | None) -> list[tuple[str, float]]:
@@ -88,33 +100,53 @@ def _credited(store: Store, start: float | None, end: float | None) -> list[tupl
 def chat_split(
     store: Store, person_id: str, start: float | None = None, end: float | None = None
 ) -> ChatSplit:
-    """Countable messages with one person, one-to-one and in shared groups, in a range."""
-    chats = store.chats()
-    one = [c.id for c in chats if not c.is_group and c.members == (person_id,)]
-    groups = [c.id for c in chats if c.is_group and person_id in c.members]
+    """Countable messages with one person in a range: in our 1:1 chats, and in the groups we
+    share — the groups they are in or wrote in (one they left still holds what they wrote
+    there). Theirs in groups is everything they wrote outside our 1:1 chats, so their
+    one-to-one and group messages add up to `stats NAME`'s received."""
+    one = store.one_to_one_chat_ids(person_id)
+    groups = shared_groups(store, person_id).get(person_id, set())
+    bounds = [b for b in (start, end) if b is not None]
+    where = " AND ts >= ?" * (start is not None) + " AND ts < ?" * (end is not None)
 
-    def count(chat_ids: list[int], sender: str) -> int:
-        if not chat_ids:
+    def count(sender: str, chat_ids: Collection[int], *, inside: bool = True) -> int:
+        if inside and not chat_ids:
             return 0
-        where = " AND ts >= ?" * (start is not None) + " AND ts < ?" * (end is not None)
-        bounds = [b for b in (start, end) if b is not None]
-        sql = (
-            "SELECT count(*) FROM messages WHERE kind != 'system' AND sender = ? AND chat_id IN "
-            f"({','.join('?' * len(chat_ids))}){where}"
-        )
+        holes = ",".join("?" * len(chat_ids))
+        pick = f" AND chat_id {'IN' if inside else 'NOT IN'} ({holes})" if chat_ids else ""
+        sql = f"SELECT count(*) FROM messages WHERE kind != 'system' AND sender = ?{pick}{where}"
         return int(store.conn.execute(sql, [sender, *chat_ids, *bounds]).fetchone()[0])
 
     return {
-        "sent_one_to_one": count(one, ME),
-        "received_one_to_one": count(one, person_id),
-        "sent_in_groups": count(groups, ME),
-        "received_in_groups": count(groups, person_id),
+        "sent_one_to_one": count(ME, one),
+        "received_one_to_one": count(person_id, one),
+        "sent_in_groups": count(ME, sorted(groups)),
+        "received_in_groups": count(person_id, one, inside=False),
     }
 
 
+def shared_groups(store: Store, person_id: str | None = None) -> dict[str, set[int]]:
+    """person id → the group chats we share: the ones they are in now, and the ones they
+    wrote in (a member who left is gone from the chat's list, not from its messages); one
+    person's (an index lookup) or everyone's (one walk of the sender index)."""
+    out: dict[str, set[int]] = {}
+    groups = {c.id: c for c in store.chats() if c.is_group}
+    for chat in groups.values():
+        for member in chat.members:
+            if person_id is None or member == person_id:
+                out.setdefault(member, set()).add(chat.id)
+    who, args = ("sender = ?", (person_id,)) if person_id else ("sender != ?", (ME,))
+    for sender, chat_id in store.conn.execute(
+        f"SELECT DISTINCT sender, chat_id FROM messages WHERE {who} AND kind != 'system'", args
+    ):
+        if chat_id in groups:
+            out.setdefault(sender, set()).add(chat_id)
+    return out
+
+
 def sent_in_groups(store: Store) -> dict[str, int]:
-    """person id → the owner's countable messages in the group chats that person is in (one
-    GROUP BY over the sender index, then summed per member)."""
+    """person id → the owner's countable messages in the group chats we share (`shared_groups`:
+    one GROUP BY over the sender index, then summed per person)."""
     by_chat = dict(
         store.conn.execute(
             "SELECT chat_id, count(*) FROM messages WHERE sender = ? AND kind != 'system' "
@@ -122,9 +154,7 @@ def sent_in_groups(store: Store) -> dict[str, int]:
             (ME,),
         ).fetchall()
     )
-    out: dict[str, int] = {}
-    for chat in store.chats():
-        if chat.is_group and by_chat.get(chat.id):
-            for member in chat.members:
-                out[member] = out.get(member, 0) + by_chat[chat.id]
-    return out
+    sums = {
+        pid: sum(by_chat.get(c, 0) for c in chats) for pid, chats in shared_groups(store).items()
+    }
+    return {pid: n for pid, n in sums.items() if n}

@@ -32,10 +32,19 @@ def _cli(home: Path, *args: str):  # noqa: ANN202
 
 
 def _count(store: Store, sender: str, groups: bool, person: str) -> int:
+    """`sender`'s messages in our 1:1 chats with `person`, or in the groups we share: the ones
+    they are in, and the ones they wrote in (a member who left is gone from the list only)."""
+    wrote = {
+        c
+        for (c,) in store.conn.execute(
+            "SELECT DISTINCT chat_id FROM messages WHERE sender = ? AND kind != 'system'", (person,)
+        )
+    }
     chats = [
         c.id
         for c in store.chats()
-        if (c.is_group and person in c.members) or (not groups and c.members == (person,))
+        if (c.is_group and (person in c.members or c.id in wrote))
+        or (not groups and c.members == (person,))
         if c.is_group == groups
     ]
     marks = ",".join("?" * len(chats))

@@ -261,7 +261,7 @@ def test_ask_without_a_model_answers_from_search(indexed) -> None:  # noqa: ANN0
     assert (data["tokens"]["prompt"], data["tokens"]["completion"]) == (0, 0)
     assert isinstance(data["elapsed_s"], float) and data["elapsed_s"] >= 0
     for c in data["citations"]:
-        assert set(c) == {"guid", "rowid", "ts", "sender", "text"}
+        assert set(c) == {"id", "guid", "time", "sender", "text", "chat", "rowid", "ts"}
         assert isinstance(c["rowid"], int) and is_ts(c["ts"]) and c["text"]
     assert "Traceback" not in result.output
 

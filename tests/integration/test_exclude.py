@@ -158,7 +158,7 @@ def test_kept_out_people_and_chats_leave_no_trace(corpus: DemoCorpus, tmp_path: 
     assert kept["status"] == "ok", kept
     assert (
         "Mom (Mom)" in kept["detail"]
-        and "chat:Climbing crew (chat Climbing crew)" in (kept["detail"])
+        and "chat:Climbing crew (chat Climbing crew [chat101396982040721545])" in kept["detail"]
     )
     assert "(312) 555-0177 (+13125550177)" in kept["detail"]
     assert "rows removed from the store and the index" in kept["detail"]

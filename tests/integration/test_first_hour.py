@@ -221,9 +221,9 @@ def test_ctrl_c_says_what_was_kept_and_the_next_run_continues(base: Path, tmp_pa
     _, rest = child.communicate(timeout=120)
     said = rest.splitlines()
     assert child.returncode == 130, rest
-    assert re.fullmatch(r"casper index: embedding chunks: stopped at [\d,]+/6,305", said[-2])
+    assert re.fullmatch(r"casper index: embedding chunks: stopped at [\d,]+/2,388", said[-2])
     kept = re.fullmatch(
-        r"interrupted: kept 3,917 messages and 6,305 chunks, ([\d,]+) of them with vectors "
+        r"interrupted: kept 3,917 messages and 2,388 chunks, ([\d,]+) of them with vectors "
         rf"\(\d+ %\); `casper --home {home} index` continues where this run stopped",
         said[-1],
     )
@@ -232,12 +232,11 @@ def test_ctrl_c_says_what_was_kept_and_the_next_run_continues(base: Path, tmp_pa
     again = _child(["index", "--home", str(home)])  # the paths were kept for it
     _, rest = again.communicate(timeout=300)
     assert again.returncode == 0, rest
-    assert f"resuming: {kept.group(1)} of 6305 chunks already embedded" in rest
+    assert f"resuming: {kept.group(1)} of 2388 chunks already embedded" in rest
     finished = re.search(r"up to date: 3,917 messages; embedded the ([\d,]+) chunks", rest)
     assert finished, rest  # not a bare "up to date" after finishing a stopped run's work
-    left = 6305 - int(kept.group(1).replace(",", ""))
-    # the texts left: a text two rows share (a one-message window and the message) once
-    assert 0.99 * left < int(finished.group(1).replace(",", "")) <= left, rest
+    left = 2388 - int(kept.group(1).replace(",", ""))
+    assert int(finished.group(1).replace(",", "")) == left, rest
     check_golden("index_interrupted", re.sub(r"\d[\d,]*", "N", said[-1].replace(str(home), "HOME")))
 
 

@@ -146,6 +146,5 @@ def test_the_embed_stage_says_where_and_how_fast(
     doc = json.loads(again.stdout)
     assert doc["embedder"] == {"backend": "onnxruntime", "device": "cpu", "threads": 2,
                                "notice": None}  # fmt: skip
-    # a text two rows share (a one-message window and the message alone) is embedded once
-    assert 0.99 * doc["chunks_total"] < doc["vectors_new"] < doc["chunks_total"]
+    assert doc["vectors_new"] == doc["chunks_total"] > 0
     assert doc["embed_chunks_per_s"] > 0

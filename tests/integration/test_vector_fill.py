@@ -19,7 +19,6 @@ from casper.index.chunk_index import ChunkIndex, vector_status_at
 from casper.indexer.chunk_update import EMBED_BATCH, ensure_vectors, update_index, update_lexical
 from casper.indexer.chunking import ChunkOptions
 from casper.indexer.pipeline import Indexer
-from casper.records import is_message_row
 from casper.search.retriever import Retriever
 from casper.store.db import Store
 from tests.fakes_search import HashEmbedder
@@ -80,9 +79,7 @@ def test_lexical_legs_answer_before_vectors_and_say_how_much_is_semantic(tmp_pat
 
     embedder = CountingEmbedder()
     fill = ensure_vectors(index, embedder)
-    # a text embedded once however many rows hold it (a one-message window and its message)
-    texts = len(set(index.scan(["content_hash"])["content_hash"].to_pylist()))
-    assert (fill.embedded, fill.done, fill.total, fill.resumed_from) == (texts, total, total, 0)
+    assert (fill.embedded, fill.done, fill.total, fill.resumed_from) == (total, total, total, 0)
     assert vector_status_at(index.dir) == (total, total)
     fresh = Retriever(index, embedder, None, store=store)
     complete = fresh.search(word, mode="vector", rerank=False)
@@ -90,7 +87,7 @@ def test_lexical_legs_answer_before_vectors_and_say_how_much_is_semantic(tmp_pat
     assert retriever.search(word, rerank=False).notices == ()  # the same index, filled in
     # nothing missing: a second fill embeds nothing
     assert ensure_vectors(index, embedder).embedded == 0
-    assert len(embedder.texts) == texts
+    assert len(embedder.texts) == total
 
 
 def test_a_partial_semantic_index_searches_the_embedded_part(tmp_path: Path) -> None:
@@ -101,14 +98,12 @@ def test_a_partial_semantic_index_searches_the_embedded_part(tmp_path: Path) -> 
     embedder = HashEmbedder(64)
     index.vectors.put(keys, embedder.embed_documents(texts))
     matrix = index.matrix()
-    ids, hashes = rows["id"].to_pylist(), rows["content_hash"].to_pylist()
-    embedded_ids = {cid for cid, key in zip(ids, hashes, strict=True) if key in set(keys)}
-    assert matrix.coverage == (len(embedded_ids), rows.num_rows)  # every row of an embedded text
-    window = next(i for i in range(3, half) if not is_message_row(ids[i]))
-    hits = index.vector_search(embedder.embed_query(texts[window]), 20)
+    assert matrix.coverage == (half, rows.num_rows)
+    embedded_ids = set(rows["id"].to_pylist()[:half])
+    hits = index.vector_search(embedder.embed_query(texts[3]), 20)
     assert hits and {cid for cid, _ in hits} <= embedded_ids
-    assert hits[0][0] == ids[window]
-    share = int(100 * len(embedded_ids) / rows.num_rows)
+    assert hits[0][0] == rows["id"][3].as_py()
+    share = int(100 * half / rows.num_rows)
     retriever = Retriever(index, embedder, None, store=store)
     assert [n.text for n in retriever.search("anything", rerank=False).notices] == [
         f"semantic index {share} % built; lexical results only for the rest"
@@ -228,7 +223,7 @@ def test_update_index_still_builds_everything_in_one_call(tmp_path: Path) -> Non
         options=ChunkOptions(3, 1),
     )  # fmt: skip
     assert update.vectors_done == update.vectors_total == update.chunks_total > 0
-    assert update.embedded == len(set(index.scan(["content_hash"])["content_hash"].to_pylist()))
+    assert update.embedded == update.chunks_total
 
 
 def test_an_incremental_rebuild_reuses_the_previous_cache_and_matches_the_side_file(

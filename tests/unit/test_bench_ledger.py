@@ -45,3 +45,31 @@ def test_the_recorded_history_flags_this_rounds_two_slips() -> None:
     found = {m["key"]: m for m in ledger.moves(runs[: slipped + 1])}
     assert found["warm_search_p50_ms"]["worse"] and found["first_lexical_search_1m_s"]["worse"]
     assert round(found["first_lexical_search_1m_s"]["change"], 2) == 0.23
+
+
+def test_the_speed_figures_are_read_from_their_paired_runs(tmp_path: Path) -> None:
+    """bench/speed.py's figures (first index against the faster engine, warm search and the
+    interpreter's floor) and the freshness bench's are in the ledger; a first index that fell
+    from 1.0 to 0.8 of the faster engine's rate is printed as worse."""
+
+    def speed(ratio: float) -> None:
+        doc = {"first_index": {"load_before": [1.1, 1.0, 1.0], "histories": {
+                   "demo": {"auto (this checkout) vs faster engine": ratio}}},
+               "warm_search": {"load_before": [1.2, 1.0, 1.0], "this checkout": {"p50_ms": 48.0},
+                               "python -c pass": {"p50_ms": 22.0}}}  # fmt: skip
+        (tmp_path / "speed.json").write_text(json.dumps(doc))
+        fresh = {"load_avg_before": [0.9], "lexical_s": {"p50": 0.8},
+                 "raw": {"service_rss_mb": 410.0}}  # fmt: skip
+        (tmp_path / "freshness.json").write_text(json.dumps(fresh))
+
+    speed(1.0)
+    figures = ledger.record(tmp_path)["figures"]
+    assert figures["first_index_demo_vs_faster"] == {"value": 1.0, "load": 1.1}
+    assert figures["warm_search_paired_p50_ms"]["value"] == 48.0
+    assert figures["python_start_p50_ms"]["value"] == 22.0
+    assert figures["freshness_lexical_p50_s"] == {"value": 0.8, "load": 0.9}
+    assert figures["service_rss_after_writes_mb"]["value"] == 410.0
+    speed(0.8)
+    ledger.record(tmp_path)
+    found = ledger.moves(ledger.load_history(tmp_path / "history.json"))
+    assert [(m["key"], m["worse"]) for m in found] == [("first_index_demo_vs_faster", True)]

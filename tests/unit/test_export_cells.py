@@ -17,7 +17,7 @@ def _row(text: str, chat: str = "Crew") -> ExportRow:
 
 
 def test_a_formula_in_a_message_is_text_in_the_csv() -> None:
-    for body in ('=HYPERLINK("http://x","y")', "+1 312 555 0177", "-5", "@SUM(A1)"):
+    for body in ('=HYPERLINK("http://x","y")', "+1 312 555 0177", "-5 degrees", "@SUM(A1)"):
         cells = list(csv.reader(io.StringIO(to_csv([_row(body)]).decode())))[1]
         assert cells[7] == "'" + body
     plain = list(csv.reader(io.StringIO(to_csv([_row("see you at 5")]).decode())))[1]

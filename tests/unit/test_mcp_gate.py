@@ -28,8 +28,10 @@ class SayingSession:
             on_event({"event": "notice", "text": f"a chat named {PHONE} {ESC_BODY} was skipped"})
         if self.fail:
             raise CasperError(f"no contact named {PHONE}", hint=f"try {PHONE} \x1b[2J again")
-        citation = {"guid": "G", "rowid": 7, "ts": "2024-03-01T12:00:00+00:00",
-                    "sender": f"Eve {PHONE}", "text": f"call {PHONE} {ESC_BODY}"}  # fmt: skip
+        when = "2024-03-01T12:00:00+00:00"
+        citation = {"guid": "G", "id": 7, "time": when, "rowid": 7, "ts": when,
+                    "sender": f"Eve {PHONE}", "chat": f"Fam {PHONE} {ESC_BODY}",
+                    "text": f"call {PHONE} {ESC_BODY}"}  # fmt: skip
         return {
             "tool": request.name,
             "arguments": {},

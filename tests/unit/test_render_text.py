@@ -108,7 +108,7 @@ def test_contacts_ids_are_whole_at_60_columns() -> None:
 
 
 def test_citations_wrap_and_escape() -> None:
-    cites = [{"rowid": 12, "ts": "2024-03-02T18:04:00+00:00", "sender": "Sam", "text": "[red]hi"}]
+    cites = [{"id": 12, "time": "2024-03-02T18:04:00+00:00", "sender": "Sam", "text": "[red]hi"}]
     text = render(citations_view(cites), 60)
     assert "#12 2024-03-02 18:04 Sam" in " ".join(text.split())
     assert "[red]hi" in text
@@ -131,9 +131,7 @@ def test_plain_lines_are_never_auto_highlighted() -> None:
 
 def test_narrow_citations_put_the_text_under_its_header() -> None:
     long = "it was supposed to be Tuesday the 13th, now it's Thursday the 15th at 3:30"
-    cites = [
-        {"rowid": 1848, "ts": "2023-06-12T04:21:00", "sender": "Priya Natarajan", "text": long}
-    ]
+    cites = [{"id": 1848, "time": "2023-06-12T04:21:00", "sender": "Priya Natarajan", "text": long}]
     lines = render(citations_view(cites, (), 60), 60).splitlines()
     assert lines[0].split() == ["#1848", "2023-06-12", "04:21", "Priya", "Natarajan"]
     assert lines[1].startswith("    it was") and lines[2].startswith("    ")  # hanging indent

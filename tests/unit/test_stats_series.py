@@ -60,7 +60,10 @@ def test_streaks_longest_and_current() -> None:
 def test_replies_starters_and_gaps() -> None:
     s = series(TIMELINE, [TIMELINE], UTC_CLOCK, today=None)
     assert s["replies"]["median_s"] == {"me": 1800.0, "them": 600.0}
-    assert s["replies"]["by_month"] == [{"period": "2024-03", "me": 1800.0, "them": 600.0}]
+    assert s["replies"]["by_month"] == [  # every month of the range: April had no reply
+        {"period": "2024-03", "me": 1800.0, "them": 600.0},
+        {"period": "2024-04", "me": None, "them": None},
+    ]
     assert s["starters"]["me"] == 2 and s["starters"]["them"] == 2
     assert s["starters"]["by_sender"] == [["me", 2], ["p1", 2]]
     g = s["gaps"]

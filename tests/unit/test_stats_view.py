@@ -38,10 +38,13 @@ def big_group(people: int = 300) -> list:
 
 
 def test_cells_stack_sent_under_received() -> None:
-    assert column_cells(0, 0, 10, rows=2) == [" ", " "]
-    assert column_cells(10, 0, 10, rows=2) == ["s8", "s8"]
-    assert column_cells(5, 5, 10, rows=2) == ["s8", "r8"]
-    assert column_cells(0, 3, 12, rows=2) == ["r4", " "]  # a quarter: half the bottom cell
+    assert column_cells([0, 0], 10, rows=2) == [None, None]
+    assert column_cells([10, 0], 10, rows=2) == [(0, 8), (0, 8)]
+    assert column_cells([5, 5], 10, rows=2) == [(0, 8), (1, 8)]
+    assert column_cells([0, 3], 12, rows=2) == [(1, 4), None]  # a quarter: half the bottom cell
+    # a person's three parts: sent, received one-to-one, theirs in groups
+    assert column_cells([4, 4, 4], 12, rows=3) == [(0, 8), (1, 8), (2, 8)]
+    assert column_cells([1, 1, 10], 12, rows=2) == [(2, 8), (2, 8)]  # each cell: what fills most
     assert [heat_level(n, 8) for n in (0, 1, 2, 3, 4, 5, 8)] == [0, 1, 1, 2, 2, 3, 4]
 
 

@@ -47,9 +47,11 @@ class ChunkOptions:
     gap_s: float = CHUNK_GAP_S
     max_chars: int = CHUNK_MAX_CHARS
     tz_name: str | tzinfo | None = None  # the zone of the day in each chunk's embed text
+    messages_alone: bool = False  # each message a row of its own beside the windows too
 
     def signature(self) -> str:
-        return chunker_signature(self.size, self.stride, self.gap_s, self.max_chars)
+        base = chunker_signature(self.size, self.stride, self.gap_s, self.max_chars)
+        return f"{base}/{MESSAGE_UNIT}" if self.messages_alone and self.size > 1 else base
 
 
 def chunker_signature(size: int, stride: int, gap_s: float, max_chars: int) -> str:
@@ -271,8 +273,8 @@ def message_pieces(
     the messages around it (the search fuses both per message and still shows windows). It
     carries its segment's start, as the windows do, so re-chunking a chat from a segment on
     re-produces it; its embedded text is a one-message window's, so the two share a vector.
-    None when the windows are single messages already (`size` 1)."""
-    if options.size <= 1:
+    None unless `options.messages_alone`, nor when the windows are single messages already."""
+    if not options.messages_alone or options.size <= 1:
         return []
     zone = _zone(options.tz_name)
     day_name = _day_names(zone)
@@ -300,8 +302,8 @@ def message_pieces(
 def index_pieces(
     rows: Sequence[Row], chat: ChatInfo, names: Mapping[str, str], options: ChunkOptions
 ) -> list[Piece]:
-    """Every row the index holds for one chat: its windows (`chunk_pieces`), then each
-    message alone (`message_pieces`)."""
+    """Every row the index holds for one chat: its windows (`chunk_pieces`), then, with
+    `options.messages_alone`, each message alone (`message_pieces`)."""
     return [*chunk_pieces(rows, chat, names, options), *message_pieces(rows, chat, names, options)]
 
 

@@ -52,11 +52,6 @@ SEMANTIC_NOTICE = "semantic_coverage"  # the key of the partly-built-vectors not
 # two cost the texting set's spread R@25 3.3 points (tune half), three or five REALTALK's R@25.
 NAME_KEEP = 1
 NAME_WITHIN = 10
-# A day the question names is where a conversation starts, not all of it: people answer the
-# next day, an evening runs on past midnight. Its scope (soft: it leads, never filters) runs on
-# this many days after it (REALTALK: of 33 questions naming a day, the evidence of 18 was written
-# 1-5 days after it; R@10 +2.4 with 2 days, docs/retrieval.md). `--since`/`--until` stay exact.
-DAYS_AFTER = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +114,8 @@ class Retriever:
         vector_weight: float = fusion.VECTOR_WEIGHT,
         fuse: Fusion = "convex",
         reader: Reader | None = None,
+        by_message: bool = False,
+        days_after: int = 0,
     ) -> None:
         if lexical not in LEXICAL:  # a programming error: requests are checked at the edge
             raise ValueError(f"lexical must be one of {LEXICAL}, not {lexical!r}")
@@ -137,6 +134,13 @@ class Retriever:
         self.vector_weight = vector_weight
         self.fuse = fuse
         self.reader = reader
+        # rank each message alone too (an index built with `messages_alone`) and fuse per message
+        self.by_message = by_message
+        # A day the question names is where a conversation starts, not all of it: people answer
+        # the next day, an evening runs on past midnight. Its scope (soft: it leads, never
+        # filters) runs on this many days after it (`named_day_after`, docs/retrieval.md);
+        # `--since`/`--until` stay exact.
+        self.days_after = days_after
         self._bm25: RankBM25Index | None = None  # the rank-bm25 backend, built on first use
 
     def search(
@@ -223,7 +227,11 @@ class Retriever:
         count = k if k is not None else self.top_k
         # each message ranked alone too: both rankings fused per message, the hits the windows
         # around the best messages; a reranker then orders those (what is shown)
-        alone = self._pass(run, u, dataclasses.replace(where, unit="message"), mode)
+        alone = (
+            self._pass(run, u, dataclasses.replace(where, unit="message"), mode)
+            if self.by_message
+            else []
+        )
         order: list[int] | None = None
         if alone:
             wanted = self.candidates if run.reranker is not None else count
@@ -277,7 +285,7 @@ class Retriever:
         if days and self.reader is not None:
             tz = self.reader.tz
             lo = datetime.combine(days[0], datetime.min.time(), tz).timestamp()
-            end = days[1] + timedelta(days=1 + DAYS_AFTER)
+            end = days[1] + timedelta(days=1 + self.days_after)
             hi = datetime.combine(end, datetime.min.time(), tz).timestamp()
             since = lo if since is None else max(since, lo)
             until = hi if until is None else min(until, hi)

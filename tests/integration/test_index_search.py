@@ -30,8 +30,9 @@ from casper.store.db import Store
 from tests.fakes_search import HashEmbedder, OverlapReranker
 
 UNIT = {"size": 8, "stride": 4}  # these tests are written around 8-message windows
-OPTIONS = ChunkOptions(**UNIT)
-SIG = chunker_signature(8, 4, 6 * 3600, 1500)
+# each message alone beside the windows: the incremental updates keep both units true
+OPTIONS = ChunkOptions(**UNIT, messages_alone=True)
+SIG = OPTIONS.signature()
 SAM, ALEX = "p_sam", "p_alex"
 CHATS = [
     ChatInfo(1, "c1", "Sam", False, (SAM,)),

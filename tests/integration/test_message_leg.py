@@ -14,7 +14,7 @@ import pytest
 
 from casper.index.chunk_index import ChunkIndex, Filter
 from casper.indexer.chunk_update import update_index
-from casper.indexer.chunking import ChunkOptions, chunker_signature, is_message_row
+from casper.indexer.chunking import ChunkOptions, is_message_row
 from casper.records import ME, ChatInfo, Person, StoredMessage
 from casper.search.query import Reader
 from casper.search.retriever import Retriever
@@ -51,11 +51,11 @@ def build(tmp_path: Path) -> tuple[Store, ChunkIndex]:
         [StoredMessage(i, f"g{i}", c, s, t, text) for i, (c, s, t, text) in enumerate(ROWS, 1)]
     )
     embedder = HashEmbedder()
+    options = ChunkOptions(size=3, stride=1, tz_name="UTC", messages_alone=True)
     index = ChunkIndex.open(
         tmp_path / "index.lance", embedder_name=embedder.name, dim=embedder.dim,
-        checksum=embedder.checksum, chunker_version=chunker_signature(3, 1, 6 * 3600, 1500),
+        checksum=embedder.checksum, chunker_version=options.signature(),
     )  # fmt: skip
-    options = ChunkOptions(size=3, stride=1, tz_name="UTC")
     update_index(store, index, embedder, dirty={c.id: True for c in CHATS}, options=options)
     return store, index
 
@@ -95,7 +95,7 @@ def test_the_message_that_answers_ranks_first_and_is_shown_with_its_neighbours(
 ) -> None:
     store, index = built
     reader = Reader(people=[(SAM, "Sam"), (PRIYA, "Priya")], tz=ZoneInfo("UTC"))
-    retriever = Retriever(index, HashEmbedder(), store=store, reader=reader)
+    retriever = Retriever(index, HashEmbedder(), store=store, reader=reader, by_message=True)
     found = retriever.search("pottery class at the community centre", k=3, mode=mode, now=NOW)  # type: ignore[arg-type]
     assert found.messages[0] == 3  # the message, not the first of its window
     first = found.hits[0]
@@ -103,3 +103,16 @@ def test_the_message_that_answers_ranks_first_and_is_shown_with_its_neighbours(
     # the hits the message leg chose hold what the windows' hits held: Priya's class too
     shown = {m.rowid for h in found.hits for m in h.messages}
     assert shown >= {3, 7, 9}
+
+
+def test_without_the_setting_the_search_ranks_the_windows_alone(
+    built: tuple[Store, ChunkIndex],
+) -> None:
+    # the default: the messages alone are not searched; the message ranking is the hits'
+    store, index = built
+    reader = Reader(people=[(SAM, "Sam"), (PRIYA, "Priya")], tz=ZoneInfo("UTC"))
+    retriever = Retriever(index, HashEmbedder(), store=store, reader=reader)
+    found = retriever.search("pottery class at the community centre", k=3, mode="bm25", now=NOW)
+    assert not any(is_message_row(h.chunk_id) for h in found.hits)
+    assert found.messages == tuple(dict.fromkeys(m.rowid for h in found.hits for m in h.messages))
+    assert "by_message" not in found.timings

@@ -1,6 +1,7 @@
-"""A named day is where a conversation starts: the messages of the next two days rank with it
-(people answer the next day; an evening runs into the next day), softly — never a filter —
-while an explicit --since/--until stays exact. Real store and LanceDB index, fake embedder."""
+"""A named day is where a conversation starts: with `named_day_after` = 2, the messages of the
+next two days rank with it (people answer the next day; an evening runs into the next day),
+softly — never a filter — while an explicit --since/--until stays exact. Real store and LanceDB
+index, fake embedder."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def searcher(tmp_path: Path) -> Retriever:
     update_index(store, index, embedder, dirty={1: True}, options=options)
     coverage = (datetime(2024, 2, 10).date(), datetime(2024, 2, 20).date())
     reader = Reader(people=[(PRIYA, "Priya")], tz=ZoneInfo("UTC"), coverage=coverage)
-    return Retriever(index, HashEmbedder(), store=store, reader=reader)
+    return Retriever(index, HashEmbedder(), store=store, reader=reader, days_after=2)
 
 
 def texts(r: Retriever, question: str, **options: object) -> list[str]:

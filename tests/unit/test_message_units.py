@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from casper.indexer.chunking import (
     ChunkOptions,
     chunk_pieces,
+    chunker_signature,
     index_pieces,
     is_message_row,
     message_pieces,
@@ -19,7 +20,7 @@ from casper.records import ME, ChatInfo, StoredMessage
 T0 = datetime(2024, 3, 4, 12, 0, tzinfo=UTC).timestamp()
 CHAT = ChatInfo(7, "chat-guid", "Sam", False, ("p_sam",))
 NAMES = {"p_sam": "Sam", ME: "me"}
-OPTIONS = ChunkOptions(size=3, stride=1, tz_name="UTC")
+OPTIONS = ChunkOptions(size=3, stride=1, tz_name="UTC", messages_alone=True)
 TEXTS = ["hey", "so we signed up for the pottery class on the 10th", "nice", "", "dinner fri?"]
 
 
@@ -64,7 +65,17 @@ def test_a_one_message_window_and_the_message_alone_share_a_vector() -> None:
     assert window.content_hash == alone.content_hash
 
 
+def test_the_messages_alone_are_a_setting_an_index_is_built_with() -> None:
+    # off (the default): the windows alone, under the signature an index already has, so an
+    # index built before is not rebuilt; on: another signature, so an index built the other
+    # way asks for `casper index --rebuild` instead of searching half of what it should
+    windows = ChunkOptions(size=3, stride=1, tz_name="UTC")
+    assert index_pieces(rows(), CHAT, NAMES, windows) == chunk_pieces(rows(), CHAT, NAMES, windows)
+    assert windows.signature() == chunker_signature(3, 1, windows.gap_s, windows.max_chars)
+    assert OPTIONS.signature() != windows.signature()
+
+
 def test_passages_of_one_message_have_no_second_copy() -> None:
-    one = ChunkOptions(size=1, stride=1, tz_name="UTC")
+    one = ChunkOptions(size=1, stride=1, tz_name="UTC", messages_alone=True)
     assert message_pieces(rows(), CHAT, NAMES, one) == []
     assert index_pieces(rows(), CHAT, NAMES, one) == chunk_pieces(rows(), CHAT, NAMES, one)

@@ -116,3 +116,27 @@ def test_without_the_setting_the_search_ranks_the_windows_alone(
     assert not any(is_message_row(h.chunk_id) for h in found.hits)
     assert found.messages == tuple(dict.fromkeys(m.rowid for h in found.hits for m in h.messages))
     assert "by_message" not in found.timings
+
+
+def test_the_settings_reach_the_chunker_and_the_search(
+    built: tuple[Store, ChunkIndex], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # config.toml's messages_alone and named_day_after: the index is cut with them (its own
+    # signature) and the search a command builds ranks by message and runs a named day on
+    from casper.app import runtime
+    from casper.config import Config
+
+    store, index = built
+    monkeypatch.setattr(runtime, "open_index", lambda cfg, embedder, **kw: index)
+    monkeypatch.setattr(runtime, "_same_history", lambda index, store: None)
+    on = Config(data_dir=Path("/unused"), timezone="UTC", messages_alone=True, named_day_after=2)
+    off = Config(data_dir=Path("/unused"), timezone="UTC")
+    assert (
+        runtime.chunk_options(on).messages_alone and not runtime.chunk_options(off).messages_alone
+    )
+    made = runtime.make_retriever(on, store, embedder=HashEmbedder(), rerank=False)
+    assert (made.by_message, made.days_after) == (True, 2)
+    found = made.search("pottery class at the community centre", k=3, mode="bm25", now=NOW)
+    assert found.messages[0] == 3
+    default = runtime.make_retriever(off, store, embedder=HashEmbedder(), rerank=False)
+    assert (default.by_message, default.days_after) == (False, 0)

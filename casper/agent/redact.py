@@ -9,11 +9,11 @@ first: invisible characters (zero-width spaces, word joiners, soft hyphens, the 
 fullwidth forms as their ASCII letters (`ｅｖｉｌ．ｃｏｍ`, `＠`) and the ideographic full stop as
 a dot (browsers read `evil。com` as `evil.com`), every dash, slash, underscore or middle dot
 between two digits (a tilde or a plus sign too) — and the ` ⏎ ` a quoted line break
-becomes — read as a dash, digits of any
-script or form read as 0-9 (Arabic-Indic, fullwidth, mathematical, superscript, circled), an
-`O` or an `l` between digits as the digit it stands for. Each character stands for one, so
-what is found there is masked in the text as written. The detectors, most specific first, each
-on what the ones before it left:
+becomes, and the commas or `x` of a phone's 3-3-4 shape (`415,555,0199`) — read as a dash,
+digits of any script or form read as 0-9 (Arabic-Indic, fullwidth, mathematical,
+superscript, circled), an `O` or an `l` between digits as the digit it stands for. Each
+character stands for one, so what is found there is masked in the text as written. The
+detectors, most specific first, each on what the ones before it left:
 
 1. dates (`2024-10-29`, with a time), times (`18:30`) and amounts (`$1,234.56`, `1234.50`)
    stay as written (a real month, day, hour and minute: `4155-55-01 99:99` is no date);
@@ -75,6 +75,10 @@ OTHER_DIGITS = (
     "\u2474-\u247c\u2488-\u2490\u24ea\u24f5-\u24fd\u24ff\u2776-\u277e\u2780-\u2788\u278a-\u2792"
     "\U00010a40-\U00010a43\U00010e60-\U00010e68\U00011052-\U0001105a\U0001f100-\U0001f10a"
 )
+# a phone's own shape, 3-3-4 digits, joined by commas or an x: no amount has a last group of
+# four after its commas (415,555,019 is one; 415,555,0199 is none) and no size three parts of
+# that shape (1920x1080 has two), so only there are they read as dashes
+_PHONE_SHAPED = re.compile(r"(?<![\d,xX])(\d{3})([,xX])(\d{3})\2(\d{4})(?![\d,xX])")
 _FOREIGN_DIGIT = re.compile(rf"(?![0-9])\d|[{OTHER_DIGITS}]")
 # a digit, an @ or a dot of any form: else nothing to find
 _MAYBE = re.compile(rf"\d|[@.{OTHER_DIGITS}\u3002\uff61\ufe52\uff0e\ufe6b\uff20]")
@@ -158,6 +162,7 @@ def _normalised(text: str) -> tuple[str, list[int]]:
     if not norm.isascii():
         norm = _FULLWIDTH.sub(lambda m: chr(ord(m.group()) - 0xFEE0), norm.translate(_SAME))
         norm = _FOREIGN_DIGIT.sub(lambda m: str(unicodedata.digit(m.group())), norm)
+    norm = _PHONE_SHAPED.sub(r"\1-\3-\4", norm)
     norm = _SPACED_JOINERS.sub(lambda m: " - ", norm)
     norm = _JOINERS.sub("-", norm)
     return _LOOKALIKE.sub(lambda m: _DIGIT_OF[m.group()], norm), where
@@ -224,8 +229,10 @@ def _is_domain(host: str) -> bool:
 def _public_suffixes() -> Any:
     from publicsuffixlist import PublicSuffixList
 
-    # the snapshot the package ships; accept_unknown=False: an unlisted ending is no domain
-    return PublicSuffixList(accept_unknown=False, accept_encoded_idn=False)
+    # the snapshot the package ships; accept_unknown=False: an unlisted ending is no domain;
+    # only_icann: the list's private section names hosts people visit (`sa.com`,
+    # `blogspot.com` are suffixes there, so a bare `sa.com` would be no domain)
+    return PublicSuffixList(accept_unknown=False, accept_encoded_idn=False, only_icann=True)
 
 
 def _ibans(work: str, _region: str) -> Iterator[Span]:

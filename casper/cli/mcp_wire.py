@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
@@ -52,8 +53,8 @@ def screen(raw: bytes, validate: Callable[[str], object] | None = None) -> str |
     None for a blank line. `validate` is the SDK's own message check (raises on a bad one)."""
     line = raw.rstrip(b"\r\n")
     if len(line) > MAX_LINE_BYTES:
-        return error(None, INVALID_REQUEST, f"Invalid Request: the line is {len(line):,} bytes; "
-                     f"at most {MAX_LINE_BYTES:,}")  # fmt: skip
+        return error(_id_at_an_end(line), INVALID_REQUEST, f"Invalid Request: the line is "
+                     f"{len(line):,} bytes; at most {MAX_LINE_BYTES:,}")  # fmt: skip
     if not line.strip():
         return None
     try:
@@ -104,6 +105,28 @@ def screen(raw: bytes, validate: Callable[[str], object] | None = None) -> str |
                 ident, INVALID_REQUEST, f"Invalid Request: not a JSON-RPC message ({first})"
             )
     return text
+
+
+# a request's id where clients write it, read without parsing the line: first (or after
+# "jsonrpc", as the Python SDK orders it) or last (as the TypeScript SDK does); a nested "id"
+# is never there (it would be followed by two closing braces, or preceded by another member)
+_ID = rb'"id"\s*:\s*(-?\d{1,19}|"[^"\\]{0,200}")'
+_HEAD_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID + rb"\s*[,}]")
+_TAIL_ID = re.compile(rb",\s*" + _ID + rb"\s*\}\s*\Z")
+
+
+def _id_at_an_end(line: bytes) -> str | int | None:
+    """The id of a line too long to parse (parsing one was the harm: a megabyte of nested
+    lists is a gigabyte of objects), so the client is answered on its request, not left
+    waiting; None when it is not written at either end."""
+    found = _HEAD_ID.match(line[:512]) or _TAIL_ID.search(line[-512:])
+    if found is None:
+        return None
+    try:
+        ident = json.loads(found.group(1))
+    except ValueError:  # not UTF-8 (UnicodeDecodeError is one)
+        return None
+    return ident if isinstance(ident, int | str) else None
 
 
 def error(ident: str | int | None, code: int, message: str) -> Reply:

@@ -40,14 +40,16 @@ COMMANDS = ["ask", "chats", "contacts", "demo", "doctor", "evaluate", "export", 
 HELP = {
     "casper", "casper.__main__", "casper.cli", "casper.cli.base", "casper.cli.guard",
     "casper.cli.thin", "casper.cli.usage", "casper.config", "casper.dates", "casper.dates.zones",
+    "casper.datadir",  # config refuses a data dir of another user with its check (stdlib only)
     "casper.errors", "casper.setting_values", "casper.vocab",
     *(f"casper.cli.{c}" for c in COMMANDS),
 }  # fmt: skip
 THIN_SEARCH_JSON = {
     "casper", "casper.__main__", "casper.app", "casper.app.requests", "casper.cli",
     "casper.cli.guard", "casper.cli.reads", "casper.cli.thin", "casper.cli.transport",
-    "casper.config", "casper.errors", "casper.events", "casper.service", "casper.service.client",
-    "casper.service.protocol", "casper.setting_values", "casper.telemetry", "casper.vocab",
+    "casper.config", "casper.datadir", "casper.errors", "casper.events", "casper.service",
+    "casper.service.client", "casper.service.protocol", "casper.setting_values",
+    "casper.telemetry", "casper.vocab",
 }  # fmt: skip
 
 

@@ -146,8 +146,6 @@ def test_an_entry_written_as_people_write_it_names_them(
 # from ordinary text (an amount, a size, words); docs/reliability.md lists them, and
 # `aggregate` is the mode that promises no text at all
 OPEN = [
-    ("call 415,555,0199 ok", "an amount's commas: 415,555,019 is one"),
-    ("call 415x555x0199 ok", "a size's x: 1920x1080 is one"),
     ("call four one five five five five zero one nine nine ok", "numbers as words"),
     ("mail dana @ example.com ok", "spaces around @: 'meet @ home.now' is none"),
     ("go to evil[.]com ok", "a defanged link: three characters for a dot"),
@@ -159,3 +157,14 @@ OPEN = [
 def test_what_still_gets_through(written: str, why: str) -> None:
     shown = REDACTED.field(written)
     assert not any(w in shown for w in ("0199", "nine", "dana", "evil")), (why, shown)
+
+
+@pytest.mark.parametrize("written", ["call 415,555,0199 ok", "call 415x555x0199 ok"])
+def test_a_phone_s_shape_joined_by_commas_or_an_x_is_a_phone(written: str) -> None:
+    # the adversary's two open probes of the kind the issue named (separators between groups)
+    assert REDACTED.field(written) == "call [phone] ok"
+
+
+@pytest.mark.parametrize("kept", ["$415,555,019", "415,555,019 views", "1920x1080", "2x4x8"])
+def test_amounts_and_sizes_of_other_shapes_stay(kept: str) -> None:
+    assert REDACTED.field(kept) == kept

@@ -24,7 +24,6 @@ runner = CliRunner()
         "http://127.0.0.1:8080/v1",
         "http://127.9.9.9/v1",
         "http://localhost:11434/v1/",
-        "http://LOCALHOST./v1",
         "https://[::1]:1234/v1",
         "http://[::ffff:127.0.0.1]:8080/v1",
     ],

@@ -48,7 +48,6 @@ def _call(ident: int, arguments: dict[str, object]) -> bytes:
 @pytest.mark.parametrize(
     ("arguments", "where"),
     [
-        ({"query": "divorce lawyer " * 1_400_000}, "params.arguments.query"),
         ({"query": "x" * 2_001}, "params.arguments.query"),
         ({"query": "x", "person": "p" * 5_000}, "params.arguments.person"),
         ({"query": "x", "start_date": "2" * 3_000}, "params.arguments.start_date"),
@@ -78,3 +77,37 @@ def test_the_cap_is_in_the_schema_a_client_is_shown() -> None:
         for name, prop in client_schema(spec.parameters)["properties"].items():
             if prop.get("type") == "string" and "enum" not in prop:
                 assert prop.get("maxLength") == 2_000, (spec.name, name, prop)
+
+
+@pytest.mark.parametrize(
+    "order",
+    [("jsonrpc", "id", "method", "params"), ("method", "params", "jsonrpc", "id")],
+    ids=["python-sdk", "typescript-sdk"],
+)
+def test_a_line_past_the_line_cap_is_answered_on_its_request(order: tuple[str, ...]) -> None:
+    # a 20 MB query: refused unparsed, and to id 9, so the client is not left waiting
+    message = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+               "params": {"name": "search_messages",
+                          "arguments": {"query": "divorce lawyer " * 1_400_000}}}  # fmt: skip
+    raw = json.dumps({key: message[key] for key in order}).encode()
+    started = time.perf_counter()
+    reply = screen(raw, _validate)
+    assert isinstance(reply, dict) and reply["id"] == 9, reply
+    assert reply["error"]["code"] == INVALID_REQUEST and "bytes" in reply["error"]["message"]
+    assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"method":"x","params":{"a":1,"id":5}}',  # an id nested in params
+        b'{"method":"x","params":{"q":"a,\\"id\\":5}"}}',  # inside a string
+        b'{"method":"x","params":[{"id":5}]}',
+    ],
+)
+def test_an_id_that_is_not_the_request_s_is_not_taken_for_it(raw: bytes) -> None:
+    from casper.cli.mcp_wire import MAX_LINE_BYTES
+
+    line = raw[:-1] + b" " * MAX_LINE_BYTES + raw[-1:]
+    reply = screen(line)
+    assert isinstance(reply, dict) and reply["id"] is None, reply

@@ -111,3 +111,9 @@ def test_mcp_refuses_a_mode_it_does_not_know(tmp_path) -> None:  # noqa: ANN001
     assert result.exit_code == 1
     assert "--privacy 'some' is not a mode" in result.output
     assert "full, redacted, aggregate" in result.output
+
+
+@pytest.mark.parametrize("host", ["sa.com", "blogspot.com", "github.io"])
+def test_a_host_the_list_s_private_section_calls_a_suffix_is_still_a_link(host: str) -> None:
+    # hypothesis found `sa.com` shown whole: CentralNic's private suffix, a site people visit
+    assert mask(f"see {host} now") == "see [link] now"

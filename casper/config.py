@@ -160,6 +160,20 @@ class Config:
         at_most=100,
         doc="messages the next passage starts after the last one (at most `chunk_size`)",
     )
+    # opt-in: it gains message R@10 on every set but loses two REALTALK cells to a single leg
+    # (docs/retrieval.md#messages-alone-beside-the-windows); changing it needs `index --rebuild`
+    messages_alone: bool = setting(
+        False,
+        doc="index each message alone beside the passages too, and rank messages by both "
+        "(`casper index --rebuild` after changing it)",
+    )
+    named_day_after: int = setting(
+        0,
+        at_least=0,
+        at_most=7,
+        doc="days after a day the question names that rank with it (people answer the next "
+        "day); `--since`/`--until` stay exact",
+    )
     chunk_gap_s: float = setting(
         CHUNK_GAP_S, at_least=0, doc="seconds of silence that start a new passage"
     )

@@ -90,6 +90,16 @@ class Chunk:
 
 
 SEGMENT_KEY = "segment_start"  # Chunk.extra key: ts of the segment's first message (repr)
+# The unit label of a row holding one message alone, beside the windows: "<chat>:<rowid>:
+# <rowid>:msg". The index keeps its words in columns of their own (casper.index.chunk_table),
+# so the windows' search legs never see it.
+MESSAGE_UNIT = "msg"
+_MESSAGE_SUFFIX = f":{MESSAGE_UNIT}"
+
+
+def is_message_row(chunk_id: str) -> bool:
+    """True for the index row of one message alone (not a window of messages)."""
+    return chunk_id.endswith(_MESSAGE_SUFFIX)
 
 
 class Piece(NamedTuple):

@@ -50,7 +50,7 @@ class AblationRetriever(Retriever):
             base.index, base.embedder, base.reranker, names=base.names,
             load_messages=base.load_messages, candidates=base.candidates, top_k=base.top_k,
             lexical=base.lexical, vector_weight=base.vector_weight, fuse=base.fuse,
-            reader=base.reader,
+            reader=base.reader, by_message=base.by_message, days_after=base.days_after,
         )  # fmt: skip
         self.feedback_terms = feedback_terms
         self.rewrites = rewrites

@@ -21,7 +21,7 @@ from casper.config import BUNDLED_EMBEDDER, Config
 from casper.errors import CasperError, ModelUnavailable
 from casper.vocab import LEXICAL, Mode
 from eval import answers as answers_mod
-from eval import gold_style, locomo, metrics, realtalk, report, splits
+from eval import gold_style, locomo, metrics, reader, realtalk, report, splits
 from eval.gold import load_gold
 from eval.locomo import dragon_reference, session_of_guid
 from eval.variants import (  # noqa: F401  (RunSpec, Corpus, … are part of the harness's API)
@@ -362,6 +362,8 @@ def _evaluate_corpus(
 ) -> None:
     scored = [item for item in corpus.items if item.answerable]
     max_k = max(ks)
+    # the reader's figures need the hits a reader gets (5 and 8), whatever k is scored
+    wanted = max(max_k, *reader.READER_HITS)
     for key in dict.fromkeys(s.index_key for s in specs):
         group = [s for s in specs if s.index_key == key]
         vcfg = variant_config(cfg, corpus, group[0])
@@ -370,6 +372,8 @@ def _evaluate_corpus(
         built = ensure_index(vcfg, index_stages) if corpus.root is not None else {"reused": True}
         progress(f"{corpus.name} {group[0].unit}: index {'reused' if built['reused'] else 'built'}")
         store = open_store(vcfg)
+        sessions = _sessions(store, corpus)
+        guid_of = dict(store.conn.execute("SELECT rowid, guid FROM messages"))
         try:
             for spec in group:
                 acc = accs[spec]
@@ -379,7 +383,7 @@ def _evaluate_corpus(
                     store,
                     embedders[spec.embed_model],
                     reranker if spec.rerank else None,
-                    max_k=max_k,
+                    max_k=wanted,
                     spec=spec,
                 )
                 cache = embedders[spec.embed_model]
@@ -388,25 +392,35 @@ def _evaluate_corpus(
                     stages(scoring, done, len(scored))
                     cache.replayed_ms = 0.0
                     t0 = time.perf_counter()
-                    hits = search.hits(
+                    result = search.search(
                         item.question,
-                        k=max_k,
+                        k=wanted,
                         mode=spec.mode,
                         rerank=spec.rerank,
                         literal=spec.literal,
                     )
                     acc.latencies.append((time.perf_counter() - t0) * 1000 + cache.replayed_ms)
-                    chunks = [[m.guid for m in hit.messages] for hit in hits]
-                    acc.rows.append(
-                        (
-                            item.category,
-                            metrics.score_question(chunks, item.relevant, ks, corpus.session_of),
-                        )
+                    hits = result.hits
+                    chunks = [[m.guid for m in hit.messages] for hit in hits[:max_k]]
+                    ranked = reader.ranked_messages(result, guid_of)
+                    row = metrics.score_question(
+                        chunks, item.relevant, ks, corpus.session_of, ranked
                     )
+                    row.update(reader.score_hits(hits, item.relevant, item.expected, sessions))
+                    acc.rows.append((item.category, row))
                 stages(scoring, len(scored), len(scored))
                 progress(f"{corpus.name} {spec.label}: {len(scored)} questions")
         finally:
             store.close()
+
+
+def _sessions(store: Any, corpus: Corpus) -> Any:
+    """Each message's session and chat and each chat's sessions (`reader.sessions_by_chat`),
+    for the chance level of session recall; None for a history without sessions."""
+    if corpus.session_of is None:
+        return None
+    rows = store.conn.execute("SELECT guid, chat_id FROM messages")
+    return reader.sessions_by_chat(rows, corpus.session_of)
 
 
 def _run_doc(acc: _Acc, groups: dict[str, Collection[str]]) -> dict[str, Any]:

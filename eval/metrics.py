@@ -149,12 +149,19 @@ def score_question(
     relevant: Collection[str],
     ks: Sequence[int] = KS,
     session_of: SessionOf | None = None,
+    messages: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """Both granularities for one question (chunks: message ids per ranked chunk), and the
-    session level when the corpus knows its sessions (`session_of`: message id → session)."""
-    out = {**score_chunk_level(chunks, relevant, ks), **score_message_level(chunks, relevant, ks)}
+    session level when the corpus knows its sessions (`session_of`: message id → session).
+
+    `messages`: the search's own ranking of messages, when it ranks them (each message scored
+    alone beside the windows; the hits are windows chosen around the best of them): message
+    and session level read it, chunk level the hits. Without it both read the chunks'
+    messages in rank order, as a search of windows alone ranks them."""
+    ranked = [[m] for m in messages] if messages is not None else chunks
+    out = {**score_chunk_level(chunks, relevant, ks), **score_message_level(ranked, relevant, ks)}
     if session_of is not None:
-        out.update(score_session_level(chunks, relevant, session_of))
+        out.update(score_session_level(ranked, relevant, session_of))
     return out
 
 

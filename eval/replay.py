@@ -31,12 +31,13 @@ from typing import Any
 from casper.app import runtime
 from casper.app.runtime import open_store
 from casper.config import Config, load_config
-from eval import harness, metrics, verdict
+from casper.vocab import Mode
+from eval import harness, metrics, reader, verdict
 from eval.variants import Corpus, RunSpec, ensure_index, make_search, variant_config
 
 KS = verdict.VERDICT_KS
 # role → how it searches: (mode, literal)
-ROLES: dict[str, tuple[str, bool]] = {
+ROLES: dict[str, tuple[Mode, bool]] = {
     "default": ("hybrid", False),
     "literal": ("hybrid", True),
     "bm25": ("bm25", False),
@@ -142,15 +143,18 @@ def replay_corpus(
         if tweak is not None:
             tweak(search)
         scored = [i for i in corpus.items if i.answerable]
+        guid_of = dict(store.conn.execute("SELECT rowid, guid FROM messages"))
         for role in roles:
             mode, literal = ROLES[role]
             rows = []
             for item in scored:
-                hits = search.hits(item.question, k=max(KS), mode=mode, rerank=False,
-                                   literal=literal)  # fmt: skip
-                chunks = [[m.guid for m in hit.messages] for hit in hits]
-                rows.append((item.category, metrics.score_question(chunks, item.relevant, KS),
-                             item.id))  # fmt: skip
+                result = search.search(item.question, k=max(KS), mode=mode, rerank=False,
+                                       literal=literal)  # fmt: skip
+                chunks = [[m.guid for m in hit.messages] for hit in result.hits]
+                ranked = reader.ranked_messages(result, guid_of)
+                row = metrics.score_question(chunks, item.relevant, KS, messages=ranked)
+                row.update(reader.score_hits(result.hits, item.relevant, item.expected))
+                rows.append((item.category, row, item.id))
             out[role] = rows
         if legs.misses:
             path.write_bytes(pickle.dumps({"stamp": stamp, "memo": memo}))

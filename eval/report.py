@@ -13,9 +13,13 @@ from typing import Any
 
 from casper.errors import CasperError
 from eval import verdict
+from eval.markdown import fmt as _fmt
+from eval.markdown import table as _table
+from eval.reader_report import reader_section
 
 HEADLINE = ("message_recall@{k}",)
-NOT_QUALITY = ("chunk_messages@",)  # context sizes: smaller is not worse
+# context sizes (smaller is not worse) and chance levels (not the search's doing)
+NOT_QUALITY = ("chunk_messages@", "reader_messages@", "session_chance", "answered")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +34,6 @@ class Diff:
     @property
     def delta(self) -> float:
         return self.current - self.baseline
-
-
-def _fmt(value: float | None, pct: bool = True) -> str:
-    if value is None:
-        return "–"
-    return f"{100 * value:.1f}" if pct else f"{value:.1f}"
 
 
 def _stamp(out_dir: Path) -> Path:
@@ -104,12 +102,6 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[Dif
 def regressions(diffs: Sequence[Diff], threshold: float = 0.02) -> list[Diff]:
     """Metrics that fell by more than `threshold` (absolute)."""
     return [d for d in diffs if d.delta < -threshold]
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
 
 
 def summary_rows(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -197,8 +189,10 @@ SESSION_NOTE = (
     "mapped to their sessions in rank order until k differ (LongMemEval's turn → session "
     "aggregation). recall = share of the question's evidence sessions among them (MemPalace's "
     "LoCoMo figure); any = at least one (LongMemEval `recall_any@k`); all = every one "
-    "(`recall_all@k`). Casper ranks 3-message passages, not whole sessions; see "
-    "docs/retrieval.md for the peers' protocols."
+    "(`recall_all@k`). chance = the recall a ranking with no information reaches: k over "
+    "the sessions of the history; chance in chat = k over the sessions of the chats that hold "
+    "the evidence (a ranking that found the right chat and nothing more). Casper ranks "
+    "3-message passages, not whole sessions; see docs/retrieval.md for the peers' protocols."
 )
 
 
@@ -209,6 +203,9 @@ def session_section(doc: Mapping[str, Any], level: str = "##") -> list[str]:
         return []
     keys = [f"session_{what}@{k}" for what in ("recall", "any", "all") for k in (5, 10)]
     names = [f"{what} @{k}" for what in ("recall", "any", "all") for k in (5, 10)]
+    if any("session_chance@10" in r["metrics"] for r in runs):  # read recall beside chance
+        keys += [f"session_{what}@{k}" for what in ("chance", "chance_chat") for k in (5, 10)]
+        names += [f"{what} @{k}" for what in ("chance", "chance in chat") for k in (5, 10)]
     lines = [f"{level} session-level recall", "", SESSION_NOTE, ""]
     body = [[r["label"]] + [_fmt(r["metrics"].get(key)) for key in keys] for r in runs]
     lines += _table(["run", *names], body) + [""]
@@ -284,6 +281,7 @@ def to_markdown(doc: Mapping[str, Any], plot: str | None = None) -> str:
             )
         lines += _table(["run", *counts], body) + [""]
     lines += session_section(doc)
+    lines += reader_section(doc)
     checks = hybrid_vs_legs(doc)
     if checks:
         ks = list(doc.get("ks", []))
@@ -453,6 +451,7 @@ def suite_markdown(entries: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]
         for table in verdict.compare(doc):
             lines += [f"{table.label}; cells are R@{'/'.join(str(k) for k in table.ks)}", ""]
             lines += verdict_table(table) + [""]
+        lines += reader_section(doc, level="###")
         lines += session_section(doc, level="###")
     return "\n".join(lines)
 

@@ -24,6 +24,7 @@ from typing import Any
 from casper.config import Config, load_config
 from casper.errors import CasperError
 from eval import harness, report, verdict
+from eval.reader_report import reader_summary
 
 # (dataset, question style)
 SETS: tuple[tuple[str, str], ...] = (
@@ -103,6 +104,7 @@ def summary(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "questions": e["doc"]["scored_questions"],
             "seconds": round(e["seconds"], 1),
             "load": [round(x, 2) for x in e["load"]],
+            "reader": reader_summary(e["doc"]),
             "tables": [
                 {
                     "label": t.label,

@@ -146,6 +146,8 @@ def make_retriever(
         lexical=lexical or cfg.lexical,
         fuse=fuse or cfg.fusion,
         reader=make_reader(cfg, store),
+        by_message=cfg.messages_alone,
+        days_after=cfg.named_day_after,
     )
 
 
@@ -263,6 +265,7 @@ def chunk_options(cfg: Config) -> ChunkOptions:
         size=cfg.chunk_size, stride=cfg.chunk_stride, gap_s=cfg.chunk_gap_s,
         max_chars=cfg.chunk_max_chars,
         tz_name=local_tz(cfg.timezone),  # the zone every command resolves
+        messages_alone=cfg.messages_alone,
     )  # fmt: skip
 
 

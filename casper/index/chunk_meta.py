@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, overload
 import numpy as np
 from numpy.typing import NDArray
 
+from casper.records import MESSAGE_UNIT
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -139,12 +141,15 @@ class DisplayColumns:
 
 @dataclass(slots=True)
 class FilterColumns:
-    """chat_id, start, end and person → rows: enough to evaluate a Filter in memory."""
+    """chat_id, start, end, person → rows and which rows hold a message alone: enough to
+    evaluate a Filter in memory."""
 
     chat_ids: NDArray[np.int64]
     starts: NDArray[np.float64]
     ends: NDArray[np.float64]
     person_rows: dict[str, NDArray[np.int32]]
+    # rows of a message alone (casper.records.is_message_row); None: none in the table
+    alone: NDArray[np.bool_] | None = None
 
     @classmethod
     def from_arrow(cls, table: pa.Table) -> FilterColumns:
@@ -159,11 +164,17 @@ class FilterColumns:
         order = np.argsort(codes, kind="stable")
         splits = np.cumsum(np.bincount(codes, minlength=len(labels)))[:-1]
         groups = np.split(parents[order], splits) if len(labels) else []
+        alone = None
+        if "id" in table.column_names:
+            ends_with = pc.ends_with(table["id"].combine_chunks(), f":{MESSAGE_UNIT}")
+            found = np.asarray(ends_with.to_numpy(zero_copy_only=False), dtype=bool)
+            alone = found if found.any() else None
         return cls(
             chat_ids=np.asarray(table["chat_id"].to_numpy(), dtype=np.int64),
             starts=np.asarray(table["start"].to_numpy(), dtype=np.float64),
             ends=np.asarray(table["end"].to_numpy(), dtype=np.float64),
             person_rows={str(k): np.unique(g) for k, g in zip(labels, groups, strict=True)},
+            alone=alone,
         )
 
     def __len__(self) -> int:
@@ -172,13 +183,18 @@ class FilterColumns:
     @property
     def nbytes(self) -> int:
         columns = self.chat_ids.nbytes + self.starts.nbytes + self.ends.nbytes
-        return columns + sum(rows.nbytes for rows in self.person_rows.values())
+        alone = self.alone.nbytes if self.alone is not None else 0
+        return columns + alone + sum(rows.nbytes for rows in self.person_rows.values())
 
     def mask(self, where: Filter | None) -> NDArray[np.bool_] | None:
-        """Rows passing the filter (None = all), same semantics as `Filter.sql`."""
-        if where is None or where.empty:
+        """Rows passing the filter (None = all), same semantics as `Filter.sql`; the rows of
+        its unit only (windows when `where` is None)."""
+        unit = "window" if where is None else where.unit
+        if unit == "window" and self.alone is None and (where is None or where.empty):
             return None
-        keep = np.ones(len(self), dtype=bool)
+        keep = self._unit_rows(unit)
+        if where is None or where.empty:
+            return keep
         if where.chat_id is not None:
             keep &= self.chat_ids == int(where.chat_id)
         if where.person_id is not None:
@@ -190,3 +206,9 @@ class FilterColumns:
         if where.until is not None:
             keep &= self.starts < float(where.until)
         return keep
+
+    def _unit_rows(self, unit: str) -> NDArray[np.bool_]:
+        """A fresh mask of the unit's rows (the caller narrows it in place)."""
+        if self.alone is None:
+            return np.full(len(self), unit == "window", dtype=bool)
+        return ~self.alone if unit == "window" else self.alone.copy()

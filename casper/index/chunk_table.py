@@ -14,13 +14,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import pyarrow as pa
 
 from casper.index.chunk_text import unsegmented_text
 from casper.index.lance_import import defer_namespace_client
-from casper.records import SEGMENT_KEY, Chunk, Piece
+from casper.records import SEGMENT_KEY, Chunk, Piece, is_message_row
 
 CHUNK_COLS = [
     "id", "chat_id", "chat_name", "participants", "person_ids", "start", "end",
@@ -32,12 +32,21 @@ assert list(Piece._fields) == CHUNK_COLS, "pieces are written column by column, 
 
 
 def pieces_to_arrow(pieces: Sequence[Piece], dim: int) -> pa.Table:
-    """Rows for the `chunks` table (the `cjk` residue derived from `text`)."""
+    """Rows for the `chunks` table (the `cjk` residue derived from `text`). A message alone
+    (`is_message_row`) keeps its words, residue and date terms in the `message_*` columns
+    and leaves the windows' empty, so each unit's full-text indexes hold its own documents."""
     schema = table_schema(dim)
     # one transpose in C instead of a Python loop per column
     transposed = zip(*pieces, strict=True) if pieces else ([] for _ in CHUNK_COLS)
     columns: dict[str, Sequence[Any]] = dict(zip(CHUNK_COLS, transposed, strict=True))
     columns["cjk"] = [unsegmented_text(text) for text in columns["text"]]
+    alone = [is_message_row(cid) for cid in columns["id"]]
+    for column in ("text", "cjk", "dates"):
+        values = columns[column]
+        columns[f"message_{column}"] = [
+            v if one else "" for v, one in zip(values, alone, strict=True)
+        ]
+        columns[column] = [("" if one else v) for v, one in zip(values, alone, strict=True)]
     arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -61,6 +70,11 @@ def table_schema(dim: int) -> pa.Schema:
             pa.field("embed_text", pa.string()),
             pa.field("content_hash", pa.string()),
             pa.field("dates", pa.string()),  # date terms (casper.dates.mentions), own FTS index
+            # a message alone (casper.records.is_message_row): its words, CJK/emoji residue and
+            # date terms, apart from the windows' so neither unit's BM25 counts the other's
+            pa.field("message_text", pa.string()),
+            pa.field("message_cjk", pa.string()),
+            pa.field("message_dates", pa.string()),
         ]
     )
 
@@ -69,17 +83,29 @@ def quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+# which rows a search leg ranks: the windows of messages, or each message alone
+Unit = Literal["window", "message"]
+# the full-text column a leg searches, per unit
+FTS_COLUMNS: dict[Unit, dict[str, str]] = {
+    "window": {"text": "text", "cjk": "cjk", "dates": "dates"},
+    "message": {"text": "message_text", "cjk": "message_cjk", "dates": "message_dates"},
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Filter:
-    """Restrictions applied inside every retrieval leg; times are UTC seconds, until exclusive."""
+    """Restrictions applied inside every retrieval leg; times are UTC seconds, until exclusive.
+    `unit`: which rows the leg ranks (a restriction too: the other unit's rows never come)."""
 
     person_id: str | None = None
     chat_id: int | None = None
     since: float | None = None
     until: float | None = None
+    unit: Unit = "window"
 
     @property
     def empty(self) -> bool:
+        """No restriction but the unit."""
         return all(v is None for v in (self.person_id, self.chat_id, self.since, self.until))
 
     def sql(self) -> str | None:
@@ -122,6 +148,9 @@ def index_specs() -> list[tuple[str, str, Any]]:
         ("text", "text_idx", FTS()),
         ("cjk", "cjk_idx", ngram),
         ("dates", "dates_idx", terms),
+        ("message_text", "message_text_idx", FTS()),
+        ("message_cjk", "message_cjk_idx", ngram),
+        ("message_dates", "message_dates_idx", terms),
         ("id", "id_idx", BTree()),
         ("chat_id", "chat_id_idx", BTree()),
         ("start", "start_idx", BTree()),
@@ -134,10 +163,11 @@ def row_to_chunk(row: dict[str, Any]) -> Chunk:
     tuples = {k: tuple(row[k] or ()) for k in ("participants", "person_ids", "rowids", "guids")}
     return Chunk(
         id=row["id"], chat_id=int(row["chat_id"]), chat_name=row["chat_name"] or "",
-        start=float(row["start"]), end=float(row["end"]), text=row["text"] or "",
+        start=float(row["start"]), end=float(row["end"]),
+        text=row["text"] or row.get("message_text") or "",
         embed_text=row["embed_text"] or "", content_hash=row["content_hash"] or "",
-        dates=row.get("dates") or "", extra={SEGMENT_KEY: repr(float(row["segment_start"]))},
-        **tuples,
+        dates=row.get("dates") or row.get("message_dates") or "",
+        extra={SEGMENT_KEY: repr(float(row["segment_start"]))}, **tuples,
     )  # fmt: skip
 
 

@@ -22,9 +22,10 @@ GENERATION = "generation.json"
 VECTOR_FILE = "vectors.sqlite"  # the vectors' side file (vecstore.py)
 BM25_FILE = "rank_bm25.pkl"  # rank-bm25's fitted model of the chunks (lexical.py)
 # 2: vectors moved to the side file (vecstore.py); 3: the `dates` column (date terms, its own
-# FTS index). Bump it when a column or what the indexer derives into one (the date rules of
+# FTS index); 4: each message alone beside the windows, its words in the `message_*` columns.
+# Bump it when a column or what the indexer derives into one (the date rules of
 # casper.dates.mentions) changes: `casper index` then rebuilds the table and keeps the vectors.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Manifest keys that say which model and chunker wrote the vectors (checked on open); the
 # others (the source the chunks came from) are bookkeeping.
 IDENTITY = ("schema", "embedder", "dim", "checksum", "chunker")

@@ -37,10 +37,16 @@ VECTORS_PART = "vectors"  # vectors.sqlite
 CACHE_PART = "cache"  # *.npy of the published generation
 
 # an index's column → how it is called in `casper doctor`, and in an error
-LEGS = {"text": "BM25", "cjk": "n-gram", "dates": "dates"}
+LEGS = {
+    "text": "BM25", "cjk": "n-gram", "dates": "dates", "message_text": "BM25 (messages alone)",
+    "message_cjk": "n-gram (messages alone)", "message_dates": "dates (messages alone)",
+}  # fmt: skip
 NAMES = {
     "text": "word (BM25) index", "cjk": "n-gram (CJK, emoji) index",
     "dates": "index of the dates messages mention",
+    "message_text": "word (BM25) index of each message alone",
+    "message_cjk": "n-gram (CJK, emoji) index of each message alone",
+    "message_dates": "index of the dates each message alone mentions",
 }  # fmt: skip
 
 

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from casper.index.chunk_index import ChunkIndex, Filter
 from casper.index.chunk_text import unsegmented_text, without_unsegmented
 from casper.index.files import BM25_FILE
 from casper.index.vectors import FilterColumns, private_files
+from casper.records import MESSAGE_UNIT
 
 if TYPE_CHECKING:
     from rank_bm25 import BM25Okapi
@@ -58,7 +60,7 @@ def tokenize(text: str) -> list[str]:
 
 
 class RankBM25Index:
-    """BM25Okapi over every chunk's `text`; rebuilt when the LanceDB table version changes."""
+    """BM25Okapi over every window's `text`; rebuilt when the LanceDB table version changes."""
 
     def __init__(self, index: ChunkIndex, path: Path | None = None) -> None:
         self.index = index
@@ -85,6 +87,10 @@ class RankBM25Index:
         from rank_bm25 import BM25Okapi
 
         rows = self.index.scan(_COLUMNS)
+        # the windows only: a message alone is searched by LanceDB's own column (one BM25
+        # over both would count every message twice)
+        windows = pc.invert(pc.ends_with(rows["id"], f":{MESSAGE_UNIT}"))
+        rows = rows.filter(windows)
         ids = rows["id"].to_pylist()
         hashes = rows["content_hash"].to_pylist()
         reuse = _reusable(old)
@@ -137,7 +143,10 @@ class RankBM25Index:
             os.replace(tmp, self.path)
 
     def search(self, query: str, n: int, where: Filter | None = None) -> list[tuple[str, float]]:
-        """Top-n (id, BM25) among chunks passing `where`; chunks sharing no term are left out."""
+        """Top-n (id, BM25) among the windows passing `where`; windows sharing no term are left
+        out. The messages alone are not in this backend: none for their unit."""
+        if where is not None and where.unit == "message":
+            return []
         self.refresh()
         assert self._state is not None and self._filters is not None
         bm25 = self._state["bm25"]

@@ -19,7 +19,14 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from casper.index.chunk_table import CHUNK_COLS, Filter, IndexedChunk, quote, row_to_chunk
+from casper.index.chunk_table import (
+    CHUNK_COLS,
+    FTS_COLUMNS,
+    Filter,
+    IndexedChunk,
+    quote,
+    row_to_chunk,
+)
 from casper.index.chunk_text import unsegmented_text
 from casper.index.files import Generation
 from casper.index.health import table_damage
@@ -30,6 +37,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 IN_BATCH = 1000  # ids per `id IN (...)` predicate
+_MESSAGE_COLS = ["message_text", "message_dates"]  # a message alone's words and dates
 _META_CACHE_MAX = 50_000  # chunk_meta rows kept between searches without a matrix
 
 
@@ -116,7 +124,7 @@ class ChunkReads:
         wanted = list(dict.fromkeys(ids))
         found: dict[str, Chunk] = {}
         for where in id_predicates(wanted):
-            for row in self.scan(CHUNK_COLS, where).to_pylist():
+            for row in self.scan([*CHUNK_COLS, *_MESSAGE_COLS], where).to_pylist():
                 found[row["id"]] = row_to_chunk(row)
         return [found[i] for i in wanted if i in found]
 
@@ -131,22 +139,23 @@ class ChunkReads:
     def fts_search(
         self, query: str, n: int, where: Filter | None = None
     ) -> list[tuple[str, float]]:
-        """Top-n (id, BM25) from LanceDB's word FTS on `text`, prefiltered by `where`."""
-        return self._fts(query, "text", n, where)
+        """Top-n (id, BM25) from LanceDB's word FTS on the unit's words (`text` of the
+        windows, `message_text` of the messages alone), prefiltered by `where`."""
+        return self._fts(query, _column(where, "text"), n, where)
 
     def ngram_search(
         self, query: str, n: int, where: Filter | None = None
     ) -> list[tuple[str, float]]:
         """Top-n (id, BM25) over CJK/emoji n-grams; empty when the query has none."""
         residue = unsegmented_text(query)
-        return self._fts(residue, "cjk", n, where) if residue.strip() else []
+        return self._fts(residue, _column(where, "cjk"), n, where) if residue.strip() else []
 
     def dates_search(
         self, terms: Sequence[str], n: int, where: Filter | None = None
     ) -> list[tuple[str, float]]:
         """Top-n (id, BM25) of the chunks whose messages mention these dates (the `dates`
         column's terms, casper.dates.mentions)."""
-        return self._fts(" ".join(terms), "dates", n, where) if terms else []
+        return self._fts(" ".join(terms), _column(where, "dates"), n, where) if terms else []
 
     def _fts(
         self, query: str, column: str, n: int, where: Filter | None
@@ -174,3 +183,8 @@ class ChunkReads:
             log.warning("full-text search on %s failed: %s", column, type(exc).__name__)
             return []
         return list(zip(rows["id"].to_pylist(), rows["_score"].to_pylist(), strict=True))
+
+
+def _column(where: Filter | None, column: str) -> str:
+    """The full-text column of `where`'s unit that holds what `column` holds for windows."""
+    return FTS_COLUMNS["window" if where is None else where.unit][column]

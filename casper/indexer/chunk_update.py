@@ -17,7 +17,7 @@ from casper.index.chunk_index import ChunkIndex, IndexedChunk
 from casper.index.chunk_table import pieces_to_arrow
 from casper.index.chunk_writer import ChunkWriter
 from casper.indexer import chunk_workers
-from casper.indexer.chunking import ChunkOptions, chunk_pieces
+from casper.indexer.chunking import ChunkOptions, index_pieces
 from casper.protocols import Embedder
 from casper.records import ChatInfo, Piece
 from casper.store.db import Store
@@ -289,7 +289,7 @@ def _plan_chat(
     since = None if full or not existing else max(c.segment_start for c in existing)
     if since is not None and not _head_unchanged(store, chat.id, existing, since):
         since = None  # something older than the tail changed: re-chunk the whole chat
-    pieces = chunk_pieces(store.searchable_rows(chat.id, since_ts=since), chat, names, options)
+    pieces = index_pieces(store.searchable_rows(chat.id, since_ts=since), chat, names, options)
     known = {c.id: c.content_hash for c in existing if since is None or c.segment_start >= since}
     fresh = {p.id for p in pieces}
     gone = [cid for cid in known if cid not in fresh]

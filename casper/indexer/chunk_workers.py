@@ -4,7 +4,7 @@ of chunking in Python, which one process spends alone while the other cores wait
 Only when every chat is chunked from scratch (a new or cleared index) and there are at least
 `MIN_MESSAGES` to chunk: the chats, in id order, are cut into groups of about equal message
 counts; each worker process (spawned: it shares nothing with this one) reads its group's rows
-from the store through a read-only connection, chunks them (`chunk_pieces`, the same function a
+from the store through a read-only connection, chunks them (`index_pieces`, the same function a
 single process uses) and hands back the rows as Arrow; this process appends them to the index
 in group order, so the table holds the same rows in the same order as a single process writes
 them. Started while this process reads the chats and names (their imports overlap it).
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from casper.indexer.chunking import ChunkOptions, chunk_pieces
+from casper.indexer.chunking import ChunkOptions, index_pieces
 from casper.records import ChatInfo
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def chunk_group(group: Group) -> tuple[pa.Table, int]:
         for chat in group.chats:
             rows = store.searchable_rows(chat.id)
             messages += len(rows)
-            pieces += chunk_pieces(rows, chat, group.names, group.options)
+            pieces += index_pieces(rows, chat, group.names, group.options)
     finally:
         conn.close()
     return pieces_to_arrow(pieces, group.dim), messages

@@ -16,7 +16,16 @@ from zoneinfo import ZoneInfo
 
 from casper.config import CHUNK_GAP_S, CHUNK_MAX_CHARS, CHUNK_SIZE, CHUNK_STRIDE
 from casper.dates.mentions import maybe_dated, message_terms
-from casper.records import ME, ChatInfo, Chunk, Piece, StoredMessage, to_chunk
+from casper.records import (  # noqa: F401  (is_message_row: the unit's test, with its maker)
+    ME,
+    MESSAGE_UNIT,
+    ChatInfo,
+    Chunk,
+    Piece,
+    StoredMessage,
+    is_message_row,
+    to_chunk,
+)
 from ingest.columns import SEARCHED, searched_text
 
 CHUNKER_VERSION = "c1"
@@ -38,9 +47,11 @@ class ChunkOptions:
     gap_s: float = CHUNK_GAP_S
     max_chars: int = CHUNK_MAX_CHARS
     tz_name: str | tzinfo | None = None  # the zone of the day in each chunk's embed text
+    messages_alone: bool = False  # each message a row of its own beside the windows too
 
     def signature(self) -> str:
-        return chunker_signature(self.size, self.stride, self.gap_s, self.max_chars)
+        base = chunker_signature(self.size, self.stride, self.gap_s, self.max_chars)
+        return f"{base}/{MESSAGE_UNIT}" if self.messages_alone and self.size > 1 else base
 
 
 def chunker_signature(size: int, stride: int, gap_s: float, max_chars: int) -> str:
@@ -212,13 +223,8 @@ def chunk_pieces(
         lines: list[str] = []
         terms: list[tuple[str, ...]] = []  # each message's date terms, from the day it was sent
         for row in seg:
-            sender = row[2]
-            label = labels.get(sender)
-            if label is None:
-                label = labels[sender] = names.get(sender, "me" if sender == ME else sender)
-            line = f"{label}: {' '.join(row[3].split())}"
-            if len(line) > max_chars:
-                line = line[: max_chars - 1] + "…"
+            label = _label(row[2], names, labels)
+            line = _line(label, row[3], max_chars)
             senders.append(label)
             lines.append(line)
             terms.append(_date_terms(row[3], row[0], day_name, zone_key))
@@ -257,6 +263,62 @@ def chunk_pieces(
                     tuple(guids[lo + a : lo + b]), text, embed_text, digest, dates,
                 )  # fmt: skip
     return sorted(out.values(), key=_piece_order)
+
+
+def message_pieces(
+    rows: Sequence[Row], chat: ChatInfo, names: Mapping[str, str], options: ChunkOptions
+) -> list[Piece]:
+    """Each searchable message alone, with its sender and day, as a row beside the windows:
+    a single long message is then scored on its own words and its own vector, not diluted by
+    the messages around it (the search fuses both per message and still shows windows). It
+    carries its segment's start, as the windows do, so re-chunking a chat from a segment on
+    re-produces it; its embedded text is a one-message window's, so the two share a vector.
+    None unless `options.messages_alone`, nor when the windows are single messages already."""
+    if not options.messages_alone or options.size <= 1:
+        return []
+    zone = _zone(options.tz_name)
+    day_name = _day_names(zone)
+    zone_key = str(getattr(zone, "key", "") or "")
+    head = f"{chat.name} — "
+    salt = f"\n{','.join(chat.members)}"
+    labels: dict[str, str] = {}
+    members = tuple(chat.members)
+    out: list[Piece] = []
+    for seg in _row_segments(rows, options.gap_s, MAX_SEGMENT):
+        seg_start = seg[0][0]
+        for ts, rowid, sender, text, guid in seg:
+            label = _label(sender, names, labels)
+            line = _line(label, text, options.max_chars)
+            embed_text = f"{head}{day_name(ts)}\n{line}"
+            digest = hashlib.sha1(f"{CHUNKER_VERSION}\n{embed_text}{salt}".encode()).hexdigest()
+            dates = " ".join(_date_terms(text, ts, day_name, zone_key))
+            out.append(Piece(
+                f"{chat.id}:{rowid}:{rowid}:{MESSAGE_UNIT}", chat.id, chat.name, (label,),
+                members, ts, ts, seg_start, (rowid,), (guid,), line, embed_text, digest, dates,
+            ))  # fmt: skip
+    return out
+
+
+def index_pieces(
+    rows: Sequence[Row], chat: ChatInfo, names: Mapping[str, str], options: ChunkOptions
+) -> list[Piece]:
+    """Every row the index holds for one chat: its windows (`chunk_pieces`), then, with
+    `options.messages_alone`, each message alone (`message_pieces`)."""
+    return [*chunk_pieces(rows, chat, names, options), *message_pieces(rows, chat, names, options)]
+
+
+def _label(sender: str, names: Mapping[str, str], labels: dict[str, str]) -> str:
+    """How a sender is shown in a chunk's lines ("me", a name, else the handle), cached."""
+    label = labels.get(sender)
+    if label is None:
+        label = labels[sender] = names.get(sender, "me" if sender == ME else sender)
+    return label
+
+
+def _line(label: str, text: str, max_chars: int) -> str:
+    """One message as a chunk line, whitespace folded and cut at `max_chars`."""
+    line = f"{label}: {' '.join(text.split())}"
+    return line[: max_chars - 1] + "…" if len(line) > max_chars else line
 
 
 def _date_terms(text: str, ts: float, day_name: _DayNames, zone: str) -> tuple[str, ...]:

@@ -25,8 +25,8 @@ from casper.index.chunk_index import ChunkIndex, Filter
 from casper.index.chunk_table import quote
 from casper.index.vectors import ChunkMeta
 from casper.protocols import Embedder, Hit, HitMessage, Reranker
-from casper.records import ME, StoredMessage
-from casper.search import fusion
+from casper.records import ME, StoredMessage, is_message_row
+from casper.search import by_message, fusion
 from casper.search.query import Reader, Understood
 from casper.search.words import absent, search_words
 from casper.vocab import FUSIONS, LEXICAL, Fusion, Lexical, Mode
@@ -75,6 +75,11 @@ class SearchResult:
     reranked: bool = False  # the reranker rescored the candidates (not just: it was asked for)
     words: tuple[str, ...] = ()  # the searched words a hit is measured by (casper.search.words)
     words_not_found: tuple[str, ...] = ()  # of `words`, those in no message of the index
+    # the messages as ranked, best first (rowids): the windows' ranking and each message's own
+    # fused per message (casper.search.by_message); the hits are windows chosen around the
+    # best of them. When reranked (or with no message indexed alone): the hits' messages in
+    # the order shown.
+    messages: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -109,6 +114,8 @@ class Retriever:
         vector_weight: float = fusion.VECTOR_WEIGHT,
         fuse: Fusion = "convex",
         reader: Reader | None = None,
+        by_message: bool = False,
+        days_after: int = 0,
     ) -> None:
         if lexical not in LEXICAL:  # a programming error: requests are checked at the edge
             raise ValueError(f"lexical must be one of {LEXICAL}, not {lexical!r}")
@@ -127,6 +134,13 @@ class Retriever:
         self.vector_weight = vector_weight
         self.fuse = fuse
         self.reader = reader
+        # rank each message alone too (an index built with `messages_alone`) and fuse per message
+        self.by_message = by_message
+        # A day the question names is where a conversation starts, not all of it: people answer
+        # the next day, an evening runs on past midnight. Its scope (soft: it leads, never
+        # filters) runs on this many days after it (`named_day_after`, docs/retrieval.md);
+        # `--since`/`--until` stay exact.
+        self.days_after = days_after
         self._bm25: RankBM25Index | None = None  # the rank-bm25 backend, built on first use
 
     def search(
@@ -210,9 +224,21 @@ class Retriever:
         run = _Search(reranker)
         u, ranked = self._rank(run, self._read(query, literal, now), where, mode)
         understood = dataclasses.replace(u, date_unmatched=run.date_unmatched)
+        count = k if k is not None else self.top_k
+        # each message ranked alone too: both rankings fused per message, the hits the windows
+        # around the best messages; a reranker then orders those (what is shown)
+        alone = (
+            self._pass(run, u, dataclasses.replace(where, unit="message"), mode)
+            if self.by_message
+            else []
+        )
+        order: list[int] | None = None
+        if alone:
+            wanted = self.candidates if run.reranker is not None else count
+            order, ranked = self._by_message(run, ranked, alone, wanted)
         if run.reranker is not None and ranked:
-            ranked = self._rerank(run, query, ranked)
-        final = fusion.top_k(ranked, k if k is not None else self.top_k)
+            ranked, order = self._rerank(run, query, ranked), None
+        final = fusion.top_k(ranked, count)
         hits = self._clock(run, "fetch", lambda: self._hits(final))
         words = tuple(search_words(u.lexical)) if mode != "vector" else ()
         texts = [m.text for h in hits for m in h.messages]  # a word a hit holds needs no lookup
@@ -220,9 +246,29 @@ class Retriever:
         lookup = partial(absent, words, texts, occurs)
         missing = tuple(self._clock(run, "words", lookup))
         run.timings["total"] = _ms(started)
+        ranking = order if order is not None else [m.rowid for h in hits for m in h.messages]
         return SearchResult(hits, understood, tuple(run.notices.values()), run.timings,
                             reranked=run.reranker is not None, words=words,
-                            words_not_found=missing)  # fmt: skip
+                            words_not_found=missing,
+                            messages=tuple(dict.fromkeys(ranking)))  # fmt: skip
+
+    def _by_message(
+        self,
+        run: _Search,
+        windows: list[tuple[str, float]],
+        alone: list[tuple[str, float]],
+        count: int,
+    ) -> tuple[list[int], list[tuple[str, float]]]:
+        """The windows' and the messages' rankings fused per message (`by_message.fuse`), and
+        the hits: the best messages in their best-ranked windows (`by_message.around`)."""
+        started = time.perf_counter()
+        metas = self.index.chunk_meta([cid for cid, _ in (*windows, *alone)])
+        rowids = {cid: meta.rowids for cid, meta in metas.items()}
+        order = by_message.fuse(windows, alone, rowids)
+        own = {meta.rowids[0]: cid for cid, meta in metas.items() if is_message_row(cid)}
+        hits = by_message.around(order, [cid for cid, _ in windows], rowids, own, count)
+        run.timings["by_message"] = _ms(started)
+        return [rowid for rowid, _ in order], hits
 
     # ---- understanding -------------------------------------------------------------------
     def _read(self, query: str, literal: bool, now: datetime | None) -> Understood:
@@ -239,11 +285,11 @@ class Retriever:
         if days and self.reader is not None:
             tz = self.reader.tz
             lo = datetime.combine(days[0], datetime.min.time(), tz).timestamp()
-            end = days[1] + timedelta(days=1)
+            end = days[1] + timedelta(days=1 + self.days_after)
             hi = datetime.combine(end, datetime.min.time(), tz).timestamp()
             since = lo if since is None else max(since, lo)
             until = hi if until is None else min(until, hi)
-        scope = Filter(person_id=person, chat_id=where.chat_id, since=since, until=until)
+        scope = dataclasses.replace(where, person_id=person, since=since, until=until)
         return None if scope == where else scope
 
     # ---- passes ----------------------------------------------------------------------------

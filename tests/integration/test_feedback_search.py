@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from casper.index.chunk_index import ChunkIndex
+from casper.index.chunk_index import ChunkIndex, Filter
 from casper.indexer.chunk_update import update_index
 from casper.records import ME, ChatInfo, Person, StoredMessage
 from casper.search.retriever import Retriever
@@ -66,10 +66,17 @@ def test_the_best_hits_words_join_the_bm25_query_of_a_second_pass(
     index: tuple[ChunkIndex, Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     idx, store = index
-    calls: dict[str, list[object]] = {"fts": [], "vector": []}
+    calls: dict[str, list[object]] = {"fts": [], "vector": []}  # the windows' legs
     fts, vec = idx.fts_search, idx.vector_search
-    monkeypatch.setattr(idx, "fts_search", lambda q, *a: calls["fts"].append(q) or fts(q, *a))
-    monkeypatch.setattr(idx, "vector_search", lambda v, *a: calls["vector"].append(v) or vec(v, *a))
+
+    def record(leg: str, query: object, where: Filter | None) -> None:
+        if where is None or where.unit == "window":  # each message alone is searched too
+            calls[leg].append(query)
+
+    monkeypatch.setattr(idx, "fts_search", lambda q, n, w=None: record("fts", q, w) or fts(q, n, w))
+    monkeypatch.setattr(
+        idx, "vector_search", lambda v, n, w=None: record("vector", v, w) or vec(v, n, w)
+    )
     r = with_feedback(idx, store)
     found = r.search("when did I move", k=20)
     hits, u = found.hits, found.understood

@@ -17,16 +17,22 @@ from casper.index.files import TABLE
 from casper.index.lexical import SIDECAR, RankBM25Index, tokenize
 from casper.index.vectors import EXACT_MAX, ChunkMeta, VectorMatrix
 from casper.indexer.chunk_update import update_index
-from casper.indexer.chunking import ChunkOptions, chunk_chat, chunker_signature, searchable_rows
-from casper.records import ME, ChatInfo, Person, StoredMessage
+from casper.indexer.chunking import (
+    ChunkOptions,
+    chunker_signature,
+    index_pieces,
+    searchable_rows,
+)
+from casper.records import ME, ChatInfo, Person, StoredMessage, is_message_row
 from casper.search.query import Reader
 from casper.search.retriever import SEARCH_TRIES, Retriever
 from casper.store.db import Store
 from tests.fakes_search import HashEmbedder, OverlapReranker
 
 UNIT = {"size": 8, "stride": 4}  # these tests are written around 8-message windows
-OPTIONS = ChunkOptions(**UNIT)
-SIG = chunker_signature(8, 4, 6 * 3600, 1500)
+# each message alone beside the windows: the incremental updates keep both units true
+OPTIONS = ChunkOptions(**UNIT, messages_alone=True)
+SIG = OPTIONS.signature()
 SAM, ALEX = "p_sam", "p_alex"
 CHATS = [
     ChatInfo(1, "c1", "Sam", False, (SAM,)),
@@ -97,10 +103,23 @@ def chat_of(chunk_id: str) -> int:
     return int(chunk_id.split(":")[0])
 
 
+def units(index: ChunkIndex) -> tuple[int, int]:
+    """(windows, messages alone) in the index."""
+    ids = index.scan(["id"])["id"].to_pylist()
+    alone = sum(1 for i in ids if is_message_row(i))
+    return len(ids) - alone, alone
+
+
+def expected_rows(store: Store, chat: ChatInfo) -> dict[str, str]:
+    """id → content hash of every row a full re-chunk of `chat` writes."""
+    rows = searchable_rows(store.chat_messages(chat.id))
+    return {p.id: p.content_hash for p in index_pieces(rows, chat, store.names(), OPTIONS)}
+
+
 def test_index_then_hybrid_search_returns_hits_with_store_messages(
     index: ChunkIndex, store: Store
 ) -> None:
-    assert index.count() == 3
+    assert units(index) == (3, 10)  # three windows and each searchable message alone
     hits = retriever(index, store).hits("dentist appointment")
     top = hits[0]
     assert top.chat == "Sam" and top.participants == ("Sam", "me")
@@ -211,12 +230,13 @@ def test_reindex_embeds_only_new_chunks_and_finds_new_message(
 ) -> None:
     embedder.calls.clear()
     nothing = update_index(store, index, embedder, dirty={}, options=OPTIONS)
-    assert nothing.embedded == 0 and embedder.embedded == 0 and nothing.chunks_total == 3
+    assert nothing.embedded == 0 and embedder.embedded == 0 and nothing.chunks_total == 13
     add_messages(store, 1, 200, ["zeppelin tickets!", "for saturday", "bring snacks"], ts(1, 1, 13))
     update = update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
-    # the chat's partial 4-message window grows into a 7-message one: one new id, one gone
-    assert update.chunks_new == 1 and update.embedded == 1 and update.chunks_deleted == 1
-    assert embedder.embedded == 1
+    # the chat's partial 4-message window grows into a 7-message one: one new id, one gone;
+    # and the three new messages alone
+    assert update.chunks_new == 4 and update.embedded == 4 and update.chunks_deleted == 1
+    assert embedder.embedded == 4
     hits = retriever(index, store).hits("zeppelin")
     assert "guid-200" in {m.guid for m in hits[0].messages}
     again = update_index(store, index, embedder, dirty={1: False, 2: False}, options=OPTIONS)
@@ -233,8 +253,7 @@ def test_incremental_updates_match_a_full_rechunk(
     update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
     add_messages(store, 1, 500, ["late arrival from the past"], ts(1) + 30)  # older than tail
     update_index(store, index, embedder, dirty={1: False}, options=OPTIONS)
-    expected = chunk_chat(store.chat_messages(1), CHATS[0], store.names(), **UNIT)
-    assert index.ids_for_chat(1) == {c.id: c.content_hash for c in expected}
+    assert index.ids_for_chat(1) == expected_rows(store, CHATS[0])
 
 
 def test_deleted_message_disappears_after_full_reindex(
@@ -242,8 +261,9 @@ def test_deleted_message_disappears_after_full_reindex(
 ) -> None:
     store.delete_messages(["guid-3"])
     update = update_index(store, index, embedder, dirty={1: True}, options=OPTIONS)
-    # same first/last rowid, so the same id with new content: re-embedded in place
-    assert update.embedded == 1 and update.chunks_new == 0 and update.chunks_deleted == 0
+    # same first/last rowid, so the same id with new content: re-embedded in place; the
+    # message alone is gone
+    assert update.embedded == 1 and update.chunks_new == 0 and update.chunks_deleted == 1
     assert index.get(["1:1:4:8x4"])[0].rowids == (1, 2, 4)
     hits = retriever(index, store).hits("appointment monday", mode="bm25")
     assert all("guid-3" not in {m.guid for m in h.messages} for h in hits)
@@ -431,7 +451,9 @@ def test_rrf_stays_available_for_the_ablation(index: ChunkIndex, store: Store) -
     rrf = Retriever(index, HashEmbedder(), store=store, fuse="rrf")
     a, b = convex.hits("dinner", k=3), rrf.hits("dinner", k=3)
     assert {h.chunk_id for h in a} and {h.chunk_id for h in b}
-    assert all(h.score <= 2 / 61 + 1e-12 for h in b)  # reciprocal ranks, k = 60: ≤ 1/61 a leg
+    legs = [[("x", 0.9), ("y", 0.1)], [("y", 5.0)]]
+    assert rrf._fuse(legs, "hybrid") == [("y", 1 / 62 + 1 / 61), ("x", 1 / 61)]  # k = 60
+    assert convex._fuse(legs, "hybrid")[0][0] == "y"
     with pytest.raises(ValueError):
         Retriever(index, HashEmbedder(), store=store, fuse="max")
 
@@ -459,8 +481,7 @@ def test_incremental_updates_over_several_chat_groups_match_a_full_rechunk(
     update_index(store, index, embedder, dirty={1: True, **{c.id: False for c in CHATS[1:]}},
                  options=OPTIONS)  # fmt: skip
     for chat in CHATS:
-        expected = chunk_chat(store.chat_messages(chat.id), chat, store.names(), **UNIT)
-        assert index.ids_for_chat(chat.id) == {c.id: c.content_hash for c in expected}
+        assert index.ids_for_chat(chat.id) == expected_rows(store, chat)
 
 
 def test_the_stores_chunker_rows_are_the_searchable_messages(store: Store) -> None:

@@ -15,6 +15,7 @@ the current figures as the Markdown table docs/performance.md keeps.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -143,17 +144,69 @@ def load_history(path: Path) -> list[dict[str, Any]]:
         return []
 
 
+def sources(results: Path = RESULTS) -> dict[str, str]:
+    """Each result file the figures come from → a fingerprint of its bytes."""
+    out = {}
+    for name in sorted({fig.file for fig in FIGURES}):
+        try:
+            out[name] = hashlib.sha256((results / name).read_bytes()).hexdigest()[:12]
+        except OSError:
+            continue
+    return out
+
+
+def rewritten(results: Path = RESULTS) -> set[str] | None:
+    """The result files a benchmark has written since the last commit (changed or new in the
+    working tree): the figures measured by this run. A file as committed holds a figure from
+    an earlier commit. None outside a git checkout (every file counts)."""
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all", "--", "."],
+            capture_output=True, text=True, check=True, cwd=results,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {Path(line[3:].strip().strip('"')).name for line in out.splitlines() if line.strip()}
+
+
+def _measured_again(
+    key: str, figure: dict[str, Any], source: str | None, runs: list[dict[str, Any]]
+) -> bool:
+    """False when the figure is the one the latest run that had it recorded: the same result
+    file (or, in runs before fingerprints, the same value at the same load) — a benchmark not
+    run since, whose figure would otherwise be put down as this commit's."""
+    file = next(fig.file for fig in FIGURES if fig.key == key)
+    before = next((r for r in reversed(runs) if key in r["figures"]), None)
+    if before is None:
+        return True
+    if "sources" in before:
+        return before["sources"].get(file) != source
+    return before["figures"][key] != figure
+
+
 def record(results: Path = RESULTS, history: Path | None = None, by: str = "make bench") -> dict:
-    """Append this run's headline figures to the history; return the entry."""
+    """Append the headline figures measured since the last run to the history — those whose
+    result file was written since the last commit and differs from the one the last run
+    read; a figure from an older file is not put down again as this commit's. Return the
+    entry."""
     history = history or results / "history.json"
     runs = load_history(history)
+    found, files, written = read_figures(results), sources(results), rewritten(results)
+    key_file = {fig.key: fig.file for fig in FIGURES}
+    if written is not None:
+        found = {key: figure for key, figure in found.items() if key_file[key] in written}
     entry = {
         "commit": commit(),
         "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "by": by,
         "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} cores",
         "load_avg_now": [round(x, 2) for x in os.getloadavg()],
-        "figures": read_figures(results),
+        "figures": {
+            key: figure
+            for key, figure in found.items()
+            if _measured_again(key, figure, files.get(key_file[key]), runs)
+        },
+        "sources": files,
     }
     runs.append(entry)
     history.write_text(json.dumps({"runs": runs}, indent=1, ensure_ascii=False) + "\n")

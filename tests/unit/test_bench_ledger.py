@@ -73,3 +73,41 @@ def test_the_speed_figures_are_read_from_their_paired_runs(tmp_path: Path) -> No
     ledger.record(tmp_path)
     found = ledger.moves(ledger.load_history(tmp_path / "history.json"))
     assert [(m["key"], m["worse"]) for m in found] == [("first_index_demo_vs_faster", True)]
+
+
+def test_a_figure_not_measured_again_is_not_put_down_as_this_commit_s(tmp_path: Path) -> None:
+    """A run of one benchmark leaves the others' old result files in place: their figures are
+    not recorded again under the new commit (the ledger had written a 1M figure measured two
+    rounds earlier as the current commit's)."""
+    results = _results(tmp_path, warm_ms=100.0, first_s=25.0)
+    ledger.record(results)
+    cli = json.loads((results / "cli.json").read_text())
+    cli["warm_search"]["p50_ms"] = 90.0  # only the CLI bench ran again
+    (results / "cli.json").write_text(json.dumps(cli))
+    second = ledger.record(results)
+    assert "warm_search_p50_ms" in second["figures"]
+    assert "first_lexical_search_1m_s" not in second["figures"]
+    runs = ledger.load_history(results / "history.json")
+    assert runs[-1]["figures"]["warm_search_p50_ms"]["value"] == 90.0
+
+
+def test_runs_recorded_before_fingerprints_are_compared_by_value_and_load(tmp_path: Path) -> None:
+    results = _results(tmp_path, warm_ms=100.0, first_s=25.0)
+    old = {"commit": "abc", "at": "x", "by": "make bench", "machine": "m", "load_avg_now": [1],
+           "figures": ledger.read_figures(results)}  # fmt: skip
+    (results / "history.json").write_text(json.dumps({"runs": [old]}))
+    assert ledger.record(results)["figures"] == {}
+
+
+def test_in_a_checkout_only_result_files_written_since_the_commit_count(tmp_path: Path) -> None:
+    import subprocess
+
+    results = _results(tmp_path / "results", warm_ms=100.0, first_s=25.0)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "results"], check=True)
+    assert ledger.record(results)["figures"] == {}  # every figure is an earlier commit's
+    _results(results, warm_ms=90.0, first_s=25.0)  # the CLI bench ran: cli.json rewritten
+    (results / "scale.json").write_text((results / "scale.json").read_text())  # unchanged
+    assert set(ledger.record(results)["figures"]) == {"warm_search_p50_ms", "help_p50_ms"}

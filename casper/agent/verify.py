@@ -2,7 +2,8 @@
 messages themselves, read from the store (never from the tool results' text), and the messages
 it shows rendered from them (casper.agent.quotes).
 
-Imports: casper.agent.quotes, casper.dates.zones, casper.records, casper.store.
+Imports: casper.agent.quotes, casper.agent.grounding, casper.dates.zones, casper.records,
+casper.store.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from datetime import tzinfo
 
 from casper.agent import quotes
+from casper.agent.grounding import canonical_tags
 from casper.dates.zones import iso
 from casper.records import ME
 from casper.store.db import Store
@@ -51,5 +53,6 @@ def people(store: Store, me_names: Sequence[str] = ()) -> dict[str, frozenset[st
 def verify(answer: str, store: Store, tz: tzinfo, me_names: Sequence[str] = ()) -> quotes.Checked:
     """The answer as the reader gets it: every message it shows rendered from the store,
     every misattribution corrected or marked on its line, a cut-off said."""
+    answer = canonical_tags(answer)  # `[# 12]`, `(#12)`, `［＃12］` are citations too
     messages = cited(store, quotes.cited_ids(answer), tz)
     return quotes.check(answer, messages, people(store, me_names))

@@ -39,18 +39,25 @@ MIN_WORDS = 1  # words a quotation needs to claim wording: "yes" on a message th
 
 _TAG = re.compile(r"\[#(\d+)\]")
 _GROUP = re.compile(r"\[#\d+\](?:[ \t]*\[#\d+\])*")  # tags side by side cite one thing
-_CUT = re.compile(r"\[(?:#\d*)?[ \t]*\Z")
+_CUT = re.compile(r"\[(?:#\d*(?:[ \t]*[,;][ \t]*#?\d*)*)?[ \t]*\Z")  # "[#2" "[#12, #3"
 _QUOTE = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _BULLETS = " \t-*•>…"
 _WHEN = re.compile(r"\(?(\d{4}-\d{2}-\d{2})(?:[ T,]+(\d{1,2}:\d{2}))?\)?[,:]?\s+")
 _SPEAKER = re.compile(r"(?P<name>[^:\n\"“”]{1,60}?)\s*:\s+(?P<text>\S.*)")
 _ASIDE = re.compile(r"\s*\([^)\n]*\)\s*$")  # "Alex Chen (in Climbing crew)"
-_SAYS = re.compile(
-    r"(?P<name>[\w'’+.-]+(?: [\w'’+.-]+){0,2})\s+(?:said|says|wrote|writes|texted|replied|"
-    r"asked|answered|told|mentioned|suggested|offered|promised|agreed)\b[^.!?\"“]*$",
-    re.IGNORECASE,
+_VERB = (
+    r"(?:said|says|wrote|writes|texted|texts|replied|replies|responded|responds|asked|asks|"
+    r"answered|answers|told|tells|mentioned|mentions|suggested|suggests|offered|offers|promised|"
+    r"promises|agreed|agrees|noted|notes|added|adds|explained|explains|confirmed|confirms|"
+    r"claimed|claims|stated|states|joked|jokes|admitted|admits|insisted|insists|messaged|"
+    r"exclaimed|exclaims|wrote back|put it)"
 )
+_NAME = r"(?P<name>[\w'’+.-]+(?: [\w'’+.-]+){0,2})"
+_SAYS = re.compile(rf"{_NAME}\s+{_VERB}\b[^.!?\"“]*$", re.IGNORECASE)
+_SAID_AFTER = re.compile(rf"[\s,;:—–-]*{_NAME}\s+{_VERB}\b", re.IGNORECASE)  # "…," Sam said
+_EMPHASIS = str.maketrans("", "", "*`")  # **Sam** said: the name, not its markdown
+_LIST_NUMBER = re.compile(r"[ \t>*•-]*\d+[.)][ \t]*")  # "1. [#12] …" leads with its tag
 _WORDS = re.compile(r"\w+")
 _ELLIPSIS = re.compile(r"…|\.{3,}")
 
@@ -129,11 +136,22 @@ def _line(
     if not groups or not any(int(r) in cited for g in groups for r in _TAG.findall(g.group())):
         return line
     lead = line[: groups[0].start()]
-    if not lead.strip(_BULLETS):
+    if _leads(line, groups, people):
         return lead + _shown(line, groups, cited, people, tally, leads=True)
     if _is_transcript(line, groups, people):
         return _shown(line, groups, cited, people, tally, leads=False)
     return _prose(line, cited, people, tally)
+
+
+def _leads(line: str, groups: list[re.Match[str]], people: Mapping[str, frozenset[str]]) -> bool:
+    """A message line led by its tag: nothing but a bullet or a list number before the tag, or
+    anything before it and a sender someone has after it ("Here: [#12] Sam: …")."""
+    lead = line[: groups[0].start()]
+    if not lead.strip(_BULLETS) or _LIST_NUMBER.fullmatch(lead):
+        return True
+    stop = groups[1].start() if len(groups) > 1 else len(line)
+    _, name, _ = _parts(line[groups[0].end() : stop])
+    return name is not None and name.lower() in people
 
 
 def _shown(
@@ -289,6 +307,8 @@ def _claims(line: str, people: Mapping[str, frozenset[str]]) -> list[Claim]:
         used.update(t.start() for t in tags)
         text = words if len(_tokens(words)) >= MIN_WORDS else ""
         name = _named(line[_sentence_start(line, start) : start], people)
+        if name is None:  # "…," Sam said [#12]
+            name = _named_after(line[end:stop], people)
         found.append(([int(t.group(1)) for t in tags], text, mark, _spans(tags), name))
     for tag in _TAG.finditer(line):  # "Sam said he'd bring pie [#12]": who, not what
         if tag.start() in used:
@@ -302,10 +322,18 @@ def _claims(line: str, people: Mapping[str, frozenset[str]]) -> list[Claim]:
 def _named(before: str, people: Mapping[str, frozenset[str]]) -> str | None:
     """The sender a sentence names as the one who said it ("Sam said", "You wrote"), if any
     name someone has."""
-    said = _SAYS.search(_TAG.sub(" ", before))
-    if said is None:
-        return None
-    words = said["name"].lower().split()
+    said = _SAYS.search(_TAG.sub(" ", before).translate(_EMPHASIS))
+    return None if said is None else _known(said["name"], people)
+
+
+def _named_after(after: str, people: Mapping[str, frozenset[str]]) -> str | None:
+    """The sender named just after a quotation ("…," Sam said), if any name someone has."""
+    said = _SAID_AFTER.match(_TAG.sub(" ", after).translate(_EMPHASIS))
+    return None if said is None else _known(said["name"], people)
+
+
+def _known(name: str, people: Mapping[str, frozenset[str]]) -> str | None:
+    words = name.lower().split()
     for size in range(len(words), 0, -1):  # the longest name that ends just before the verb
         name = " ".join(words[-size:])
         if name in people:

@@ -6,7 +6,8 @@ store and runs `check` on every answer, whatever wrote it: a model through a ser
 in-process, the search-only answer, the stats.
 
 - A **message line** shows a message: a line led by `[#id]` (`[#12] 2023-11-03 18:43 Sam Rivera:
-  text`, or only `[#12] text`), or a transcript line that names a sender and ends with the tag
+  text`, or only `[#12] text`; after a bullet or a list number, or after any text when a sender
+  someone has follows the tag), or a transcript line that names a sender and ends with the tag
   (`- Sam: text [#12]`). What the reader sees of it — sender, day and time, words — is the
   message's own: a line that agrees is kept as written, any other is written again from the
   message. One whose words are not that message's, whose sender is someone else or whose time
@@ -14,7 +15,7 @@ in-process, the search-only answer, the stats.
   that same line.
 - A **quotation** ("…" or “…”) with a `[#id]` in its sentence (the tags after it, else before
   it) claims that message's words; a sender named just before the tag or the quotation ("Sam
-  said …") claims its sender. One that fails loses its tag and is marked `MARK` where it ends.
+  said …", "**Sam** responded …") or just after the quotation ("…," Sam said) claims its sender. One that fails loses its tag and is marked `MARK` where it ends.
 - Words hold when they are that message's words — the same words in order, whatever the case,
   punctuation or apostrophes, a part of them, or parts joined by an ellipsis — within that one
   message: a neighbour's words, sender or time are never that message's. A paraphrase claims

@@ -127,13 +127,11 @@ CASES = [
         f"Sam wrote ‘{WINE} and champagne’ [#2448].",
         "champagne",
         id="P10-curly-single",
-        marks=open_('only "…" and “…” are read as quotations'),
     ),  # fmt: skip
     pytest.param(
         f"Sam wrote «{WINE} and champagne» [#2448].",
         "champagne",
         id="P11-guillemets",
-        marks=open_('only "…" and “…” are read as quotations'),
     ),  # fmt: skip
     pytest.param(
         "Sam wrote 'bring champagne too' [#2448].",
@@ -145,19 +143,16 @@ CASES = [
         'Sam said "I\'ll bring the turkey\nand the stuffing" [#2443].',
         "and the stuffing",
         id="P13-quote-over-two-lines",
-        marks=open_("each line is judged alone; a quotation never spans lines"),
     ),  # fmt: skip
     pytest.param(
         f'On 2023-12-25 at 09:00 Sam said "{PIE}" [#2443].',
         "2023-12-25",
         id="P20-false-date-in-prose",
-        marks=open_("dates in prose are not checked (a date may name the event)"),
     ),  # fmt: skip
     pytest.param(
         f'According to Sam, "{OWNER}" [#2447].',
         "According to Sam",
         id="P23-according-to",
-        marks=open_("only 'NAME <verb>' names a sender"),
     ),  # fmt: skip
     pytest.param(
         "Sam said 5 people would bring pie [#2443].",
@@ -169,61 +164,51 @@ CASES = [
         f"- Sаm: {OWNER} [#2447]",
         OWNER,
         id="P25-cyrillic-name",
-        marks=open_("names are not folded for look-alike letters"),
     ),  # fmt: skip
     pytest.param(
         f"- Sam{ZW}: {OWNER} [#2447]",
         OWNER,
         id="P27-invisible-in-name",
-        marks=open_("names are not read past invisible characters"),
     ),  # fmt: skip
     pytest.param(
         f"- **Sam:** {OWNER} [#2447]",
         OWNER,
         id="P36-bold-transcript",
-        marks=open_("'**Sam:** text' is not read as a sender and words"),
     ),  # fmt: skip
     pytest.param(
         f"Sam Rivera (18:43): {OWNER} [#2447]",
         OWNER,
         id="P37-time-in-parens",
-        marks=open_("'NAME (HH:MM): text' is not read as a message line"),
     ),  # fmt: skip
     pytest.param(
         f'Sam said "a bottle of champagne" and "{PIE}" [#2443].',
         "champagne",
         id="P38-first-of-two-quotes",
-        marks=open_("a quotation without a tag of its own claims no message"),
     ),  # fmt: skip
     pytest.param(
         f'> "{OWNER}"\n> — Sam [#2447]',
         "— Sam",
         id="P39-blockquote-attribution",
-        marks=open_("an em-dash attribution names no sender to the check"),
     ),  # fmt: skip
     pytest.param(
         f'What Sam wrote [#2443]:\n"{OWNER}"',
         OWNER,
         id="P40-quote-on-next-line",
-        marks=open_("each line is judged alone"),
     ),  # fmt: skip
     pytest.param(
         f'- [#2443] Sam Rivera:\n  "{OWNER}"',
         OWNER,
         id="P41-words-on-next-line",
-        marks=open_("each line is judged alone"),
     ),  # fmt: skip
     pytest.param(
         f'Jordan said "{WINE}" [#2448].',
         "Jordan said",
         id="P43-unknown-name",
-        marks=open_("a name nobody has is not taken for a sender"),
     ),  # fmt: skip
     pytest.param(
         f"- Sam, Dec 25: {WINE} [#2448]",
         "Dec 25",
         id="P44-date-in-sender-part",
-        marks=open_("'NAME, Mon D:' is not read as a sender and a day"),
     ),  # fmt: skip
     pytest.param(
         f'Sam said "{PIE} and the wine"[^2447].',
@@ -235,7 +220,6 @@ CASES = [
         f'From Sam [#2447]: "{OWNER}"',
         "From Sam",
         id="P48-from-name",
-        marks=open_("only 'NAME <verb>' names a sender"),
     ),  # fmt: skip
 ]
 
@@ -255,15 +239,41 @@ def test_a_cut_off_list_of_ids_says_so(store: Store) -> None:
     assert "#24\n" not in asked.answer + "\n" and not asked.answer.rstrip().endswith("#24")
 
 
-def test_the_faithful_forms_stay_unmarked(store: Store) -> None:
-    lines = [
-        '"pumpkin pie," Sam said [#2443].',
-        f'Sam wrote "{WINE}" [#2448].',
-        f"1. [#2443] Sam: {PIE}",
-    ]
-    reply = "\n".join([ANCHOR, *lines])
-    asked = answered(store, reply)
+# the same forms written faithfully: the check must not mark what the messages say
+FAITHFUL = [
+    '"pumpkin pie," Sam said [#2443].',
+    f'Sam wrote "{WINE}" [#2448].',
+    f"1. [#2443] Sam: {PIE}",
+    f"2) [#2447] me: perfect, {OWNER}",
+    f"Here: [#2448] Sam Rivera: {WINE}",
+    f'Sam said "{WINE}" (#2448).',
+    f"[# 2448] Sam Rivera: {WINE}",
+    f'On 2023-11-03 at 18:42 Sam said "{PIE}" [#2443].',
+    "Sam said he'd come on 2023-11-23 [#2443].",
+    f"- Sam, Nov 3: {WINE} [#2448]",
+    f"Sam Rivera (18:44): {WINE} [#2448]",
+    f'Rivera said "{WINE}" [#2448].',
+    f'He said "{WINE}" [#2448].',
+    f'Sam said "{PIE}" and "mashed potatoes" [#2443].',
+    f'You said "perfect" and Sam said "{WINE}" [#2448].',
+    f"Sam wrote ‘{WINE}’ [#2448]. Sam wrote «{WINE}» [#2448].",
+    f"Sam wrote ‘{PIE.replace(chr(39), '’')}’ [#2443].",
+    f"- **Sam:** {WINE} [#2448]",
+    f"- Sаm: {WINE} [#2448]",
+    f'What Sam wrote [#2448]:\n"{WINE}"',
+    f'> "{WINE}"\n> — Sam [#2448]',
+    f'According to Sam, "{WINE}" [#2448].',
+    f'From Sam [#2448]: "{WINE}"',
+    f'"{WINE}," Sam asked [#2448].',
+    f'Sam offered: "{PIE}\nand mashed potatoes" [#2443]',
+]
+
+
+@pytest.mark.parametrize("reply", FAITHFUL)
+def test_the_faithful_forms_stay_unmarked(store: Store, reply: str) -> None:
+    asked = answered(store, f"{ANCHOR}\n{reply}")
     assert asked.grounding == "cited" and not asked.misattributed_citations, asked.answer
+    assert not any(m.strip() in asked.answer for m in MARKS), asked.answer
 
 
 STATS_QUESTION = "how many messages with Sam in 2023?"

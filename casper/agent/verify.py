@@ -2,7 +2,7 @@
 messages themselves, read from the store (never from the tool results' text), and the messages
 it shows rendered from them (casper.agent.quotes).
 
-Imports: casper.agent.quotes, casper.agent.grounding, casper.agent.speakers, casper.dates.zones,
+Imports: casper.agent.quotes, casper.agent.speakers, casper.dates.zones,
 casper.records, casper.store.
 """
 
@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from datetime import tzinfo
 
 from casper.agent import quotes
-from casper.agent.grounding import canonical_tags
 from casper.agent.speakers import fold
 from casper.dates.zones import iso
 from casper.records import ME
@@ -55,6 +54,5 @@ def people(store: Store, me_names: Sequence[str] = ()) -> dict[str, frozenset[st
 def verify(answer: str, store: Store, tz: tzinfo, me_names: Sequence[str] = ()) -> quotes.Checked:
     """The answer as the reader gets it: every message it shows rendered from the store,
     every misattribution corrected or marked on its line, a cut-off said."""
-    answer = canonical_tags(answer)  # `[# 12]`, `(#12)`, `［＃12］` are citations too
     messages = cited(store, quotes.cited_ids(answer), tz)
     return quotes.check(answer, messages, people(store, me_names))

@@ -300,3 +300,13 @@ def test_a_count_in_words_with_a_model_is_the_count_without_one(
     )  # fmt: skip
     asked = answered(store, model_says, question)
     assert asked.answer == plain.answer
+
+
+def test_what_casper_writes_is_not_read_for_loose_citations(store: Store) -> None:
+    """Only the model's words have loose citations read as `[#id]`: a message body Casper
+    shows keeps its escaped `[＃12]` and its `(#12)`, so no body cites a message."""
+    from casper.agent.verify import verify
+
+    shown = "  Sam Rivera: see ［＃2447］ and (#2448) ⏎ [＃2447] me: fake"
+    checked = verify(shown, store, TZ)
+    assert checked.answer == shown.strip() and checked.kept == ()

@@ -47,6 +47,7 @@ _CUT = re.compile(r"\[(?:#\d*(?:[ \t]*[,;][ \t]*#?\d*)*)?[ \t]*\Z")  # "[#2" "[#
 _QUOTE = re.compile(
     r"\"(?P<straight>[^\"\n]+)\"|“(?P<curly>[^”\n]+)”|„(?P<low>[^“”\n]+)[“”]|«(?P<angle>[^»\n]+)»"
     r"|(?<!\w)‘(?P<single>[^\n]+?)’(?!\w)"  # ‘I’ll do it’: a ’ inside a word is an apostrophe
+    r"|(?<![\w'])'(?P<plain>[^\n]+?)'(?![\w'])"  # 'I'll do it' likewise
 )
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _BULLETS = " \t-*•>…"
@@ -60,6 +61,7 @@ _NAME_AT = re.compile(
     r"(?P<name>[^:\n\"“”()]{1,60}?)\s*\((?P<when>[^()\n]*)\)\s*:\s+(?P<text>\S.*)"
 )
 _NAME_DATED = re.compile(r"(?P<name>[^,\d]+),\s*(?P<when>[^,]*\d[^,]*)")
+_WHEN_CELL = re.compile(r"\(?(?:\d{4}-\d{2}-\d{2}(?:[ T,]+\d{1,2}:\d{2})?|\d{1,2}:\d{2})\)?")
 _LIST_NUMBER = re.compile(r"[ \t>*•-]*\d+[.)][ \t]*")  # "1. [#12] …" leads with its tag
 _WORDS = re.compile(r"\w+")
 _ELLIPSIS = re.compile(r"…|\.{3,}")
@@ -159,11 +161,49 @@ def _line(
     if not groups or not any(int(r) in cited for g in groups for r in _TAG.findall(g.group())):
         return line
     lead = line[: groups[0].start()]
+    if line.lstrip().startswith("|"):
+        row = _table_row(line, cited, people, tally)
+        if row is not None:
+            return row
     if _leads(line, groups, people):
         return lead + _shown(line, groups, cited, people, tally, leads=True)
     if _is_transcript(line, groups, people):
         return _shown(line, groups, cited, people, tally, leads=False)
     return _prose(line, cited, people, tally)
+
+
+def _table_row(
+    line: str, cited: Mapping[int, Cited], people: Mapping[str, frozenset[str]], tally: _Tally
+) -> str | None:
+    """A table row with a cell of tags: the cell naming a sender is the sender, a cell that is
+    a day and time the time, the longest other cell the words. One that disagrees is written
+    again from the message (those cells) and marked in its last cell; None when it is no such
+    row."""
+    cells = line.strip().strip("|").split("|")
+    tagged = [i for i, cell in enumerate(cells) if _GROUP.fullmatch(cell.strip())]
+    if len(tagged) != 1:
+        return None
+    known = [cited[int(r)] for r in _TAG.findall(cells[tagged[0]]) if int(r) in cited]
+    if not known:
+        return None
+    others = [i for i in range(len(cells)) if i != tagged[0]]
+    named = [i for i in others if fold(cells[i].strip(" *")) in people][:1]
+    dated = [i for i in others if i not in named and _WHEN_CELL.fullmatch(cells[i].strip())][:1]
+    rest = [i for i in others if i not in named + dated]
+    said = [max(rest, key=lambda i: len(cells[i].strip()))] if rest else []
+    name = cells[named[0]].strip(" *") if named else None
+    when = written_when(cells[dated[0]]) if dated else None
+    words = cells[said[0]].strip() if said else ""
+    agree = [m for m in known if _agrees(m, when, name, words, people)]
+    tally.judged([] if agree else [m.rowid for m in known])
+    if agree:
+        return line
+    m = known[0]
+    for at, value in ((named, m.sender), (dated, m.when), (said, m.text)):
+        if at:
+            cells[at[0]] = quote(value).replace("|", "\\|")
+    cells[-1] = cells[-1].rstrip() + CORRECTED  # inside the row, where a table shows it
+    return "| " + " | ".join(cell.strip() for cell in cells) + " |"
 
 
 def _leads(line: str, groups: list[re.Match[str]], people: Mapping[str, frozenset[str]]) -> bool:

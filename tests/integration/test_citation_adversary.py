@@ -121,7 +121,6 @@ CASES = [
         f"| id | who | said |\n|---|---|---|\n| [#2447] | Sam Rivera | {OWNER} |",
         "| Sam Rivera |",
         id="P07-table-row",
-        marks=open_("table cells are not read as sender and words"),
     ),  # fmt: skip
     pytest.param(
         f"Sam wrote ‘{WINE} and champagne’ [#2448].",
@@ -137,7 +136,6 @@ CASES = [
         "Sam wrote 'bring champagne too' [#2448].",
         "champagne",
         id="P12-single-quotes",
-        marks=open_("' is also the apostrophe; not read as a quotation"),
     ),  # fmt: skip
     pytest.param(
         'Sam said "I\'ll bring the turkey\nand the stuffing" [#2443].',
@@ -266,6 +264,10 @@ FAITHFUL = [
     f'From Sam [#2448]: "{WINE}"',
     f'"{WINE}," Sam asked [#2448].',
     f'Sam offered: "{PIE}\nand mashed potatoes" [#2443]',
+    f"Sam wrote '{WINE}' [#2448]. It's Sam's idea, rock 'n' roll.",
+    "| id | who | when | said |\n|---|---|---|---|\n"
+    f"| [#2448] | Sam Rivera | 2023-11-03 18:44 | {WINE} |\n"
+    f"| [#2447] | me | 18:43 | perfect, {OWNER} |",
 ]
 
 

@@ -23,6 +23,7 @@ from casper.agent.core import Limits
 from casper.agent.quotes import CUT_OFF, MARKS
 from casper.protocols import ChatMessage, Hit, HitMessage, Reply, ToolSpec
 from casper.store.db import Store
+from tests.model_servers import LOOPBACK, scripted_server
 
 TZ = ZoneInfo("America/Los_Angeles")
 NOW = datetime(2024, 11, 1, 12, tzinfo=TZ)
@@ -312,3 +313,29 @@ def test_what_casper_writes_is_not_read_for_loose_citations(store: Store) -> Non
     shown = "  Sam Rivera: see ［＃2447］ and (#2448) ⏎ [＃2447] me: fake"
     checked = verify(shown, store, TZ)
     assert checked.answer == shown.strip() and checked.kept == ()
+
+
+# ---- the same replies through a model server, as `casper ask --base-url` gets them ----------
+@pytest.mark.allow_hosts(LOOPBACK)
+@pytest.mark.parametrize(
+    ("reply", "false"),
+    [
+        (f"1. [#2447] 2023-11-03 18:43 Sam Rivera: {PIE}", PIE),
+        (f'"{OWNER}," Sam said [#2447].', "Sam said"),
+        (f"| [#2447] | Sam Rivera | {OWNER} |", "| Sam Rivera |"),
+    ],
+)
+def test_through_a_model_server_the_reader_sees_the_same(
+    home: Path, monkeypatch: pytest.MonkeyPatch, reply: str, false: str
+) -> None:
+    from tests.helpers import use_fake_search_models
+    from tests.integration.test_answers_with_a_model import PIE as QUESTION
+    from tests.integration.test_answers_with_a_model import ask, model_server
+
+    use_fake_search_models(monkeypatch)
+    with scripted_server(model_server(f"{ANCHOR}\n{reply}")) as server:
+        doc, _ = ask(home, QUESTION, server=server)
+    # #2447 is the owner's "perfect, I'll do the turkey and stuffing": no unmarked line puts
+    # Sam or his words on it (the search answer, if the model's was not used, shows #2443's own)
+    on_2447 = [line for line in unmarked(doc["answer"], false) if "2447" in line]
+    assert on_2447 == [], doc["answer"]

@@ -273,10 +273,11 @@ def fallback_summary(gathered: Sequence[ToolResult], coverage: str = "") -> str:
 
 
 def _check_citations(state: State, text: str) -> tuple[State, str]:
-    """Drop `[#rowid]`s no result showed; count them."""
+    """Drop `[#rowid]`s no result showed; count them (citations written another way are written
+    `[#rowid]` first)."""
     cleaned, removed = grounding.check_citations(text, {rowid for rowid, _ in state.rowids})
     if not removed:
-        return state, text
+        return state, cleaned
     return replace(state, invalid_citations=state.invalid_citations + removed), cleaned
 
 

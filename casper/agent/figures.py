@@ -18,18 +18,27 @@ _TAG = re.compile(r"\[#\d+\]")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
 _NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,])|(?<![\w.,])\d+(?:\.\d+)?")
+# a count in words states a figure too ("five messages", "half a dozen", "a few thousand");
+# "one" is left out: "one-to-one", "the one you text most" count nothing
+_COUNT_WORD = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|"
+    r"forty|fifty|sixty|seventy|eighty|ninety|hundreds?|thousands?|dozens?|millions?)\b",
+    re.IGNORECASE,
+)
 _LIST_MARK = re.compile(r"(?m)^\s*\d+\.\s")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 MOST_ADDENDS = 8  # the totals of up to this many numbers are tried
 
 
 def figures(text: str) -> set[str]:
-    """The dates, times and numbers a text states (ids in `[#…]` are not figures)."""
+    """The dates, times and numbers a text states, counts in words among them (ids in `[#…]`
+    are not figures)."""
     text = _TAG.sub(" ", text)
     found: set[str] = set(_DATE.findall(text))
     text = _DATE.sub(" ", text)
     found |= {t.zfill(5) for t in _TIME.findall(text)}
     text = _TIME.sub(" ", text)
+    found |= {f"~{w.lower()}" for w in _COUNT_WORD.findall(text)}
     return found | {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 

@@ -1,7 +1,8 @@
 """PURE: is an answer grounded in the messages Casper showed the model?
 
-Imports: stdlib only. Used by `agent.core` (guards `ungrounded_answer`, `echoed_prompt`, the
-citation check) and by `answer` (which questions need no messages at all).
+Imports: stdlib, casper.plaintext (the invisible characters). Used by `agent.core` (guards
+`ungrounded_answer`, `echoed_prompt`, the citation check) and by `answer` (which questions need
+no messages at all).
 
 - Small talk ("hi", "what can you do?") needs no messages: it is exempt from the grounding guard.
 - A citation is a `[#rowid]` marker; one whose rowid no tool result (or the prefetch) showed is
@@ -16,7 +17,18 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-CITE_TAG = re.compile(r"\s?\[#(\d+)\]")
+from casper.plaintext import INVISIBLE
+
+CITE_TAG = re.compile(r"[ \t]?\[#(\d+)\]")  # never the line break before it: lines stay lines
+# what a reader takes for a citation besides `[#12]`: `[# 12]`, `[#12, #13]`, `[#12,13]`,
+# fullwidth `［＃12］`, invisible characters inside, `(#12)`: each written as `[#12]` first, so
+# the check that reads `[#12]` judges it (and an invented one is removed like any other)
+_LED = re.compile(r"[ \t>*•-]*(?:\d+[.)][ \t]*)?\[#(\d+)\]")  # a line a tag leads
+_GAP = rf"[ \t{INVISIBLE}]*"
+_LOOSE_TAG = re.compile(
+    rf"(?P<open>[\[［(]){_GAP}[#＃﹟]{_GAP}(?P<ids>\d+(?:{_GAP}[,;]{_GAP}[#＃﹟]?{_GAP}\d+)*)"
+    rf"{_GAP}(?P<close>[\]］)])"
+)
 _WORD = re.compile(r"\w+")
 _FIGURE = re.compile(r"\d+(?:[.,:-]\d+)*")
 _SMALL_TALK = re.compile(
@@ -49,8 +61,22 @@ def abstains(text: str) -> bool:
     return bool(_ABSTAIN.search(text.replace("\u2019", "'")))
 
 
+def canonical_tags(text: str) -> str:
+    """Every citation the reader would take for one written `[#rowid]` (`[# 12]`, `[#12, 13]`,
+    `［＃12］`, `(#12)`); a bracket that opens one way and closes another is left alone."""
+
+    def canonical(match: re.Match[str]) -> str:
+        if (match["open"] == "(") != (match["close"] == ")"):
+            return match.group(0)
+        return "".join(f"[#{rowid}]" for rowid in re.findall(r"\d+", match["ids"]))
+
+    return _LOOSE_TAG.sub(canonical, text)
+
+
 def check_citations(text: str, known: Collection[int]) -> tuple[str, int]:
-    """Remove `[#rowid]` markers whose rowid is not in `known`; returns (text, removed count)."""
+    """Remove `[#rowid]` markers whose rowid is not in `known` (citations written another way
+    first written `[#rowid]`); returns (text, removed count)."""
+    text = canonical_tags(text)
     removed = 0
 
     def keep_or_drop(match: re.Match[str]) -> str:
@@ -60,8 +86,14 @@ def check_citations(text: str, known: Collection[int]) -> tuple[str, int]:
         removed += 1
         return ""
 
-    cleaned = CITE_TAG.sub(keep_or_drop, text)
-    return (cleaned.strip(), removed) if removed else (text, 0)
+    lines = []
+    for line in text.split("\n"):
+        led = _LED.match(line)
+        if led is not None and int(led.group(1)) not in known:
+            removed += len(CITE_TAG.findall(line))  # a message line of no message shown:
+            continue  # its sender, time and words are the model's alone
+        lines.append(CITE_TAG.sub(keep_or_drop, line))
+    return ("\n".join(lines).strip(), removed) if removed else (text, 0)
 
 
 def cited_rowids(text: str) -> tuple[int, ...]:

@@ -2,7 +2,8 @@
 messages themselves, read from the store (never from the tool results' text), and the messages
 it shows rendered from them (casper.agent.quotes).
 
-Imports: casper.agent.quotes, casper.dates.zones, casper.records, casper.store.
+Imports: casper.agent.quotes, casper.agent.speakers, casper.dates.zones,
+casper.records, casper.store.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from datetime import tzinfo
 
 from casper.agent import quotes
+from casper.agent.speakers import fold
 from casper.dates.zones import iso
 from casper.records import ME
 from casper.store.db import Store
@@ -34,17 +36,18 @@ def cited(store: Store, rowids: Sequence[int], tz: tzinfo) -> dict[int, quotes.C
 
 
 def people(store: Store, me_names: Sequence[str] = ()) -> dict[str, frozenset[str]]:
-    """Each name an answer may write for a sender (lower case) → who it can mean: every name
-    on a card and its first word, and the owner's words and names."""
+    """Each name an answer may write for a sender (`speakers.fold`ed) → who it can mean: every
+    name on a card, its first and last word, and the owner's words and names."""
     found: dict[str, set[str]] = {}
     for p in store.people():
-        forms = {*p.name_forms(), p.name.split()[0] if p.name.split() else p.name}
+        words = p.name.split()
+        forms = {*p.name_forms(), *(words[:1] or [p.name]), *words[-1:]}  # Sam, Rivera
         for form in forms:
             if form.strip():
-                found.setdefault(form.strip().lower(), set()).add(p.id)
+                found.setdefault(fold(form), set()).add(p.id)
     for word in (*OWNER_WORDS, *me_names):
         if word.strip():
-            found.setdefault(word.strip().lower(), set()).add(ME)
+            found.setdefault(fold(word), set()).add(ME)
     return {name: frozenset(ids) for name, ids in found.items()}
 
 

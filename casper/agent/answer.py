@@ -17,7 +17,7 @@ from casper.agent import core, prompts, quotes
 from casper.agent.answer_json import Answer, AnswerGrounding, Citation, ToolCallJson
 from casper.agent.ceiling import CeilingToolbox
 from casper.agent.enrich import enrich, to_hints
-from casper.agent.figures import agreeing
+from casper.agent.figures import agreeing, written_names
 from casper.agent.grounding import needs_messages
 from casper.agent.loop import AgentResult, ToolRunner, Usage, run_agent
 from casper.agent.plain import Plain, plain_answer, routed, searched
@@ -309,7 +309,9 @@ def _figures_first(
         and result.grounding in ("cited", "stats", "exempt")
         and "repetitive_answer" not in result.guards
     )
-    words, dropped = agreeing(asked.answer if used else "", first.text, question)
+    words, dropped = agreeing(
+        asked.answer if used else "", first.text, question, written_names(store.names())
+    )
     text = f"{first.text}\n\n{words}" if words and words not in first.text else first.text
     guards = [*asked.guards, "wrong_figure"] if dropped else asked.guards
     mine = citations_for(store, first.guids, tz)

@@ -290,8 +290,9 @@ MOM_QUESTION = "how many messages did I exchange with Mom?"
         (STATS_QUESTION, "That's about half a dozen messages with Sam."),
         (STATS_QUESTION, "You and Sam exchanged a few thousand messages."),
         (MOM_QUESTION, "You exchanged twelve hundred messages with Mom."),
-        pytest.param("who do I text the most?", "You text Dana the most.", marks=open_(
-            "a ranking's names are not figures: a false name in the model's words stays")),
+        ("who do I text the most?", "You text Dana the most."),  # a ranking's false first
+        ("who do I text the most?", "Dana is your number one."),
+        ("how many messages with Sam in 2023?", "Most of them were with Priya."),
     ],
 )  # fmt: skip
 def test_a_count_in_words_with_a_model_is_the_count_without_one(
@@ -339,3 +340,17 @@ def test_through_a_model_server_the_reader_sees_the_same(
     # Sam or his words on it (the search answer, if the model's was not used, shows #2443's own)
     on_2447 = [line for line in unmarked(doc["answer"], false) if "2447" in line]
     assert on_2447 == [], doc["answer"]
+
+
+@pytest.mark.parametrize(
+    ("question", "model_says"),
+    [
+        ("who do I text the most?", "Sam is the one you text the most."),
+        ("how many messages with Sam in 2023?", "Sam was a big part of your year."),
+    ],
+)
+def test_a_model_naming_whom_the_stats_name_keeps_its_words(
+    store: Store, question: str, model_says: str
+) -> None:
+    asked = answered(store, model_says, question)
+    assert model_says in asked.answer and "wrong_figure" not in asked.guards

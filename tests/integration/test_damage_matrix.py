@@ -60,6 +60,10 @@ FILES = (
     "index.lance/chunks.lance/_indices/dates_idx/part_0_docs.lance",
     "index.lance/chunks.lance/_indices/dates_idx/part_0_invert.lance",
     "index.lance/chunks.lance/_indices/dates_idx/part_0_tokens.lance",
+    # the full-text indexes of each message alone (empty unless `messages_alone` is on)
+    "index.lance/chunks.lance/_indices/message_text_idx/metadata.lance",
+    "index.lance/chunks.lance/_indices/message_cjk_idx/metadata.lance",
+    "index.lance/chunks.lance/_indices/message_dates_idx/metadata.lance",
     "index.lance/chunks.lance/_transactions/N.txn",
     "index.lance/chunks.lance/_versions/N.manifest",
     "index.lance/chunks.lance/_versions/latest_version_hint.json",

@@ -40,11 +40,13 @@ if TYPE_CHECKING:
     from casper.index.place import IndexPlace
 
 Announce = Callable[[str], None]
-# a run that embeds this many chunks or more is bulk work (a first index, --rebuild, a large
-# reconcile): the `BulkSupply` races the engines on it (casper.backends.bulk). Three batches:
-# a typical phone's first index (~850 chunks) gains from the faster engine, while a handful of
-# new messages never loads a second one (docs/performance.md, embedding backends)
-BULK_CHUNKS = 384
+# a run that embeds this many chunks or more is bulk work (a large first index, --rebuild, a
+# large reconcile): the `BulkSupply` races the engines on it (casper.backends.bulk). Below it the
+# race cannot pay for itself: measured quiet, a phone's first index (814-848 chunks), the demo
+# (2,388) and a 5,596-chunk history raced ran at 0.73-0.93x the faster engine (torch's 4.6-6.1 s
+# load and the slower engine's slices, against at most ~7 % torch gains while embedding), and
+# onnxruntime alone was the faster or equal engine on all four (docs/performance.md)
+BULK_CHUNKS = 20_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""A first index of a few hundred chunks (a typical phone's history) is a bulk run: the engine is
-raced on it, not only from 2,000 chunks on; a handful of new messages is not."""
+"""A bulk run (BULK_CHUNKS or more to embed) races the engines; a phone-sized first index and a
+handful of new messages keep the default engine (measured: there the race cannot pay)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,28 @@ from tests.fakes_search import HashEmbedder
 from tests.helpers import use_fake_embedder
 
 
-def test_a_few_hundred_chunks_race_the_engines_and_a_few_new_ones_do_not(
+def test_a_phone_sized_first_index_keeps_the_default_engine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    corpus = build_demo_corpus(tmp_path / "src", scale=0.25)
+    src = corpus.chat_db.parent
+    use_fake_embedder(monkeypatch, HashEmbedder(64))
+    cfg = load_config(tmp_path / "home", chat_db=src / "chat.db", contacts=src / "AddressBook")
+    asked: list[int] = []
+
+    def bulk(default: Callable[[], Embedder], check: Callable, said: Callable) -> Embedder:
+        asked.append(1)
+        return default()
+
+    first = _run(cfg, bulk)
+    assert first.vectors is not None and 300 <= first.vectors.embedded < 2_000
+    assert asked == []  # below BULK_CHUNKS: no second engine loaded, no race
+
+
+def test_a_bulk_run_races_the_engines_and_a_few_new_ones_do_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_run, "BULK_CHUNKS", 300)  # a quarter demo counts as bulk here
     corpus = build_demo_corpus(tmp_path / "src", scale=0.25)
     src = corpus.chat_db.parent
     default = HashEmbedder(64)

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,17 +83,25 @@ class RawClient:
         self.errors.close()
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawClient]:
+@contextmanager
+def planted_client(folder: Path) -> Iterator[RawClient]:
+    """A running `casper mcp` over a home with planted messages (fake search models), as raw
+    lines; closed after."""
     with pytest.MonkeyPatch.context() as patch:
         use_fake_search_models(patch)
-        home = build_planted_home(tmp_path_factory.mktemp("mcp-wire"))
+        home = build_planted_home(folder)
     raw = RawClient(home)
     try:
         raw.start()
         yield raw
     finally:
         raw.close()
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawClient]:
+    with planted_client(tmp_path_factory.mktemp("mcp-wire")) as raw:
+        yield raw
 
 
 def _call(ident: int, name: str, arguments: dict[str, Any]) -> bytes:

@@ -11,24 +11,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers import use_fake_search_models
-from tests.injection import build_planted_home
-from tests.integration.test_mcp_wire import REPLY_WITHIN_S, RawClient
+from tests.integration.test_mcp_wire import REPLY_WITHIN_S, RawClient, planted_client
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawClient]:
-    with pytest.MonkeyPatch.context() as patch:
-        use_fake_search_models(patch)
-        home = build_planted_home(tmp_path_factory.mktemp("mcp-limits"))
-    raw = RawClient(home)
-    try:
-        raw.start()
+    with planted_client(tmp_path_factory.mktemp("mcp-limits")) as raw:
         yield raw
-    finally:
-        raw.close()
 
 
 @pytest.mark.parametrize("ident", ['{"a": 1}', "[1, 2]", "1.5", "true", "null"])

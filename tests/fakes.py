@@ -47,3 +47,20 @@ class ScriptedEngine:
         if on_token is not None and reply.text:
             on_token(reply.text)
         return reply
+
+
+class SameAnswer:
+    """A model that gives the same answer to every call (no tool calls)."""
+
+    name = "scripted"
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        on_token: Callable[[str], None] | None = None,
+    ) -> Reply:
+        return Reply(self.answer)

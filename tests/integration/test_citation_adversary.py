@@ -21,8 +21,9 @@ import pytest
 from casper.agent.answer import Asked, answer_question
 from casper.agent.core import Limits
 from casper.agent.quotes import CUT_OFF, MARKS
-from casper.protocols import ChatMessage, Hit, HitMessage, Reply, ToolSpec
+from casper.protocols import Hit, HitMessage
 from casper.store.db import Store
+from tests.fakes import SameAnswer
 from tests.model_servers import LOOPBACK, scripted_server
 
 TZ = ZoneInfo("America/Los_Angeles")
@@ -49,21 +50,6 @@ def store(
     store.close()
 
 
-class Scripted:
-    name = "scripted"
-
-    def __init__(self, answer: str) -> None:
-        self.answer = answer
-
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec],
-        on_token: Callable[[str], None] | None = None,
-    ) -> Reply:
-        return Reply(self.answer)
-
-
 def searching(store: Store, rowids: Sequence[int]) -> Callable[..., list[Hit]]:
     names, chats = store.names(), {c.id: c.name for c in store.chats()}
     hits = []
@@ -78,7 +64,7 @@ def searching(store: Store, rowids: Sequence[int]) -> Callable[..., list[Hit]]:
 
 def answered(store: Store, reply: str, question: str = "what did Sam say about the pie?") -> Asked:
     return answer_question(
-        question, store=store, search=searching(store, FOUND), engine=Scripted(reply), tz=TZ,
+        question, store=store, search=searching(store, FOUND), engine=SameAnswer(reply), tz=TZ,
         limits=Limits(max_iterations=2), now=NOW,
     )  # fmt: skip
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from casper.agent.answer import answer_question
 from casper.agent.core import Limits
 from casper.agent.quotes import MARKS
-from casper.protocols import ChatMessage, Hit, HitMessage, Reply, ToolSpec
+from casper.protocols import Hit, HitMessage
 from casper.store.db import Store
 from tests.attributions import (
     Shown,
@@ -35,6 +35,7 @@ from tests.attributions import (
     store_lookup,
     unmarked_lines_with,
 )
+from tests.fakes import SameAnswer
 
 EXAMPLES = int(os.environ.get("CASPER_FUZZ_EXAMPLES", "150"))
 TZ = ZoneInfo("America/Los_Angeles")
@@ -93,23 +94,6 @@ def pool(store: Store) -> Pool:
     return Pool(out)
 
 
-class Scripted:
-    """The model: the same answer to every call."""
-
-    name = "scripted"
-
-    def __init__(self, answer: str) -> None:
-        self.answer = answer
-
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec],
-        on_token: Callable[[str], None] | None = None,
-    ) -> Reply:
-        return Reply(self.answer)
-
-
 def searching(found: Sequence[Message]) -> Callable[..., list[Hit]]:
     """Search that retrieves `found`, one hit each, whatever it is asked."""
     hits = [
@@ -134,7 +118,7 @@ def line(form: str, rowid: int, when: str, sender: str, text: str) -> str:
 
 def answered(store: Store, found: Sequence[Message], answer: str) -> str:
     asked = answer_question(
-        QUESTION, store=store, search=searching(found), engine=Scripted(answer), tz=TZ,
+        QUESTION, store=store, search=searching(found), engine=SameAnswer(answer), tz=TZ,
         limits=Limits(max_iterations=2), now=NOW,
     )  # fmt: skip
     return asked.answer

@@ -83,6 +83,19 @@ def index_home(home: Path, source: Source, *extra: str) -> Result:
     return result
 
 
+def demo_home_in_its_zone(place: Path, corpus: DemoCorpus) -> Path:
+    """The demo indexed into `place` with fake search models, in the demo's own time zone (its
+    history's days are the story's days, whatever the machine's zone)."""
+    from casper.config import remember
+    from ingest.synthetic.demo import DEMO_TIMEZONE
+
+    remember(place, timezone=DEMO_TIMEZONE)
+    with pytest.MonkeyPatch.context() as mp:
+        use_fake_search_models(mp)
+        index_home(place, corpus)
+    return place
+
+
 def index_json(home: Path, source: Source, *extra: str) -> dict:
     """`casper index --json`: its report."""
     return json.loads(index_home(home, source, "--json", *extra).stdout)

@@ -18,21 +18,15 @@ import pytest
 from typer.testing import CliRunner
 
 from casper.cli import app
-from casper.config import remember
-from ingest.synthetic.demo import DEMO_TIMEZONE, DemoCorpus
-from tests.helpers import index_home, use_fake_search_models
+from ingest.synthetic.demo import DemoCorpus
+from tests.helpers import demo_home_in_its_zone, use_fake_search_models
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
 def home(demo_corpus: DemoCorpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    place = tmp_path_factory.mktemp("charts_say") / "home"
-    remember(place, timezone=DEMO_TIMEZONE)
-    with pytest.MonkeyPatch.context() as mp:
-        use_fake_search_models(mp)
-        index_home(place, demo_corpus)
-    return place
+    return demo_home_in_its_zone(tmp_path_factory.mktemp("charts_say") / "home", demo_corpus)
 
 
 def run(home: Path, *args: str) -> str:
